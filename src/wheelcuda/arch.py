@@ -1,0 +1,108 @@
+"""GPU architecture lists: parse, choose, and check against what nvcc can build (pure).
+
+Syntax is torch's TORCH_CUDA_ARCH_LIST: ``8.0;9.0+PTX``, separated by ``;``, spaces or
+commas; a suffix ``a`` or ``f`` (``9.0a``, ``12.0f``) selects the family-specific
+targets. Order of choice: ``--arch``, then an existing TORCH_CUDA_ARCH_LIST, then the
+visible GPUs, else an error (torch itself crashes with IndexError there).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from .errors import ArchError
+
+_ARCH = re.compile(r"^(?:sm_)?(\d+)\.?(\d)?([af]?)(\+PTX)?$", re.IGNORECASE)
+_FIX = "pass --arch with your GPU's compute capability, e.g. --arch 12.0 (RTX PRO 6000 " \
+       "Blackwell) or --arch 9.0 (H100/H200); several: --arch '8.0;9.0'"
+
+
+@dataclass(frozen=True, order=True)
+class Arch:
+    """One target: compute capability ``major.minor`` with an optional family suffix."""
+
+    major: int
+    minor: int
+    suffix: str = ""
+    ptx: bool = False
+
+    @property
+    def number(self) -> str:
+        """``90``, ``120a``: as nvcc's sm_/compute_ names spell it."""
+        return f"{self.major}{self.minor}{self.suffix}"
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}{self.suffix}{'+PTX' if self.ptx else ''}"
+
+
+def parse_one(text: str) -> Arch:
+    """``9.0``, ``12.0+PTX``, ``9.0a``, ``sm_90``, ``90`` -> :class:`Arch`."""
+    m = _ARCH.match(text.strip())
+    if not m:
+        raise ArchError(f"not a GPU architecture: {text!r}", _FIX)
+    digits, minor, suffix, ptx = m.groups()
+    if minor is None:  # "90", "sm_120": last digit is the minor
+        if len(digits) < 2:
+            raise ArchError(f"not a GPU architecture: {text!r}", _FIX)
+        digits, minor = digits[:-1], digits[-1]
+    return Arch(int(digits), int(minor), suffix.lower(), bool(ptx))
+
+
+def parse(text: str) -> tuple[Arch, ...]:
+    """A whole list, sorted and without duplicates; empty text is an error."""
+    items = [t for t in re.split(r"[;,\s]+", text.strip()) if t]
+    if not items:
+        raise ArchError("the GPU architecture list is empty", _FIX)
+    merged: dict[tuple[int, int, str], bool] = {}
+    for a in map(parse_one, items):  # "9.0;9.0+PTX" is one target with PTX
+        key = (a.major, a.minor, a.suffix)
+        merged[key] = merged.get(key, False) or a.ptx
+    return tuple(sorted(Arch(*key, ptx) for key, ptx in merged.items()))
+
+
+def to_torch(archs: Sequence[Arch]) -> str:
+    """TORCH_CUDA_ARCH_LIST form: ``8.0;9.0+PTX``."""
+    return ";".join(str(a) for a in archs)
+
+
+def to_cmake(archs: Sequence[Arch]) -> str:
+    """CUDAARCHS / CMAKE_CUDA_ARCHITECTURES form: ``80-real;90`` (``90`` = SASS + PTX)."""
+    return ";".join(a.number if a.ptx else f"{a.number}-real" for a in archs)
+
+
+def from_capabilities(caps: Iterable[str]) -> tuple[Arch, ...]:
+    """The visible GPUs' compute capabilities (``12.0``, ``12.0``, ...) as a list."""
+    return parse(";".join(caps)) if caps else ()
+
+
+def choose(cli: str | None, env_list: str | None, gpu_caps: Sequence[str],
+           gpu_reason: str | None) -> tuple[tuple[Arch, ...], str]:
+    """The arch list and where it came from; raise when nothing says which GPU."""
+    if cli:
+        return parse(cli), "--arch"
+    if env_list and env_list.strip():
+        return parse(env_list), "TORCH_CUDA_ARCH_LIST"
+    if gpu_caps:
+        return from_capabilities(gpu_caps), "visible GPUs"
+    why = f" ({gpu_reason})" if gpu_reason else ""
+    raise ArchError(f"no GPU architecture given and no GPU seen{why}", _FIX)
+
+
+def unbuildable(archs: Sequence[Arch], supported: Iterable[str]) -> list[Arch]:
+    """Archs this nvcc cannot target; ``supported`` is ``nvcc --list-gpu-code`` output."""
+    numbers = {s.removeprefix("sm_") for s in supported}
+    return [a for a in archs if f"{a.major}{a.minor}" not in numbers]
+
+
+def check(archs: Sequence[Arch], supported: Sequence[str], nvcc_version: str) -> None:
+    """Raise when nvcc cannot build one of ``archs`` (sm_120 needs nvcc 12.8 or newer)."""
+    bad = unbuildable(archs, supported)
+    if bad:
+        names = ", ".join(f"sm_{a.number}" for a in bad)
+        raise ArchError(
+            f"nvcc {nvcc_version} cannot build {names}; it builds {' '.join(supported)}",
+            "install a newer compiler: uv pip install \"cuda-toolkit[nvcc,cccl]==13.*\", "
+            "or pass --arch with one of the archs above",
+        )

@@ -1,0 +1,105 @@
+"""wheelcuda's per-user cache folder, and small memos kept in it.
+
+The cache holds synthesized trees whose binaries every build executes, so it must be
+private: a folder that another user can write to could be used to plant a tree that
+our builds then run. We create it 0700 and refuse one that is not ours or that
+others can write to.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import stat
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .errors import CacheError
+
+ENV_VAR = "WHEELCUDA_CACHE_DIR"
+
+
+def cache_root(environ: Mapping[str, str] | None = None) -> Path:
+    """``$WHEELCUDA_CACHE_DIR``, else ``$XDG_CACHE_HOME/wheelcuda``, else ``~/.cache/wheelcuda``."""
+    environ = os.environ if environ is None else environ
+    if environ.get(ENV_VAR):
+        return Path(environ[ENV_VAR]).expanduser().absolute()
+    if environ.get("XDG_CACHE_HOME"):
+        return Path(environ["XDG_CACHE_HOME"]).absolute() / "wheelcuda"
+    return Path.home() / ".cache" / "wheelcuda"
+
+
+def unsafe_reason(st: os.stat_result, uid: int) -> str | None:
+    """Why a folder with this stat may not hold our trees, or None when it may (pure)."""
+    if not stat.S_ISDIR(st.st_mode):
+        return "it is not a folder"
+    if st.st_uid != uid:
+        return f"it belongs to uid {st.st_uid}, not to you (uid {uid})"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"others can write to it (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
+
+
+def private_dir(path: Path) -> Path:
+    """Create ``path`` (0700) if needed and check that only we can write to it."""
+    fix = f"export {ENV_VAR}=$HOME/.cache/wheelcuda  (a folder only you can write to)"
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = path.stat()
+    except OSError as exc:
+        raise CacheError(f"cannot create the cache folder {path}: {exc.strerror}", fix) from exc
+    reason = unsafe_reason(st, os.getuid())
+    if reason:
+        raise CacheError(f"refusing to use the cache folder {path}: {reason}", fix)
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise CacheError(f"cannot write to the cache folder {path}", fix)
+    return path
+
+
+def fingerprint(paths: Sequence[str]) -> list[list[Any]]:
+    """What changes when any of ``paths`` is replaced, rewritten or removed."""
+    out: list[list[Any]] = []
+    for p in paths:
+        try:
+            st = os.stat(p)
+            out.append([p, st.st_mtime_ns, st.st_size, st.st_ino])
+        except OSError:
+            out.append([p, None])
+    return out
+
+
+def _memo_path(root: Path, kind: str, key: str) -> Path:
+    digest = hashlib.sha256(key.encode()).hexdigest()[:24]
+    return root / "memo" / kind / f"{digest}.json"
+
+
+def memo_get(root: Path, kind: str, key: str) -> dict[str, Any] | None:
+    """A value stored by :func:`memo_put`, if its fingerprint still matches the files."""
+    try:
+        data = json.loads(_memo_path(root, kind, key).read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("key") != key:
+        return None
+    if data.get("fingerprint") != fingerprint(data.get("watch", [])):
+        return None
+    value = data.get("value")
+    return value if isinstance(value, dict) else None
+
+
+def memo_put(root: Path, kind: str, key: str, watch: Sequence[str], value: dict[str, Any]) -> None:
+    """Remember ``value`` until one of the ``watch`` files changes. Best effort: a memo
+    that cannot be written costs time, not correctness."""
+    path = _memo_path(root, kind, key)
+    record = {"key": key, "watch": list(watch), "fingerprint": fingerprint(watch), "value": value}
+    with contextlib.suppress(OSError, CacheError):
+        private_dir(root)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        with os.fdopen(fd, "w") as f:
+            json.dump(record, f)
+        os.replace(tmp, path)

@@ -1,0 +1,194 @@
+"""What NVIDIA ships, as data.
+
+One frozen :class:`Component` per piece of the toolkit, with the wheel that carries
+it for each CUDA major version, the folder it unpacks to under site-packages, and the
+files that prove it is complete. Adding a component or a CUDA version means editing
+this table, never a chain of ifs (the shape follows cuda-pathfinder's
+``header_descriptor_catalog.py``).
+
+Layouts (see ../shared/FACTS.md):
+
+- CUDA 13 wheels all unpack into one shared tree, ``nvidia/cu13/{bin,include,lib,nvvm}``.
+- CUDA 12 wheels unpack one folder per component, ``nvidia/cuda_nvcc``,
+  ``nvidia/cuda_runtime``, ... and the nvcc wheel holds ``ptxas`` but no compiler driver.
+"""
+
+from __future__ import annotations
+
+import platform
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Final
+
+#: CUDA major versions whose wheel layout wheelcuda knows.
+MAJORS: Final = (13, 12)
+
+
+@dataclass(frozen=True)
+class Component:
+    """One NVIDIA component as it appears in pip wheels."""
+
+    #: Short name used in messages and in ``version.json`` (NVIDIA's redistrib name).
+    name: str
+    #: What it is, for people.
+    title: str
+    #: Distribution name per CUDA major version.
+    wheels: MappingProxyType[int, str]
+    #: Folder under site-packages per CUDA major version.
+    folders: MappingProxyType[int, str]
+    #: Files (relative to the folder) that must exist for the component to be usable.
+    files: MappingProxyType[int, tuple[str, ...]]
+    #: Part of the compiler set: must be present and agree on CUDA major.minor.
+    compiler: bool = True
+    #: The pip extra of the ``cuda-toolkit`` metapackage that brings it.
+    extra: str | None = None
+    #: Where these versions are unrelated to the CUDA release (cuBLAS 13.1 ships in 13.0).
+    versioned_with_cuda: bool = True
+
+
+def _component(
+    name: str,
+    title: str,
+    *,
+    wheels: dict[int, str],
+    folders: dict[int, str],
+    files: dict[int, tuple[str, ...]],
+    compiler: bool = True,
+    extra: str | None = None,
+    versioned_with_cuda: bool = True,
+) -> Component:
+    return Component(
+        name=name,
+        title=title,
+        wheels=MappingProxyType(wheels),
+        folders=MappingProxyType(folders),
+        files=MappingProxyType(files),
+        compiler=compiler,
+        extra=extra,
+        versioned_with_cuda=versioned_with_cuda,
+    )
+
+
+_CU13 = "nvidia/cu13"
+
+#: The compiler driver and the tools it calls. CUDA 12 wheels hold only ptxas.
+NVCC = _component(
+    "cuda_nvcc",
+    "CUDA compiler driver (nvcc, ptxas, cudafe++, fatbinary, nvlink)",
+    wheels={13: "nvidia-cuda-nvcc", 12: "nvidia-cuda-nvcc-cu12"},
+    folders={13: _CU13, 12: "nvidia/cuda_nvcc"},
+    files={
+        13: ("bin/nvcc", "bin/nvcc.profile", "bin/ptxas", "bin/cudafe++",
+             "bin/fatbinary", "bin/nvlink", "bin/bin2c"),
+        12: ("bin/nvcc", "bin/nvcc.profile", "bin/ptxas", "bin/cudafe++",
+             "bin/fatbinary", "bin/nvlink", "bin/bin2c"),
+    },
+    extra="nvcc",
+)
+
+#: The NVVM front end (cicc) and libdevice. In CUDA 12 it lives in the nvcc wheel.
+NVVM = _component(
+    "libnvvm",
+    "NVVM compiler (cicc) and libdevice",
+    wheels={13: "nvidia-nvvm", 12: "nvidia-cuda-nvcc-cu12"},
+    folders={13: _CU13, 12: "nvidia/cuda_nvcc"},
+    files={
+        13: ("nvvm/bin/cicc", "nvvm/libdevice/libdevice.10.bc"),
+        12: ("nvvm/bin/cicc", "nvvm/libdevice/libdevice.10.bc"),
+    },
+    extra="nvcc",
+)
+
+#: The compiler's own headers (crt/host_config.h says which host compilers it takes).
+CRT = _component(
+    "cuda_crt",
+    "CUDA compiler headers (crt/)",
+    wheels={13: "nvidia-cuda-crt", 12: "nvidia-cuda-nvcc-cu12"},
+    folders={13: _CU13, 12: "nvidia/cuda_nvcc"},
+    files={13: ("include/crt/host_config.h",), 12: ("include/crt/host_config.h",)},
+    extra="nvcc",
+)
+
+RUNTIME = _component(
+    "cuda_cudart",
+    "CUDA runtime (headers, libcudart)",
+    wheels={13: "nvidia-cuda-runtime", 12: "nvidia-cuda-runtime-cu12"},
+    folders={13: _CU13, 12: "nvidia/cuda_runtime"},
+    files={
+        13: ("include/cuda_runtime.h", "include/cuda.h", "lib/libcudart.so.13",
+             "lib/libcudart_static.a", "lib/libcudadevrt.a"),
+        12: ("include/cuda_runtime.h", "include/cuda.h", "lib/libcudart.so.12"),
+    },
+    extra="cudart",
+)
+
+CCCL = _component(
+    "cuda_cccl",
+    "CUDA C++ Core Libraries (cub, thrust, libcu++)",
+    wheels={13: "nvidia-cuda-cccl", 12: "nvidia-cuda-cccl-cu12"},
+    folders={13: _CU13, 12: "nvidia/cuda_cccl"},
+    files={13: ("include/cccl/cub/cub.cuh",), 12: ("include/cub/cub.cuh",)},
+    extra="cccl",
+)
+
+
+def _library(name: str, title: str, cu13: str, cu12: str, header: str) -> Component:
+    """A math or tool library: optional, linked in when present (torch's headers use them)."""
+    return _component(
+        name,
+        title,
+        wheels={13: cu13, 12: f"{cu13}-cu12"},
+        folders={13: _CU13, 12: cu12},
+        files={13: (f"include/{header}",), 12: (f"include/{header}",)},
+        compiler=False,
+        versioned_with_cuda=False,
+    )
+
+
+#: Libraries whose headers torch's own headers include (ATen/cuda/CUDAContext.h pulls in
+#: cublas_v2.h, cusparse.h, cusolverDn.h); torch's cu12/cu13 wheels depend on them.
+LIBRARIES: Final = (
+    _library("libcublas", "cuBLAS", "nvidia-cublas", "nvidia/cublas", "cublas_v2.h"),
+    _library("libcusparse", "cuSPARSE", "nvidia-cusparse", "nvidia/cusparse", "cusparse.h"),
+    _library("libcusolver", "cuSOLVER", "nvidia-cusolver", "nvidia/cusolver", "cusolverDn.h"),
+    _library("libcurand", "cuRAND", "nvidia-curand", "nvidia/curand", "curand.h"),
+    _library("libcufft", "cuFFT", "nvidia-cufft", "nvidia/cufft", "cufft.h"),
+    _library("cuda_nvrtc", "NVRTC", "nvidia-cuda-nvrtc", "nvidia/cuda_nvrtc", "nvrtc.h"),
+    _library("libnvjitlink", "nvJitLink", "nvidia-nvjitlink", "nvidia/nvjitlink",
+             "nvJitLink.h"),
+    _library("cuda_nvtx", "NVTX", "nvidia-nvtx", "nvidia/nvtx", "nvtx3/nvToolsExt.h"),
+    _library("cuda_cupti", "CUPTI", "nvidia-cuda-cupti", "nvidia/cuda_cupti", "cupti.h"),
+)
+
+#: Everything the compiler needs, in the order doctor shows it.
+COMPILER: Final = (NVCC, NVVM, CRT, RUNTIME, CCCL)
+COMPONENTS: Final = COMPILER + LIBRARIES
+
+#: The metapackage that pins one consistent compiler set (FACTS.md).
+METAPACKAGE: Final = "cuda-toolkit"
+METAPACKAGE_EXTRAS: Final = ("nvcc", "cccl")
+
+#: Top-level folders of a component folder and where they go in the synthesized tree.
+#: ``lib`` becomes ``lib64`` because nvcc.profile links from ``lib64`` (FACTS.md).
+TREE_FOLDERS: Final = MappingProxyType({"bin": "bin", "include": "include", "lib": "lib64",
+                                        "nvvm": "nvvm"})
+
+#: ``targets/<dir>`` name per machine, as NVIDIA's installers lay it out.
+TARGET_DIRS: Final = MappingProxyType({"x86_64": "x86_64-linux", "aarch64": "sbsa-linux"})
+
+
+def target_dir(machine: str | None = None) -> str:
+    """The ``targets/`` folder name for this machine (``x86_64-linux`` on x86_64)."""
+    machine = machine or platform.machine()
+    return TARGET_DIRS.get(machine, f"{machine}-linux")
+
+
+def toolkit_requirement(specifier: str) -> str:
+    """The requirement that brings one consistent compiler set, e.g. ``==13.0.3``."""
+    return f'{METAPACKAGE}[{",".join(METAPACKAGE_EXTRAS)}]{specifier}'
+
+
+def install_command(specifier: str, python: str | None = None) -> str:
+    """The command a person copies to install that set into an environment."""
+    target = f" --python {python}" if python else ""
+    return f'uv pip install{target} "{toolkit_requirement(specifier)}"'

@@ -1,0 +1,149 @@
+"""Pure decisions about a component set and torch: what is wrong, and what fixes it.
+
+Each check returns :class:`Problem` values; callers decide whether to raise the first
+(``env``, ``home``) or show them all (``doctor``). Nothing here touches the machine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from packaging.version import InvalidVersion, Version
+
+from . import catalog
+from .locate import Found, Inventory
+from .torchinfo import Torch
+
+#: CUDA 12 wheels stop at ptxas: these parts of the compiler exist in no PyPI wheel.
+_CU12_GAP = "bin/nvcc, nvvm/bin/cicc, bin/cudafe++, bin/fatbinary, bin/nvlink"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something that stops a build (``error``) or that a person should know (``warning``)."""
+
+    kind: str  # "components", "torch", "arch", "host", "environment"
+    message: str
+    fix: str | None = None
+    severity: str = "error"
+
+
+def release(version: str | None) -> str | None:
+    """``13.0.88`` -> ``13.0`` (CUDA major.minor); None when unknown (pure)."""
+    if not version:
+        return None
+    try:
+        parts = Version(version).release
+    except InvalidVersion:
+        return None
+    return f"{parts[0]}.{parts[1] if len(parts) > 1 else 0}"
+
+
+def wanted_specifier(torch: Torch | None, major: int) -> str:
+    """The cuda-toolkit specifier to install: torch's own pin when it has one."""
+    if torch is not None and torch.toolkit_pin and torch.cuda_major == major:
+        return torch.toolkit_pin
+    if torch is not None and torch.cuda and torch.cuda_major == major:
+        return f"=={torch.cuda}.*"
+    return f"=={major}.*"
+
+
+def choose_major(inventory: Inventory, torch: Torch | None) -> int:
+    """The CUDA major to build with: torch's, else the newest with compiler parts."""
+    if torch is not None and torch.cuda_major in catalog.MAJORS:
+        return torch.cuda_major
+    majors = inventory.majors()
+    return majors[0] if majors else catalog.MAJORS[0]
+
+
+def _cu12_gap(inventory: Inventory, torch: Torch | None) -> Problem:
+    nvcc = inventory.get(catalog.NVCC.name, 12)
+    where = nvcc.folder if nvcc else "site-packages/nvidia/cuda_nvcc"
+    fix = (
+        "no PyPI wheel holds the CUDA 12 compiler yet: use a CUDA 12 toolkit from NVIDIA "
+        "(export CUDA_HOME=/path/to/cuda-12.x), or move to a cu13 torch and run: "
+        + catalog.install_command("==13.0.*")
+    )
+    if torch is not None and torch.cuda_major == 13:
+        fix = catalog.install_command(wanted_specifier(torch, 13))
+    return Problem(
+        "components",
+        f"the CUDA 12 wheels in {where} hold no compiler: {_CU12_GAP} are missing "
+        "(nvidia-cuda-nvcc-cu12 ships only ptxas)",
+        fix,
+    )
+
+
+def _missing(inventory: Inventory, major: int, torch: Torch | None) -> list[Problem]:
+    fix = catalog.install_command(wanted_specifier(torch, major))
+    absent = [c for c in catalog.COMPILER if inventory.get(c.name, major) is None]
+    if not absent:
+        return []
+    names = ", ".join(c.wheels[major] for c in absent)
+    where = ", ".join(inventory.roots) or "(no site folders)"
+    return [Problem("components", f"missing CUDA {major} wheels: {names} (looked in {where})",
+                    fix)]
+
+
+def _incomplete(found: Found, torch: Torch | None) -> Problem:
+    return Problem(
+        "components",
+        f"{found.wheel} {found.version or '?'} in {found.folder} is incomplete: "
+        f"{', '.join(found.missing)} missing",
+        catalog.install_command(wanted_specifier(torch, found.major)).replace(
+            "uv pip install", "uv pip install --reinstall"),
+    )
+
+
+def _mixed(parts: list[Found], torch: Torch | None) -> list[Problem]:
+    releases = {release(f.version) for f in parts if f.version}
+    if len(releases) <= 1:
+        return []
+    listing = ", ".join(f"{f.wheel} {f.version}" for f in parts)
+    return [Problem(
+        "components",
+        f"the compiler parts are from different CUDA releases ({listing}); nvcc then fails "
+        "with 'CUDA compiler and CUDA toolkit headers are incompatible'",
+        catalog.install_command(wanted_specifier(torch, parts[0].major)),
+    )]
+
+
+def component_problems(inventory: Inventory, major: int, torch: Torch | None) -> list[Problem]:
+    """Everything that stops the CUDA ``major`` compiler set from building."""
+    parts = [f for c in catalog.COMPILER if (f := inventory.get(c.name, major))]
+    nvcc = inventory.get(catalog.NVCC.name, major)
+    if major == 12 and (nvcc is None or not nvcc.complete):
+        return [_cu12_gap(inventory, torch)]
+    problems = _missing(inventory, major, torch)
+    problems += [_incomplete(f, torch) for f in parts if not f.complete]
+    return problems + _mixed(parts, torch)
+
+
+def compiler_release(inventory: Inventory, major: int) -> str | None:
+    """CUDA major.minor of the compiler set (from nvcc's wheel version)."""
+    nvcc = inventory.get(catalog.NVCC.name, major)
+    return release(nvcc.version) if nvcc else None
+
+
+def torch_problems(torch: Torch | None, compiler: str | None, python: str) -> list[Problem]:
+    """torch missing, CPU-only, or built for another CUDA than the compiler's."""
+    if torch is None:
+        return [Problem("torch", f"torch is not installed in {python}",
+                        f"uv pip install --python {python} torch")]
+    if torch.cuda is None:
+        return [Problem("torch", f"torch {torch.version} in {torch.path} is a CPU-only build; "
+                        "CUDA extensions need a CUDA build of torch",
+                        f"uv pip install --python {python} --reinstall torch "
+                        "--index-url https://download.pytorch.org/whl/cu130")]
+    if compiler is None:
+        return []
+    if torch.cuda.split(".")[0] != compiler.split(".")[0]:
+        return [Problem("torch", f"torch {torch.version} is built with CUDA {torch.cuda} but the "
+                        f"compiler is CUDA {compiler}; torch refuses a different major version",
+                        catalog.install_command(wanted_specifier(torch, torch.cuda_major or 13)))]
+    if torch.cuda != compiler:
+        return [Problem("torch", f"torch is built with CUDA {torch.cuda}, the compiler is CUDA "
+                        f"{compiler}: it usually works (torch warns), an exact match is safer",
+                        catalog.install_command(wanted_specifier(torch, torch.cuda_major or 13)),
+                        severity="warning")]
+    return []

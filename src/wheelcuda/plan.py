@@ -1,0 +1,135 @@
+"""The tree to build: which links go where (pure).
+
+The synthesized CUDA_HOME is the union of the component folders' ``bin``, ``include``,
+``lib`` and ``nvvm``, laid out like /usr/local/cuda:
+
+- ``bin/`` is a real folder of per-file links: nvcc reads ``nvcc.profile`` from the
+  folder it was invoked through without resolving links, and the stock profile's
+  ``TOP=$(_HERE_)/..`` then points at our tree (FACTS.md).
+- ``lib64/`` is a real folder too: it adds the unversioned ``libX.so`` links builds
+  link against and ``stubs/libcuda.so``, which no wheel ships.
+- ``include`` and ``nvvm`` are one link each when a single folder provides them (the
+  CUDA 13 layout), else a merged folder (the CUDA 12 layout: one folder per wheel).
+- ``lib -> lib64`` and ``targets/<arch>-linux/{include,lib}``: nvcc switches to the
+  targets folder when it exists, as in NVIDIA's installers.
+
+Listing the folders is the caller's job (``listdir``), so this stays a pure function.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from . import catalog
+
+#: Bump when the tree layout changes: old trees are then rebuilt, not reused.
+FORMAT = 1
+#: Folders that are always real folders of links (see module docstring).
+_REAL = frozenset({"bin", "lib64"})
+_SONAME = re.compile(r"^(lib.+?\.so)\.\d[\d.]*$")
+STUB = "lib64/stubs/libcuda.so"
+MANIFEST = "wheelcuda.json"
+
+#: ``listdir(path)`` -> [(name, is_dir), ...], or None when ``path`` is not a folder.
+Listdir = Callable[[str], "Sequence[tuple[str, bool]] | None"]
+
+
+@dataclass(frozen=True)
+class Link:
+    path: str  # relative to the tree
+    target: str  # absolute, or relative to the link's folder when internal
+
+
+@dataclass(frozen=True)
+class TreePlan:
+    key: str
+    links: tuple[Link, ...]
+    files: tuple[tuple[str, str], ...]  # (relative path, text)
+    stub_header: str | None  # cuda.h to build lib64/stubs/libcuda.so from
+
+
+def tree_key(major: int, parts: Sequence[tuple[str, str | None, str]], machine: str) -> str:
+    """``cu13.0-<hash>``: one tree per exact component set (name, version, folder)."""
+    blob = json.dumps([FORMAT, major, machine, sorted(parts, key=str)])
+    digest = hashlib.sha256(blob.encode()).hexdigest()[:16]
+    versions = [v for n, v, _ in parts if n == catalog.NVCC.name and v]
+    release = ".".join(versions[0].split(".")[:2]) if versions else str(major)
+    return f"cu{release}-{digest}"
+
+
+def _union(dst: str, sources: Sequence[str], listdir: Listdir) -> list[Link]:
+    entries: dict[str, list[tuple[str, bool]]] = {}
+    for src in sources:
+        for name, is_dir in listdir(src) or ():
+            entries.setdefault(name, []).append((os.path.join(src, name), is_dir))
+    links: list[Link] = []
+    for name in sorted(entries):
+        found = entries[name]
+        path = f"{dst}/{name}"
+        if len(found) > 1 and all(d for _, d in found) and dst.split("/")[0] not in _REAL:
+            links += _union(path, [p for p, _ in found], listdir)
+        else:
+            links.append(Link(path, found[0][0]))  # first source wins, as imports do
+    return links
+
+
+def _unversioned(lib_links: Sequence[Link]) -> list[Link]:
+    """``libcudart.so -> libcudart.so.13`` for every library lacking its dev link."""
+    names = {link.path.rsplit("/", 1)[1] for link in lib_links}
+    extra: dict[str, str] = {}
+    for name in sorted(names, key=len):
+        m = _SONAME.match(name)
+        if m and m.group(1) not in names and m.group(1) not in extra:
+            extra[m.group(1)] = name
+    return [Link(f"lib64/{dev}", real) for dev, real in sorted(extra.items())]
+
+
+def _folders(sources: Sequence[str], listdir: Listdir) -> list[Link]:
+    links: list[Link] = []
+    for sub, dst in catalog.TREE_FOLDERS.items():
+        provs = [os.path.join(s, sub) for s in sources if listdir(os.path.join(s, sub))]
+        if len(provs) == 1 and dst not in _REAL:
+            links.append(Link(dst, provs[0]))
+        elif provs:
+            links += _union(dst, provs, listdir)
+    return links
+
+
+def version_json(versions: Mapping[str, str], cuda: str) -> str:
+    """``version.json`` as NVIDIA's installers write it (CMake and clang read it)."""
+    titles = {c.name: c.title for c in catalog.COMPONENTS}
+    data: dict[str, dict[str, str]] = {"cuda": {"name": "CUDA SDK", "version": cuda}}
+    for name in sorted(versions):
+        data[name] = {"name": titles.get(name, name), "version": versions[name]}
+    return json.dumps(data, indent=3, separators=(",", " : ")) + "\n"
+
+
+def plan_tree(key: str, sources: Sequence[str], listdir: Listdir, *,
+              versions: Mapping[str, str], cuda: str, target_dir: str) -> TreePlan:
+    """The whole tree for component folders ``sources`` (first wins on a clash)."""
+    links = _folders(sources, listdir)
+    links += _unversioned([lk for lk in links if lk.path.startswith("lib64/")])
+    links += [
+        Link("lib", "lib64"),
+        Link(f"targets/{target_dir}/include", "../../include"),
+        Link(f"targets/{target_dir}/lib", "../../lib64"),
+    ]
+    headers = [os.path.join(s, "include", "cuda.h") for s in sources]
+    stub_header = next((h for h in headers if any(n == "cuda.h" for n, _ in
+                                                  listdir(os.path.dirname(h)) or ())), None)
+    return TreePlan(key, tuple(links), (("version.json", version_json(versions, cuda)),),
+                    stub_header)
+
+
+def os_listdir(path: str) -> list[tuple[str, bool]] | None:
+    """The real ``listdir`` for :func:`plan_tree` (follows links, like a build would)."""
+    try:
+        with os.scandir(path) as it:
+            return [(e.name, e.is_dir()) for e in it]
+    except (NotADirectoryError, FileNotFoundError):
+        return None

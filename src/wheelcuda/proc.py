@@ -1,0 +1,67 @@
+"""The one module that runs child processes.
+
+Argument lists only (never a shell), an explicit environment, and failures turned
+into :class:`ToolError` with the command line and its last output lines.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from collections.abc import Mapping, Sequence
+
+from .errors import ToolError
+
+#: Variables that would make a child Python import the wrong packages.
+_DROPPED = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE")
+
+
+def child_environ(overrides: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment for a child: ours, without PYTHON* leaks, plus ``overrides``."""
+    env = {k: v for k, v in os.environ.items() if k not in _DROPPED}
+    if overrides:
+        env.update(overrides)
+    return env
+
+
+def capture(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 60,
+    cwd: str | None = None,
+) -> str:
+    """Run ``argv`` and return its stdout; raise :class:`ToolError` when it fails."""
+    try:
+        done = subprocess.run(  # noqa: S603 - argv list, no shell
+            list(argv),
+            capture_output=True,
+            text=True,
+            env=dict(env) if env is not None else child_environ(),
+            timeout=timeout,
+            cwd=cwd,
+            check=False,
+        )
+    except FileNotFoundError as exc:
+        raise ToolError(f"cannot run {argv[0]}: not found") from exc
+    except PermissionError as exc:
+        raise ToolError(f"cannot run {argv[0]}: permission denied") from exc
+    except OSError as exc:  # e.g. ENOEXEC: not an executable at all
+        raise ToolError(f"cannot run {argv[0]}: {exc.strerror or exc}") from exc
+    except subprocess.TimeoutExpired as exc:
+        raise ToolError(f"{shlex.join(argv)} did not finish within {timeout:g} s") from exc
+    if done.returncode != 0:
+        tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-8:])
+        raise ToolError(f"{shlex.join(argv)} failed with exit code {done.returncode}:\n{tail}")
+    return done.stdout
+
+
+def call(argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> int:
+    """Run ``argv`` with inherited stdio (output streams to the user); return its exit code."""
+    try:
+        return subprocess.call(list(argv), env=dict(env) if env is not None else None)  # noqa: S603
+    except FileNotFoundError as exc:
+        raise ToolError(f"cannot run {argv[0]}: not found") from exc
+    except PermissionError as exc:
+        raise ToolError(f"cannot run {argv[0]}: permission denied") from exc

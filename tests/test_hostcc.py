@@ -1,0 +1,249 @@
+"""Host compiler: nvcc's limits from host_config.h, the compiler nvcc will run, the verdict."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from wheelcuda import hostcc
+from wheelcuda.hostcc import HostCompiler, HostLimits
+
+REAL_HEADERS = [
+    "/tmp/tv/lib/python3.11/site-packages/nvidia/cu13/include/crt/host_config.h",
+    "/usr/local/cuda/include/crt/host_config.h",
+]
+
+# From CUDA 13.0's crt/host_config.h, error texts and conditions shortened. Grace clang
+# and HOS clang have checks of their own, before the plain clang one.
+EXCERPT_13_0 = """\
+#if defined(__GRCO_CLANG_COMPILER__)
+#if (__GRCO_CLANG_COMPILER__ == 1) && ((__clang_major__ < 16) || (__clang_major__ > 20))
+#error -- unsupported Grace clang version! The version must be 16.x to 20.x.
+#endif  /* (__GRCO_CLANG_COMPILER__ == 1) && ... */
+#endif /* __GRCO_CLANG_COMPILER__  */
+#if defined(__GNUC__)
+
+#if __GNUC__ > 15
+
+#error -- unsupported GNU version! gcc versions later than 15 are not supported!
+
+#endif /* __GNUC__ > 15 */
+
+#if defined(__HORIZON__)
+#if (__clang_major__ >= 21) || (__clang_major__ < 3) || ((__clang_major__ == 3) && ...
+#error -- unsupported HOS clang version! The version must be must be less than 21 ...
+#endif  /* (__clang_major__ >= 21) || (__clang_major__ < 3) */
+#endif /* __HORIZON__  */
+
+#if defined(__clang__) && !defined(__ibmxl_vrm__) && !defined(__ICC) && \\
+    !defined(__HORIZON__) && !defined(__APPLE__) && !defined(__GRCO_CLANG_COMPILER__)
+
+#if (__clang_major__ >= 21) || (__clang_major__ < 3) || ((__clang_major__ == 3) && ...
+#error -- unsupported clang version! clang version must be less than 21 and greater ...
+#endif  /* (__clang_major__ >=  21) || (__clang_major__ < 3) */
+#endif
+#endif /* __GNUC__ */
+"""
+
+
+@pytest.fixture(autouse=True)
+def _fresh() -> Iterator[None]:
+    hostcc.probe_host_compiler.cache_clear()
+    yield
+    hostcc.probe_host_compiler.cache_clear()
+
+
+def script(path: Path, version_banner: str, full_version: str = "", code: int = 0) -> Path:
+    """A fake compiler answering ``--version`` and ``-dumpfullversion``."""
+    path.write_text(
+        "#!/bin/sh\n"
+        f"if [ \"$1\" = --version ]; then printf '%s\\n' '{version_banner}'; exit {code}; fi\n"
+        f"if [ \"$1\" = -dumpfullversion ]; then printf '%s\\n' '{full_version}'; exit {code}; fi\n"
+        "exit 1\n"
+    )
+    path.chmod(0o755)
+    return path
+
+
+# crt/host_config.h -----------------------------------------------------------------
+
+
+def test_parse_excerpt_of_cuda_13_0() -> None:
+    assert hostcc.parse_host_config(EXCERPT_13_0) == HostLimits(15, 20)
+
+
+def test_parse_reads_plain_clang_not_grace_or_hos_clang() -> None:
+    text = EXCERPT_13_0.replace("__clang_major__ > 20", "__clang_major__ > 30")
+    text = text.replace(
+        "__HORIZON__)\n#if (__clang_major__ >= 21)", "__HORIZON__)\n#if (__clang_major__ >= 40)"
+    )
+    assert "__clang_major__ >= 40" in text
+    assert hostcc.parse_host_config(text) == HostLimits(15, 20)
+
+
+def test_parse_cuda_12_style() -> None:
+    text = (
+        "#if __GNUC__ > 13\n#error -- unsupported GNU version!\n#endif\n"
+        "#if defined(__clang__) && !defined(__ibmxl_vrm__) && !defined(__ICC)\n"
+        "#if (__clang_major__ >= 18) || (__clang_major__ < 3)\n#error\n#endif\n#endif\n"
+    )
+    assert hostcc.parse_host_config(text) == HostLimits(13, 17)
+
+
+def test_parse_unknown_text() -> None:
+    assert hostcc.parse_host_config("/* nothing here */") == HostLimits(None, None)
+
+
+@pytest.mark.parametrize("header", REAL_HEADERS)
+def test_parse_real_header(header: str) -> None:
+    path = Path(header)
+    if not path.is_file():
+        pytest.skip(f"{header} is not on this machine")
+    limits = hostcc.parse_host_config(path.read_text(errors="replace"))
+    assert limits.gcc_max_major is not None
+    assert limits.gcc_max_major >= 15  # CUDA 13.0 allows up to 15; later ones never fewer
+    assert limits.clang_max_major is not None
+    assert limits.clang_max_major >= 20
+
+
+# Which compiler nvcc runs -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("environ", "command"),
+    [
+        ({}, "gcc"),
+        ({"CXX": "g++-13"}, "gcc"),  # neither torch nor nvcc reads CXX
+        ({"NVCC_CCBIN": "g++-12"}, "g++-12"),
+        ({"NVCC_CCBIN": "g++-12", "CC": "gcc-11"}, "gcc-11"),  # torch: -ccbin $CC wins
+        ({"NVCC_CCBIN": "g++-12", "CC": ""}, "g++-12"),
+        ({"NVCC_PREPEND_FLAGS": "-O2 -ccbin=/opt/c++", "CC": "gcc-11"}, "gcc-11"),
+        ({"NVCC_PREPEND_FLAGS": "-ccbin /opt/c++", "NVCC_CCBIN": "g++-12"}, "/opt/c++"),
+        ({"NVCC_APPEND_FLAGS": "--compiler-bindir /usr/bin", "CC": "gcc-11"}, "/usr/bin"),
+        ({"NVCC_APPEND_FLAGS": "--compiler-bindir=/opt/bin"}, "/opt/bin"),
+        ({"NVCC_APPEND_FLAGS": "-ccbin"}, "gcc"),  # no value: nvcc itself will complain
+    ],
+)
+def test_host_compiler_command(environ: dict[str, str], command: str) -> None:
+    assert hostcc.host_compiler_command(environ) == command
+
+
+# Probing ---------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="no gcc on PATH")
+def test_probe_real_gcc() -> None:
+    cc = hostcc.probe_host_compiler("gcc")
+    assert (cc.command, cc.path, cc.family, cc.reason) == ("gcc", shutil.which("gcc"), "gcc", None)
+    assert re.fullmatch(r"\d+\.\d+\.\d+", cc.version or "")
+    assert hostcc.probe_host_compiler("gcc") is cc  # cached per process
+
+
+def test_probe_fake_clang(tmp_path: Path) -> None:
+    banner = "Ubuntu clang version 18.1.3 (1ubuntu1)\nTarget: x86_64-pc-linux-gnu"
+    fake = script(tmp_path / "clang++-18", banner)
+    assert hostcc.probe_host_compiler(str(fake)) == HostCompiler(
+        str(fake), str(fake), "clang", "18.1.3", None
+    )
+
+
+def test_probe_gcc_trusts_dumpfullversion_over_the_banner(tmp_path: Path) -> None:
+    fake = script(tmp_path / "g++", "g++ (GCC) 11.4.1 20231218 (Red Hat 11.4.1-3)", "11.4.1")
+    assert hostcc.probe_host_compiler(str(fake)).version == "11.4.1"
+
+
+def test_probe_directory_means_its_gcc(tmp_path: Path) -> None:
+    fake = script(tmp_path / "gcc", "gcc (Debian 14.2.0-19) 14.2.0", "14.2.0")
+    cc = hostcc.probe_host_compiler(str(tmp_path))
+    assert (cc.path, cc.family, cc.version) == (str(fake), "gcc", "14.2.0")
+
+
+def test_probe_missing_compiler(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert hostcc.probe_host_compiler("g++-99") == HostCompiler(
+        "g++-99", None, "unknown", None, "g++-99 not found on PATH"
+    )
+
+
+def test_probe_failing_compiler(tmp_path: Path) -> None:
+    fake = script(tmp_path / "cc", "licence expired", code=3)
+    cc = hostcc.probe_host_compiler(str(fake))
+    assert (cc.family, cc.version) == ("unknown", None)
+    assert "exit code 3" in (cc.reason or "")
+    assert "licence expired" in (cc.reason or "")
+
+
+def test_probe_unknown_compiler(tmp_path: Path) -> None:
+    fake = script(
+        tmp_path / "icpx", "Intel(R) oneAPI DPC++/C++ Compiler 2024.0.0 (2024.0.0.20231017)"
+    )
+    cc = hostcc.probe_host_compiler(str(fake))
+    assert (cc.family, cc.version) == ("unknown", None)
+    assert cc.reason == f"no version in the output of `{fake} --version`"
+
+
+FSF = "Copyright (C) 2023 Free Software Foundation, Inc."
+
+
+@pytest.mark.parametrize(
+    ("banner", "family", "version"),
+    [
+        (f"gcc (Debian 12.2.0-14+deb12u1) 12.2.0\n{FSF}", "gcc", "12.2.0"),
+        (f"c++ (Ubuntu 13.3.0-6ubuntu2~24.04) 13.3.0\n{FSF}", "gcc", "13.3.0"),
+        ("gcc (GCC) 11.4.1 20231218 (Red Hat 11.4.1-3)", "gcc", "11.4.1"),
+        ("clang version 20.1.8 (https://github.com/llvm/llvm-project 87f0227)", "clang", "20.1.8"),
+        ("Apple clang version 15.0.0 (clang-1500.3.9.4)", "clang", "15.0.0"),
+        ("", "unknown", None),
+    ],
+)
+def test_banners(banner: str, family: str, version: str | None) -> None:
+    assert hostcc.compiler_family(banner) == family
+    assert hostcc.banner_version(banner) == version
+
+
+# The verdict -----------------------------------------------------------------------
+
+LIMITS = HostLimits(gcc_max_major=15, clang_max_major=20)
+
+
+def gcc(version: str | None) -> HostCompiler:
+    return HostCompiler("gcc", "/usr/bin/gcc", "gcc", version, None if version else "why")
+
+
+def test_accepts_gcc_12_under_15() -> None:
+    assert hostcc.check_host_compiler(gcc("12.2.0"), LIMITS, "13.0") is None
+    assert hostcc.check_host_compiler(gcc("15.2.0"), LIMITS, "13.0") is None
+
+
+def test_rejects_gcc_16_with_the_fix() -> None:
+    message = hostcc.check_host_compiler(gcc("16.1.0"), LIMITS, "13.0") or ""
+    assert "nvcc 13.0" in message
+    assert "gcc 16.1.0 (/usr/bin/gcc)" in message
+    assert "up to 15" in message
+    assert "fix: apt-get install g++-15 && export NVCC_CCBIN=g++-15" in message
+
+
+def test_rejects_clang_21_with_a_clang_fix() -> None:
+    clang = HostCompiler("clang++", "/usr/bin/clang++", "clang", "21.1.0", None)
+    message = hostcc.check_host_compiler(clang, LIMITS, "13.0") or ""
+    assert "clang 21.1.0" in message
+    assert "up to 20" in message
+    assert "apt-get install clang-20 && export NVCC_CCBIN=clang++-20" in message
+
+
+def test_unknown_is_not_a_rejection() -> None:
+    assert hostcc.check_host_compiler(gcc(None), LIMITS, "13.0") is None
+    assert hostcc.check_host_compiler(gcc("16.1.0"), HostLimits(None, None), "13.0") is None
+    odd = HostCompiler("icpx", "/opt/icpx", "unknown", "2024.0.0", None)
+    assert hostcc.check_host_compiler(odd, LIMITS, "13.0") is None
+
+
+def test_missing_compiler_is_a_rejection() -> None:
+    missing = HostCompiler("g++-99", None, "unknown", None, "g++-99 not found on PATH")
+    message = hostcc.check_host_compiler(missing, LIMITS, "13.0") or ""
+    assert "g++-99 not found" in message
+    assert "fix:" in message

@@ -201,9 +201,10 @@ def test_reason_when_nvidia_smi_prints_garbage(
 # NVML through a fake library: the ctypes calls and their error paths --------------
 
 
-def _set(ref: Any, value: object) -> None:
-    """Write through a ``ctypes.byref`` the way the C library would."""
+def _set(ref: Any, value: object) -> int:
+    """Write through a ``ctypes.byref`` the way the C library would; NVML_SUCCESS."""
     ref._obj.value = value
+    return 0
 
 
 def fake_nvml(names: list[str], init: int = 0) -> types.SimpleNamespace:
@@ -222,6 +223,10 @@ def fake_nvml(names: list[str], init: int = 0) -> types.SimpleNamespace:
         _set(minor, handle.value or 0)
         return 0
 
+    def shutdown() -> int:
+        calls.append("shutdown")
+        return 0
+
     def driver(buffer: Any, size: int) -> int:
         buffer.value = b"580.159"
         return 0
@@ -229,12 +234,12 @@ def fake_nvml(names: list[str], init: int = 0) -> types.SimpleNamespace:
     return types.SimpleNamespace(
         calls=calls,
         nvmlInit_v2=lambda: init,
-        nvmlShutdown=lambda: calls.append("shutdown") or 0,
+        nvmlShutdown=shutdown,
         nvmlErrorString=error_string,
-        nvmlDeviceGetCount_v2=lambda ref: _set(ref, len(names)) or 0,
+        nvmlDeviceGetCount_v2=lambda ref: _set(ref, len(names)),
         nvmlSystemGetDriverVersion=driver,
-        nvmlSystemGetCudaDriverVersion_v2=lambda ref: _set(ref, 13000) or 0,
-        nvmlDeviceGetHandleByIndex_v2=lambda index, ref: _set(ref, index.value) or 0,
+        nvmlSystemGetCudaDriverVersion_v2=lambda ref: _set(ref, 13000),
+        nvmlDeviceGetHandleByIndex_v2=lambda index, ref: _set(ref, index.value),
         nvmlDeviceGetName=name,
         nvmlDeviceGetCudaComputeCapability=capability,
     )

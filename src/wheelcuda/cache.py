@@ -60,6 +60,16 @@ def private_dir(path: Path) -> Path:
     return path
 
 
+def private_root(environ: Mapping[str, str] | None = None) -> Path:
+    """The cache root, created and checked: what it holds is run and trusted."""
+    return private_dir(cache_root(environ))
+
+
+def subdir(name: str, environ: Mapping[str, str] | None = None) -> Path:
+    """A private folder under the private cache root (``homes``, ``memo``...)."""
+    return private_dir(private_root(environ) / name)
+
+
 def fingerprint(paths: Sequence[str]) -> list[list[Any]]:
     """What changes when any of ``paths`` is replaced, rewritten or removed."""
     out: list[list[Any]] = []
@@ -80,8 +90,9 @@ def _memo_path(root: Path, kind: str, key: str) -> Path:
 def memo_get(root: Path, kind: str, key: str) -> dict[str, Any] | None:
     """A value stored by :func:`memo_put`, if its fingerprint still matches the files."""
     try:
+        private_dir(root)  # never trust a memo in a folder others could write
         data = json.loads(_memo_path(root, kind, key).read_text())
-    except (OSError, ValueError):
+    except (OSError, ValueError, CacheError):
         return None
     if not isinstance(data, dict) or data.get("key") != key:
         return None

@@ -130,7 +130,7 @@ def _build(homes: Path, tree: plan.TreePlan) -> Home:
 
 def ensure(tree: plan.TreePlan, root: Path | None = None) -> Home:
     """The tree for ``tree.key``, built if missing or stale; safe under concurrency."""
-    homes = cache.private_dir((root or cache.cache_root()) / "homes")
+    homes = cache.private_dir(cache.private_dir(root or cache.cache_root()) / "homes")
     found = read_valid(homes / tree.key, tree)
     if found:
         return found

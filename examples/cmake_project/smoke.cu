@@ -1,4 +1,4 @@
-// A CUDA program that needs every part of the toolkit: cub (CCCL), cuda_bf16.h
+// A CUDA program used by the tests (nvcc directly and through CMake) that needs every part of the toolkit: cub (CCCL), cuda_bf16.h
 // (runtime headers), a kernel launch (nvcc, cicc, ptxas, fatbinary, cudart).
 #include <cstdio>
 #include <cub/cub.cuh>

@@ -1,0 +1,99 @@
+"""The command line: argument parsing, and errors turned into messages and exit codes.
+
+stdout carries data only (shell text, paths, JSON), so ``eval "$(wheelcuda env)"`` and
+``$(wheelcuda home)`` are safe; notes and warnings go to stderr. Exit codes: 0 ok,
+1 a problem the message explains, 2 a usage error (argparse).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from . import __version__, api, cache, doctor, environ, render
+from .errors import WheelcudaError
+
+
+def _note(text: str) -> None:
+    print(f"wheelcuda: {text}", file=sys.stderr)
+
+
+def _cmd_env(args: argparse.Namespace) -> int:
+    variables = api.build_env(args.python, args.arch)
+    setup = api.inspect(args.python)
+    if setup.torch is None:
+        _note(f"note: torch is not installed in {setup.target.python}; fine for CMake or "
+              "Makefile builds, torch extensions need it")
+    homes = str(cache.cache_root() / "homes")
+    other = environ.foreign_home(os.environ, variables["CUDA_HOME"], homes)
+    if other:
+        _note(f"warning: {other} was set; wheelcuda's tree wins once this output is "
+              "evaluated, because it exports CUDA_HOME and CUDA_PATH and torch reads "
+              "CUDA_HOME first. To keep your toolkit, do not eval wheelcuda env.")
+    sys.stdout.write(render.render(variables, args.shell))
+    return 0
+
+
+def _cmd_home(args: argparse.Namespace) -> int:
+    path = api.cuda_home(args.python)
+    if args.json:
+        sys.stdout.write(render.envelope("home", {"home": str(path)}))
+    else:
+        print(path)
+    return 0
+
+
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    report = doctor.diagnose(args.python, args.arch)
+    if args.json:
+        sys.stdout.write(render.envelope("doctor", report))
+    else:
+        sys.stdout.write(doctor.to_text(report))
+    return 0 if report["ok"] else 1
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="wheelcuda",
+        description="Build PyTorch CUDA extensions with NVIDIA's pip CUDA wheels.")
+    parser.add_argument("--version", action="version", version=f"wheelcuda {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, help_: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_, description=help_)
+        p.add_argument("--python", metavar="PATH",
+                       help="target interpreter or environment folder "
+                            "(default: the active venv, else this Python)")
+        return p
+
+    env = command("env", "print shell code that sets CUDA_HOME, PATH and arch variables")
+    env.add_argument("--shell", choices=render.SHELLS, default="sh")
+    env.add_argument("--arch", metavar="LIST", help="GPU archs, e.g. 12.0 or '8.0;9.0+PTX'")
+    env.set_defaults(func=_cmd_env)
+
+    home = command("home", "print the synthesized CUDA_HOME, building it if needed")
+    home.add_argument("--json", action="store_true")
+    home.set_defaults(func=_cmd_home)
+
+    doc = command("doctor", "show what is there, what is missing, and how to fix it")
+    doc.add_argument("--json", action="store_true")
+    doc.add_argument("--arch", metavar="LIST")
+    doc.set_defaults(func=_cmd_doctor)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except WheelcudaError as exc:
+        _note(f"error: {exc}")
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""Small fake environments written from the catalog itself, for the locating logic.
+
+They prove where wheelcuda looks and what it concludes; they prove nothing about nvcc
+(the integration tests use the real wheels for that). The fake nvcc only answers
+``--version`` and ``--list-gpu-code`` so that a tree can be materialized.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from wheelcuda import catalog
+from wheelcuda.catalog import Component
+
+FAKE_NVCC = """#!/bin/sh
+case "$1" in
+  --version) printf 'nvcc: NVIDIA (R) Cuda compiler driver\\nCuda compilation tools, \
+release {release}, V{version}\\nBuild fake\\n' ;;
+  --list-gpu-code) printf 'sm_75\\nsm_80\\nsm_90\\nsm_100\\nsm_120\\n' ;;
+  *) exit 3 ;;
+esac
+"""
+
+HOST_CONFIG = """#if defined(__GNUC__)
+#if __GNUC__ > 15
+#error -- unsupported GNU version! gcc versions later than 15 are not supported!
+#endif /* __GNUC__ > 15 */
+#endif
+"""
+
+CUDA_H = """#ifndef CUDAAPI
+#define CUDAAPI
+#endif
+typedef int CUresult;
+CUresult CUDAAPI cuInit(unsigned int Flags);
+CUresult CUDAAPI cuDriverGetVersion(int *v);
+"""
+
+
+def _executable(path: Path, text: str) -> None:
+    path.write_text(text)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+
+
+def dist_info(site: Path, name: str, version: str, requires: Iterable[str] = ()) -> None:
+    """A minimal installed distribution: what importlib.metadata reads."""
+    folder = site / f"{name.replace('-', '_')}-{version}.dist-info"
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = ["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}"]
+    lines += [f"Requires-Dist: {r}" for r in requires]
+    (folder / "METADATA").write_text("\n".join(lines) + "\n")
+
+
+def component(site: Path, comp: Component, major: int, version: str,
+              skip: Iterable[str] = ()) -> None:
+    """Install ``comp``'s catalog files (less ``skip``) and its dist-info into ``site``."""
+    folder = site / comp.folders[major]
+    for rel in comp.files[major]:
+        if rel in skip:
+            continue
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if rel == "bin/nvcc":
+            release = ".".join(version.split(".")[:2])
+            _executable(path, FAKE_NVCC.format(release=release, version=version))
+        elif rel.endswith("host_config.h"):
+            path.write_text(HOST_CONFIG)
+        elif rel.endswith("/cuda.h"):
+            path.write_text(CUDA_H)
+        else:
+            path.write_text("")
+    dist_info(site, comp.wheels[major], version)
+
+
+def cu13_site(site: Path, version: str = "13.0.88", **versions: str) -> Path:
+    """A site-packages with a complete CUDA 13 compiler set (versions per component)."""
+    for comp in catalog.COMPILER:
+        component(site, comp, 13, versions.get(comp.name, version))
+    return site
+
+
+def cu12_site(site: Path) -> Path:
+    """What the CUDA 12 wheels really hold: the nvcc wheel has ptxas but no nvcc/cicc."""
+    nvcc_files = set(catalog.NVCC.files[12]) | set(catalog.NVVM.files[12])
+    shipped = {"bin/ptxas", "nvvm/libdevice/libdevice.10.bc"}
+    component(site, catalog.NVCC, 12, "12.8.93", skip=nvcc_files - shipped)
+    component(site, catalog.NVVM, 12, "12.8.93", skip=nvcc_files - shipped)
+    component(site, catalog.CRT, 12, "12.8.93")
+    component(site, catalog.RUNTIME, 12, "12.8.90")
+    component(site, catalog.CCCL, 12, "12.8.90")
+    return site
+
+
+def torch(site: Path, version: str = "2.14.1+cu130", cuda: str | None = "13.0",
+          pin: str | None = "==13.0.3") -> Path:
+    """torch/version.py and dist-info, as torch's wheels lay them out."""
+    pkg = site / "torch"
+    pkg.mkdir(parents=True, exist_ok=True)
+    (pkg / "version.py").write_text(
+        f"from typing import Optional\n__version__ = {version!r}\ncuda: Optional[str] = {cuda!r}\n")
+    requires = [f'cuda-toolkit[cudart]{pin}; platform_system == "Linux"'] if pin else []
+    dist_info(site, "torch", version.split("+")[0], requires)
+    return site
+
+
+def python(tmp: Path, site_dirs: Iterable[Path], name: str = "python") -> Path:
+    """A stand-in interpreter: answers wheelcuda's probe with these site folders.
+
+    The probe is wheelcuda's boundary with the target environment, so a script that
+    answers it is enough to drive everything behind it from fake trees.
+    """
+    info = {"executable": str(tmp / name), "prefix": str(tmp), "base_prefix": str(tmp),
+            "version": [3, 11, 7], "site_dirs": [str(s) for s in site_dirs],
+            "purelib": str(next(iter(site_dirs), tmp))}
+    script = tmp / name
+    _executable(script, f"#!/bin/sh\ncat <<'EOF'\n{json.dumps(info)}\nEOF\n")
+    return script
+
+
+def pythonpath_env() -> dict[str, str]:
+    """Environment for running ``python -m wheelcuda`` from the source tree."""
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CUDA", "TORCH_CUDA"))}
+    env["PYTHONPATH"] = src
+    env["WHEELCUDA_NO_GPU_PROBE"] = "1"
+    env.pop("VIRTUAL_ENV", None)
+    return env
+
+
+PY = sys.executable

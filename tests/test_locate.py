@@ -1,0 +1,108 @@
+"""Locating components and torch in fake environments of both layouts, and the checks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests import fakes
+from wheelcuda import catalog, checks, locate, torchinfo
+
+
+def test_cu13_set_found_with_versions(tmp_path: Path) -> None:
+    site = fakes.cu13_site(tmp_path / "site")
+    inv = locate.locate([str(site)])
+    nvcc = inv.get("cuda_nvcc", 13)
+    assert nvcc is not None and nvcc.version == "13.0.88" and nvcc.complete
+    assert inv.majors() == (13,)
+    assert checks.component_problems(inv, 13, None) == []
+
+
+def test_first_root_wins(tmp_path: Path) -> None:
+    a = fakes.cu13_site(tmp_path / "a", version="13.0.88")
+    b = fakes.cu13_site(tmp_path / "b", version="13.1.80")
+    inv = locate.locate([str(b), str(a)])
+    found = inv.get("cuda_nvcc", 13)
+    assert found is not None and found.root == str(b)
+
+
+def test_shared_cu13_folder_of_other_wheels_is_not_a_component(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    (site / "nvidia/cu13/lib").mkdir(parents=True)  # e.g. only cuBLAS installed
+    inv = locate.locate([str(site)])
+    assert inv.get("cuda_nvcc", 13) is None
+    problems = checks.component_problems(inv, 13, None)
+    assert "missing CUDA 13 wheels: nvidia-cuda-nvcc" in problems[0].message
+    assert str(site) in problems[0].message  # where it looked
+    assert 'cuda-toolkit[nvcc,cccl]' in (problems[0].fix or "")
+
+
+def test_cu12_only_says_no_wheel_has_the_compiler(tmp_path: Path) -> None:
+    site = fakes.cu12_site(tmp_path / "site")
+    inv = locate.locate([str(site)])
+    assert inv.majors() == (12,)
+    nvcc = inv.get("cuda_nvcc", 12)
+    assert nvcc is not None and "bin/nvcc" in nvcc.missing
+    cu12_torch = torchinfo.Torch("2.7.1+cu128", "12.8", "/t", None)
+    (problem,) = checks.component_problems(inv, 12, cu12_torch)
+    assert "hold no compiler" in problem.message and "bin/nvcc" in problem.message
+    assert "nvvm/bin/cicc" in problem.message and "fatbinary" in problem.message
+    assert "no PyPI wheel holds the CUDA 12 compiler" in (problem.fix or "")
+
+
+def test_cu12_wheels_with_cu13_torch_point_at_cu13_wheels(tmp_path: Path) -> None:
+    site = fakes.cu12_site(tmp_path / "site")
+    inv = locate.locate([str(site)])
+    t = torchinfo.Torch("2.14.1+cu130", "13.0", "/t", "==13.0.3")
+    major = checks.choose_major(inv, t)
+    assert major == 13
+    (problem,) = checks.component_problems(inv, major, t)
+    assert problem.fix == 'uv pip install "cuda-toolkit[nvcc,cccl]==13.0.3"'
+
+
+def test_mixed_set_is_refused(tmp_path: Path) -> None:
+    site = fakes.cu13_site(tmp_path / "site", cuda_nvcc="13.3.20", libnvvm="13.3.20")
+    problems = checks.component_problems(locate.locate([str(site)]), 13, None)
+    assert len(problems) == 1
+    assert "different CUDA releases" in problems[0].message
+    assert "nvidia-cuda-nvcc 13.3.20" in problems[0].message
+    assert "nvidia-cuda-runtime 13.0.88" in problems[0].message
+
+
+def test_incomplete_component_names_missing_files(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    fakes.cu13_site(site)
+    (site / "nvidia/cu13/nvvm/bin/cicc").unlink()
+    problems = checks.component_problems(locate.locate([str(site)]), 13, None)
+    assert "nvidia-nvvm 13.0.88" in problems[0].message
+    assert "nvvm/bin/cicc missing" in problems[0].message
+    assert "--reinstall" in (problems[0].fix or "")
+
+
+def test_torch_read_without_import(tmp_path: Path) -> None:
+    site = fakes.torch(tmp_path / "site")
+    t = torchinfo.find_torch([str(site)])
+    assert t is not None
+    assert (t.version, t.cuda, t.cuda_major, t.toolkit_pin) == ("2.14.1+cu130", "13.0", 13,
+                                                               "==13.0.3")
+    assert torchinfo.cxx11_abi(t) is None  # no libc10.so in a fake
+
+
+def test_torch_problems() -> None:
+    cpu = torchinfo.Torch("2.14.1+cpu", None, "/t", None)
+    cu12 = torchinfo.Torch("2.7.1+cu128", "12.8", "/t", None)
+    cu130 = torchinfo.Torch("2.14.1", "13.0", "/t", "==13.0.3")
+    assert "not installed" in checks.torch_problems(None, "13.0", "/py")[0].message
+    assert "CPU-only" in checks.torch_problems(cpu, "13.0", "/py")[0].message
+    (major,) = checks.torch_problems(cu12, "13.0", "/py")
+    assert major.severity == "error" and "CUDA 12.8" in major.message
+    (minor,) = checks.torch_problems(cu130, "13.1", "/py")
+    assert minor.severity == "warning"
+    assert checks.torch_problems(cu130, "13.0", "/py") == []
+
+
+def test_release_parsing() -> None:
+    assert checks.release("13.0.88") == "13.0"
+    assert checks.release("12.8.93") == "12.8"
+    assert checks.release("junk") is None
+    assert catalog.install_command("==13.0.3", "/v/bin/python") == (
+        'uv pip install --python /v/bin/python "cuda-toolkit[nvcc,cccl]==13.0.3"')

@@ -104,7 +104,7 @@ def torch(site: Path, version: str = "2.14.1+cu130", cuda: str | None = "13.0",
     (pkg / "version.py").write_text(
         f"from typing import Optional\n__version__ = {version!r}\ncuda: Optional[str] = {cuda!r}\n")
     requires = [f'cuda-toolkit[cudart]{pin}; platform_system == "Linux"'] if pin else []
-    dist_info(site, "torch", version.split("+")[0], requires)
+    dist_info(site, "torch", version.split("+", maxsplit=1)[0], requires)
     return site
 
 

@@ -3,6 +3,10 @@
 #include <cstdio>
 #include <cub/cub.cuh>
 #include <cuda_bf16.h>
+#ifdef WHEELCUDA_DRIVER
+// Built with -lcuda: links against lib64/stubs/libcuda.so (no wheel ships one).
+#include <cuda.h>
+#endif
 
 __global__ void scale(const __nv_bfloat16* in, float* out, int n, float factor) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -10,6 +14,10 @@ __global__ void scale(const __nv_bfloat16* in, float* out, int n, float factor) 
 }
 
 int main() {
+#ifdef WHEELCUDA_DRIVER
+  int driver = 0;
+  std::printf("driver API: cuDriverGetVersion -> %d\n", static_cast<int>(cuDriverGetVersion(&driver)));
+#endif
   const int n = 256;
   __nv_bfloat16* in = nullptr;
   float* out = nullptr;

@@ -10,7 +10,7 @@ import sys
 import sysconfig
 
 
-def describe():  # type: ignore[no-untyped-def]  # runs on old Pythons, kept plain
+def describe():  # type: ignore[no-untyped-def]
     """The interpreter's identity and the folders its imports search, stdlib left out."""
     paths = sysconfig.get_paths()
     stdlib = {os.path.normcase(os.path.realpath(paths[k])) for k in ("stdlib", "platstdlib")}
@@ -34,4 +34,4 @@ def describe():  # type: ignore[no-untyped-def]  # runs on old Pythons, kept pla
 
 
 if __name__ == "__main__":
-    print(json.dumps(describe()))
+    print(json.dumps(describe()))  # type: ignore[no-untyped-call]

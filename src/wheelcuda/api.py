@@ -75,7 +75,8 @@ def tree_plan(setup: Setup) -> plan.TreePlan:
     key = plan.tree_key(setup.major, parts, catalog.target_dir())
     versions = {f.component.name: f.version for f in setup.compiler_parts() if f.version}
     metas = (locate.dist_version(r, catalog.METAPACKAGE) for r in setup.roots)
-    cuda = next((v for v in metas if v), None) or f"{checks.compiler_release(setup.inventory, setup.major)}.0"
+    release = checks.compiler_release(setup.inventory, setup.major)
+    cuda = next((v for v in metas if v), None) or f"{release}.0"
     return plan.plan_tree(key, sources, plan.os_listdir, versions=versions,
                           cuda=".".join(cuda.split(".")[:3]),
                           target_dir=catalog.target_dir())

@@ -93,7 +93,7 @@ def _ask(python: str) -> dict[str, object]:
 def _describe(python: str) -> dict[str, object]:
     if python == sys.executable:
         # Ourselves: no child process. Drop PYTHONPATH entries, as ``-E`` does for others.
-        info = dict(_interp_probe.describe())
+        info = dict(_interp_probe.describe())  # type: ignore[no-untyped-call]
         extra = set(os.environ.get("PYTHONPATH", "").split(os.pathsep)) - {""}
         info["site_dirs"] = [d for d in info["site_dirs"] if d not in extra]
         return info

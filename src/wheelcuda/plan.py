@@ -71,7 +71,8 @@ def _union(dst: str, sources: Sequence[str], listdir: Listdir) -> list[Link]:
     for name in sorted(entries):
         found = entries[name]
         path = f"{dst}/{name}"
-        if len(found) > 1 and all(d for _, d in found) and dst.split("/")[0] not in _REAL:
+        merge = len(found) > 1 and all(d for _, d in found)
+        if merge and dst.split("/", maxsplit=1)[0] not in _REAL:
             links += _union(path, [p for p, _ in found], listdir)
         else:
             links.append(Link(path, found[0][0]))  # first source wins, as imports do

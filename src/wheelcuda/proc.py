@@ -34,7 +34,7 @@ def capture(
 ) -> str:
     """Run ``argv`` and return its stdout; raise :class:`ToolError` when it fails."""
     try:
-        done = subprocess.run(  # noqa: S603 - argv list, no shell
+        done = subprocess.run(
             list(argv),
             capture_output=True,
             text=True,
@@ -60,7 +60,7 @@ def capture(
 def call(argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> int:
     """Run ``argv`` with inherited stdio (output streams to the user); return its exit code."""
     try:
-        return subprocess.call(list(argv), env=dict(env) if env is not None else None)  # noqa: S603
+        return subprocess.call(list(argv), env=dict(env) if env is not None else None)
     except FileNotFoundError as exc:
         raise ToolError(f"cannot run {argv[0]}: not found") from exc
     except PermissionError as exc:

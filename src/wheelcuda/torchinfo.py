@@ -38,11 +38,12 @@ def parse_version_py(text: str) -> dict[str, str | None]:
     """Literal assignments of torch/version.py (``__version__``, ``cuda``, ...) (pure)."""
     values: dict[str, str | None] = {}
     for node in ast.parse(text).body:
-        target = node.targets[0] if isinstance(node, ast.Assign) else getattr(node, "target", None)
+        assign = isinstance(node, ast.Assign)
+        target = node.targets[0] if assign else getattr(node, "target", None)  # type: ignore[attr-defined]
         value = getattr(node, "value", None)
-        if isinstance(target, ast.Name) and isinstance(value, ast.Constant):
-            if value.value is None or isinstance(value.value, str):
-                values[target.id] = value.value
+        if (isinstance(target, ast.Name) and isinstance(value, ast.Constant)
+                and (value.value is None or isinstance(value.value, str))):
+            values[target.id] = value.value
     return values
 
 

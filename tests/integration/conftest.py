@@ -38,3 +38,12 @@ def wheelcuda_cmd() -> str:
     if not found:
         pytest.fail("wheelcuda is not installed in the test environment: run `make dev`")
     return found
+
+
+@pytest.fixture(scope="session")
+def cuobjdump() -> str:
+    """cuobjdump from the nvidia-cuda-cuobjdump wheel in the test environment."""
+    found = sorted(Path(sys.prefix).glob("lib/python*/site-packages/nvidia/cu*/bin/cuobjdump"))
+    if not found:
+        pytest.fail("cuobjdump missing: pip install nvidia-cuda-cuobjdump (make dev does)")
+    return str(found[0])

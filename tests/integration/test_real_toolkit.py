@@ -50,15 +50,16 @@ def test_doctor_on_the_real_wheels(wheelcuda_cmd: str, torch_venv: Path, tmp_pat
 
 
 def test_compile_and_link_cuda(wheelcuda_cmd: str, torch_venv: Path, tmp_path: Path) -> None:
-    """cub + cuda_bf16 + a kernel launch, through the tree's nvcc; links -lcuda (stub)."""
+    """cub + cuda_bf16 + a kernel launch, through the tree's nvcc; then -lcuda (the stub)."""
     src = REPO / "examples/cmake_project/smoke.cu"
     script = f"""set -e
 {_env_line(wheelcuda_cmd, torch_venv)}
 command -v nvcc
-nvcc -arch=sm_90 -o smoke {src} -lcuda
+nvcc -arch=sm_90 -o smoke {src}
 ./smoke
 nvcc -dryrun -arch=sm_90 -o smoke {src} 2>&1
-readelf -d smoke
+nvcc -arch=sm_90 -DWHEELCUDA_DRIVER -o smoke-driver {src} -lcuda
+readelf -d smoke smoke-driver
 """
     out = sandbox.assert_ok(sandbox.shell(script, tmp_path, cwd=tmp_path))
     home = out.splitlines()[0].removesuffix("/bin/nvcc")
@@ -69,15 +70,21 @@ readelf -d smoke
     sandbox.assert_no_system_toolkit(out)
 
 
-def test_torch_extension_with_pip(wheelcuda_cmd: str, torch_venv: Path, tmp_path: Path
-                                  ) -> None:
-    """The README's `eval "$(wheelcuda env)"` path with pip, then import it."""
+@pytest.mark.parametrize("installer", ["pip", "uv"])
+def test_torch_extension(wheelcuda_cmd: str, torch_venv: Path, tmp_path: Path, cuobjdump: str,
+                         installer: str) -> None:
+    """The README's `eval "$(wheelcuda env)"` path with pip and with uv, then import it."""
     src = tmp_path / "torch_ext"
     shutil.copytree(REPO / "examples/torch_ext", src)
     py = torch_venv / "bin/python"
+    uv = Path(sandbox.sys.executable).parent / "uv"
+    install = {
+        "pip": f"{py} -m pip install --no-build-isolation --no-deps --no-cache-dir -v {src}",
+        "uv": f"{uv} pip install --no-build-isolation --no-deps --no-cache --python {py} {src}",
+    }[installer]
     script = f"""set -e
 {_env_line(wheelcuda_cmd, torch_venv)}
-MAX_JOBS=2 {py} -m pip install --no-build-isolation --no-deps --no-cache-dir -v {src}
+MAX_JOBS=2 {install}
 cd /
 {py} -c "import wheelcuda_demo, torch; print('IMPORTED', wheelcuda_demo._C.__file__)"
 """
@@ -88,7 +95,9 @@ cd /
         readelf = subprocess.run(["readelf", "-d", so], capture_output=True, text=True,
                                  check=True).stdout
         sandbox.assert_no_system_toolkit(readelf)
-        assert "-gencode=arch=compute_90,code=sm_90" in out or "sm_90" in out
+        elves = subprocess.run([cuobjdump, "--list-elf", so], capture_output=True, text=True,
+                               check=True).stdout
+        assert [line.rsplit(".", 2)[-2] for line in elves.splitlines()] == ["sm_90"]
         sandbox.assert_no_system_toolkit(out)
     finally:
         subprocess.run([str(py), "-m", "pip", "uninstall", "-y", "-q", "wheelcuda-demo-ext"],
@@ -107,7 +116,7 @@ readelf -d {build}/smoke
 """
     out = sandbox.assert_ok(sandbox.shell(script, tmp_path))
     assert "CUDAToolkit 13.0.88" in out
-    assert "lib64/stubs/libcuda.so" in out
+    assert "/stubs/libcuda.so" in out  # CUDA::cuda_driver is the tree's stub
     assert "libcuda.so.1" in out and "libcudart.so.13" in out
     sandbox.assert_no_system_toolkit(out)
 

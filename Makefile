@@ -30,7 +30,7 @@ $(TORCH_VENV)/.installed:
 	touch $@
 
 lint: dev
-	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff check src tests $(wildcard benchmarks)
 	$(VENV)/bin/mypy
 
 unit: dev

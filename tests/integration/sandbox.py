@@ -12,7 +12,6 @@ import functools
 import os
 import shlex
 import subprocess
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 

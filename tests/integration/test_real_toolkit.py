@@ -6,8 +6,10 @@ stale tree."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -63,7 +65,7 @@ readelf -d smoke smoke-driver
 """
     out = sandbox.assert_ok(sandbox.shell(script, tmp_path, cwd=tmp_path))
     home = out.splitlines()[0].removesuffix("/bin/nvcc")
-    assert home.startswith(str(Path(sandbox.os.environ["WHEELCUDA_CACHE_DIR"])))
+    assert home.startswith(str(Path(os.environ["WHEELCUDA_CACHE_DIR"])))
     assert "built; no usable GPU" in out  # it ran: linked, loaded, called the runtime
     assert f"{home}/bin/../nvvm/bin" in out or f"{home}/nvvm/bin" in out  # cicc from the tree
     assert "libcuda.so.1" in out  # NEEDED from the stub's SONAME
@@ -77,7 +79,7 @@ def test_torch_extension(wheelcuda_cmd: str, torch_venv: Path, tmp_path: Path, c
     src = tmp_path / "torch_ext"
     shutil.copytree(REPO / "examples/torch_ext", src)
     py = torch_venv / "bin/python"
-    uv = Path(sandbox.sys.executable).parent / "uv"
+    uv = Path(sys.executable).parent / "uv"
     install = {
         "pip": f"{py} -m pip install --no-build-isolation --no-deps --no-cache-dir -v {src}",
         "uv": f"{uv} pip install --no-build-isolation --no-deps --no-cache --python {py} {src}",

@@ -2,19 +2,24 @@
 # make test  - lint, type check, unit and integration tests (what .ci/run calls)
 # make bench - benchmarks (benchmarks/), table in benchmarks/results.md
 #
-# Two virtual environments, made on first use:
-#   .venv        wheelcuda itself (editable) with the test tools and uv
-#   .venv-torch  a user's environment: torch 2.14.1 (CUDA 13.0 build, taken from this
-#                machine's disk by pip) and NVIDIA's CUDA 13.0 compiler wheels
+# Virtual environments, made on first use:
+#   .venv         wheelcuda itself (editable) with the test tools and uv
+#   .venv-torch   a bare user environment: torch 2.14.1 (CUDA 13.0 build, taken from this
+#                 machine's disk by pip) and the build needs, no compiler wheels
+#                 (`wheelcuda install` fetches them into its store)
+#   .venv-wheels  sees .venv-torch's packages (a .pth file, like --system-site-packages)
+#                 and holds NVIDIA's CUDA 13.0 compiler wheels itself
 # Python 3.11 because torch 2.14.1 lies on this machine's disk for 3.11 only.
 
 PYTHON ?= python3.11
 VENV := .venv
 TORCH_VENV := .venv-torch
+WHEELS_VENV := .venv-wheels
 TOOLKIT := cuda-toolkit[nvcc,cccl]==13.0.3
 export WHEELCUDA_TEST_TORCH_VENV := $(abspath $(TORCH_VENV))
+export WHEELCUDA_TEST_WHEELS_VENV := $(abspath $(WHEELS_VENV))
 
-.PHONY: dev torch-venv lint unit test demo bench clean
+.PHONY: dev torch-venv wheels-venv lint unit test demo bench clean
 
 dev: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
@@ -26,7 +31,15 @@ $(VENV)/.installed: pyproject.toml
 torch-venv: $(TORCH_VENV)/.installed
 $(TORCH_VENV)/.installed:
 	$(PYTHON) -m venv $(TORCH_VENV)
-	$(TORCH_VENV)/bin/python -m pip install -q torch==2.14.1 '$(TOOLKIT)' setuptools wheel ninja
+	$(TORCH_VENV)/bin/python -m pip install -q torch==2.14.1 numpy setuptools wheel ninja packaging
+	touch $@
+
+wheels-venv: $(WHEELS_VENV)/.installed
+$(WHEELS_VENV)/.installed: $(TORCH_VENV)/.installed
+	$(PYTHON) -m venv $(WHEELS_VENV)
+	$(TORCH_VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' \
+	    > $(WHEELS_VENV)/lib/python3.11/site-packages/torch-venv.pth
+	$(WHEELS_VENV)/bin/python -m pip install -q --ignore-installed '$(TOOLKIT)' 'setuptools>=77' wheel
 	touch $@
 
 lint: dev
@@ -36,7 +49,7 @@ lint: dev
 unit: dev
 	$(VENV)/bin/python -m pytest -m "not integration"
 
-test: dev torch-venv lint
+test: dev torch-venv wheels-venv lint
 	WHEELCUDA_REQUIRE_INTEGRATION=1 $(VENV)/bin/python -m pytest -m "not gpu"
 
 demo: dev torch-venv
@@ -46,4 +59,4 @@ bench: dev torch-venv
 	$(VENV)/bin/python benchmarks/run.py --torch-venv $(TORCH_VENV)
 
 clean:
-	rm -rf $(VENV) $(TORCH_VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(TORCH_VENV) $(WHEELS_VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import stat
 import sys
 from collections.abc import Iterable
@@ -118,7 +119,7 @@ def python(tmp: Path, site_dirs: Iterable[Path], name: str = "python") -> Path:
             "version": [3, 11, 7], "site_dirs": [str(s) for s in site_dirs],
             "purelib": str(next(iter(site_dirs), tmp))}
     script = tmp / name
-    _executable(script, f"#!/bin/sh\ncat <<'EOF'\n{json.dumps(info)}\nEOF\n")
+    _executable(script, f"#!/bin/sh\nprintf '%s\\n' {shlex.quote(json.dumps(info))}\n")
     return script
 
 
@@ -133,3 +134,17 @@ def pythonpath_env() -> dict[str, str]:
 
 
 PY = sys.executable
+
+
+def build_needs(site: Path) -> Path:
+    """What --no-build-isolation builds need from the environment."""
+    for name, version in (("setuptools", "80.0.0"), ("wheel", "0.45.0"), ("ninja", "1.13.0"),
+                          ("packaging", "25.0")):
+        dist_info(site, name, version)
+    return site
+
+
+def user_env(tmp: Path) -> Path:
+    """A complete user environment: torch cu130, the compiler set, the build needs."""
+    site = build_needs(torch(cu13_site(tmp / "site")))
+    return python(tmp, [site])

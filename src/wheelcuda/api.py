@@ -18,7 +18,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import arch as archmod
-from . import cache, catalog, checks, environ, gpus, hostcc, interpreter, locate, plan, torchinfo
+from . import (
+    cache,
+    catalog,
+    checks,
+    environ,
+    gpus,
+    hostcc,
+    interpreter,
+    locate,
+    plan,
+    store,
+    torchinfo,
+)
 from .errors import ArchError, ComponentError, HostCompilerError, TorchError, WheelcudaError
 from .materialize import Home, ensure
 
@@ -45,23 +57,26 @@ class Setup:
         return found + checks.torch_problems(self.torch, release, self.target.python)
 
 
-def roots_for(target: interpreter.Target) -> tuple[str, ...]:
-    """Where components are looked for: the environment's site folders."""
-    return target.site_dirs
+def roots_for(target: interpreter.Target, torch: torchinfo.Torch | None) -> tuple[str, ...]:
+    """Where components are looked for: the environment's site folders, then the
+    toolkit store's set matching torch (fetched by ``wheelcuda install``)."""
+    if torch is None or torch.cuda_major is None:
+        return target.site_dirs
+    fetched = store.existing(checks.wanted_specifier(torch, torch.cuda_major))
+    return (*target.site_dirs, fetched) if fetched else target.site_dirs
 
 
 @functools.cache
 def inspect(python: str | None = None) -> Setup:
     """Locate components and torch in the target environment (no tree is written)."""
     target = interpreter.resolve(python)
-    roots = roots_for(target)
-    inventory = locate.locate(roots)
-    torch = torchinfo.find_torch(roots)
+    torch = torchinfo.find_torch(target.site_dirs)
+    inventory = locate.locate(roots_for(target, torch))
     return Setup(target, inventory, torch, checks.choose_major(inventory, torch))
 
 
 def _raise_first(problems: list[checks.Problem], kinds: tuple[str, ...]) -> None:
-    errors = {"components": ComponentError, "torch": TorchError}
+    errors = {"missing": ComponentError, "components": ComponentError, "torch": TorchError}
     for p in problems:
         if p.severity == "error" and p.kind in kinds:
             raise errors.get(p.kind, WheelcudaError)(p.message, p.fix)
@@ -84,7 +99,7 @@ def tree_plan(setup: Setup) -> plan.TreePlan:
 
 def home_for(setup: Setup) -> Home:
     """Synthesize (or reuse) the tree for ``setup``; raise if its components cannot build."""
-    _raise_first(setup.problems(), ("components",))
+    _raise_first(setup.problems(), ("missing", "components"))
     return ensure(tree_plan(setup))
 
 
@@ -121,7 +136,8 @@ def build_env(python: str | None = None, arch: str | None = None,
     setup = inspect(python)
     # A plain CMake or Makefile build needs no torch: only a torch that cannot match
     # the compiler (CPU-only, other CUDA major) stops ``env``.
-    _raise_first(setup.problems(), ("components", "torch") if setup.torch else ("components",))
+    kinds = ("missing", "components", "torch") if setup.torch else ("missing", "components")
+    _raise_first(setup.problems(), kinds)
     home = home_for(setup)
     archs, _ = choose_archs(arch, current)
     archmod.check(archs, home.gpu_codes, home.nvcc_version)

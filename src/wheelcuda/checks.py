@@ -22,7 +22,7 @@ _CU12_GAP = "bin/nvcc, nvvm/bin/cicc, bin/cudafe++, bin/fatbinary, bin/nvlink"
 class Problem:
     """Something that stops a build (``error``) or that a person should know (``warning``)."""
 
-    kind: str  # "components", "torch", "arch", "host", "environment"
+    kind: str  # "missing" (wheels), "components", "torch", "arch", "host", "environment"
     message: str
     fix: str | None = None
     severity: str = "error"
@@ -81,7 +81,7 @@ def _missing(inventory: Inventory, major: int, torch: Torch | None) -> list[Prob
         return []
     names = ", ".join(c.wheels[major] for c in absent)
     where = ", ".join(inventory.roots) or "(no site folders)"
-    return [Problem("components", f"missing CUDA {major} wheels: {names} (looked in {where})",
+    return [Problem("missing", f"missing CUDA {major} wheels: {names} (looked in {where})",
                     fix)]
 
 

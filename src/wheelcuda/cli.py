@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from . import __version__, api, cache, doctor, environ, render
+from . import __version__, api, cache, doctor, environ, install, render
 from .errors import WheelcudaError
 
 
@@ -54,6 +54,27 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
     return 0 if report["ok"] else 1
 
 
+def _cmd_install(args: argparse.Namespace) -> int:
+    prepared = install.prepare(args.packages, args.python, args.arch, args.rest,
+                               fetch=not args.no_fetch)
+    if args.explain:
+        sys.stdout.write(install.explain(prepared))
+        return 0
+    _note(f"building with {prepared.tool.name} for "
+          f"{';'.join(str(a) for a in prepared.archs)} (from {prepared.arch_source}): "
+          + " ".join(prepared.argv))
+    code, summary = install.execute(prepared)
+    _note(summary)
+    return code
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    if not args.rest:
+        raise SystemExit("wheelcuda run: give the command after --, e.g. "
+                         "wheelcuda run -- cmake -S . -B build")
+    return install.run_command(args.rest, args.python, args.arch)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="wheelcuda",
@@ -81,11 +102,39 @@ def _parser() -> argparse.ArgumentParser:
     doc.add_argument("--json", action="store_true")
     doc.add_argument("--arch", metavar="LIST")
     doc.set_defaults(func=_cmd_doctor)
+
+    ins = command("install", "build and install CUDA extension packages "
+                             "(uv pip install --no-build-isolation); args after -- go to uv/pip")
+    ins.add_argument("packages", nargs="+", metavar="PKG",
+                     help="a requirement (causal-conv1d==1.7.0), a folder or an sdist")
+    ins.add_argument("--arch", metavar="LIST")
+    ins.add_argument("--no-fetch", action="store_true",
+                     help="never fetch the compiler wheels into wheelcuda's store")
+    ins.add_argument("--explain", action="store_true",
+                     help="print what would be set and run, and stop")
+    ins.set_defaults(func=_cmd_install)
+
+    run = command("run", "run a command (after --) with the build environment")
+    run.add_argument("--arch", metavar="LIST")
+    run.set_defaults(func=_cmd_run)
     return parser
 
 
+def _split(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Arguments before the first ``--`` are ours; after it, the child's."""
+    argv = list(argv)
+    if "--" in argv:
+        i = argv.index("--")
+        return argv[:i], argv[i + 1:]
+    return argv, []
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    ours, rest = _split(sys.argv[1:] if argv is None else argv)
+    args = _parser().parse_args(ours)
+    args.rest = rest
+    if rest and args.command not in ("install", "run"):
+        _parser().error(f"{args.command} takes no arguments after --")
     try:
         return int(args.func(args))
     except WheelcudaError as exc:

@@ -69,7 +69,8 @@ def _arch(cli: str | None, environ_: Mapping[str, str], home: Home | None
 
 
 def _home(setup: api.Setup) -> tuple[Home | None, list[checks.Problem]]:
-    if any(p.severity == "error" and p.kind == "components" for p in setup.problems()):
+    if any(p.severity == "error" and p.kind in ("missing", "components")
+           for p in setup.problems()):
         return None, []
     try:
         return api.home_for(setup), []

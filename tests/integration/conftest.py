@@ -17,15 +17,41 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="session")
-def torch_venv() -> Path:
-    path = Path(os.environ.get("WHEELCUDA_TEST_TORCH_VENV", REPO / ".venv-torch"))
+def _venv(variable: str, default: str, target: str) -> Path:
+    path = Path(os.environ.get(variable, REPO / default))
     if not (path / ".installed").exists():
-        message = f"no torch environment at {path}: run `make torch-venv`"
+        message = f"no environment at {path}: run `make {target}`"
         if os.environ.get("WHEELCUDA_REQUIRE_INTEGRATION"):
             pytest.fail(message)
         pytest.skip(message)
     return path
+
+
+@pytest.fixture(scope="session")
+def torch_venv() -> Path:
+    """torch 2.14.1+cu130 and the build needs, no compiler wheels: a bare user venv."""
+    return _venv("WHEELCUDA_TEST_TORCH_VENV", ".venv-torch", "torch-venv")
+
+
+@pytest.fixture(scope="session")
+def wheels_venv() -> Path:
+    """.venv-torch's packages plus NVIDIA's CUDA 13.0 compiler wheels of its own."""
+    return _venv("WHEELCUDA_TEST_WHEELS_VENV", ".venv-wheels", "wheels-venv")
+
+
+@pytest.fixture
+def local_wheels() -> dict[str, str]:
+    """Where uv finds the NVIDIA wheels on this machine without the network: the same
+    local mirror pip is configured with (/etc/pip.conf); elsewhere uv uses PyPI."""
+    env = {}
+    cert = os.environ.get("SSL_CERT_FILE") or os.environ.get("PIP_CERT")
+    if cert:  # this machine reaches PyPI through a CA that only this bundle holds
+        env["SSL_CERT_FILE"] = cert
+    folders = [f for f in ("/opt/pypi/files", "/opt/pypi-more/files") if Path(f).is_dir()]
+    if folders:
+        env["UV_FIND_LINKS"] = ",".join(folders)
+        env["PIP_FIND_LINKS"] = " ".join([os.environ.get("PIP_FIND_LINKS", ""), *folders]).strip()
+    return env
 
 
 @pytest.fixture(scope="session")

@@ -37,9 +37,9 @@ def test_hiding_really_hides() -> None:
     assert sandbox.assert_ok(r).split() == ["no-nvcc"]
 
 
-def test_doctor_on_the_real_wheels(wheelcuda_cmd: str, torch_venv: Path, tmp_path: Path
+def test_doctor_on_the_real_wheels(wheelcuda_cmd: str, wheels_venv: Path, tmp_path: Path
                                    ) -> None:
-    r = sandbox.shell(f"{wheelcuda_cmd} doctor --json --arch 9.0 --python {torch_venv}",
+    r = sandbox.shell(f"{wheelcuda_cmd} doctor --json --arch 9.0 --python {wheels_venv}",
                       tmp_path)
     report = json.loads(sandbox.assert_ok(r))
     assert report["ok"] is True, report["problems"]
@@ -51,11 +51,11 @@ def test_doctor_on_the_real_wheels(wheelcuda_cmd: str, torch_venv: Path, tmp_pat
     sandbox.assert_no_system_toolkit(json.dumps(report))
 
 
-def test_compile_and_link_cuda(wheelcuda_cmd: str, torch_venv: Path, tmp_path: Path) -> None:
+def test_compile_and_link_cuda(wheelcuda_cmd: str, wheels_venv: Path, tmp_path: Path) -> None:
     """cub + cuda_bf16 + a kernel launch, through the tree's nvcc; then -lcuda (the stub)."""
     src = REPO / "examples/cmake_project/smoke.cu"
     script = f"""set -e
-{_env_line(wheelcuda_cmd, torch_venv)}
+{_env_line(wheelcuda_cmd, wheels_venv)}
 command -v nvcc
 nvcc -arch=sm_90 -o smoke {src}
 ./smoke
@@ -73,19 +73,19 @@ readelf -d smoke smoke-driver
 
 
 @pytest.mark.parametrize("installer", ["pip", "uv"])
-def test_torch_extension(wheelcuda_cmd: str, torch_venv: Path, tmp_path: Path, cuobjdump: str,
+def test_torch_extension(wheelcuda_cmd: str, wheels_venv: Path, tmp_path: Path, cuobjdump: str,
                          installer: str) -> None:
     """The README's `eval "$(wheelcuda env)"` path with pip and with uv, then import it."""
     src = tmp_path / "torch_ext"
     shutil.copytree(REPO / "examples/torch_ext", src)
-    py = torch_venv / "bin/python"
+    py = wheels_venv / "bin/python"
     uv = Path(sys.executable).parent / "uv"
     install = {
         "pip": f"{py} -m pip install --no-build-isolation --no-deps --no-cache-dir -v {src}",
         "uv": f"{uv} pip install --no-build-isolation --no-deps --no-cache --python {py} {src}",
     }[installer]
     script = f"""set -e
-{_env_line(wheelcuda_cmd, torch_venv)}
+{_env_line(wheelcuda_cmd, wheels_venv)}
 MAX_JOBS=2 {install}
 cd /
 {py} -c "import wheelcuda_demo, torch; print('IMPORTED', wheelcuda_demo._C.__file__)"
@@ -106,10 +106,10 @@ cd /
                        check=False, capture_output=True)
 
 
-def test_cmake_project(wheelcuda_cmd: str, torch_venv: Path, tmp_path: Path) -> None:
+def test_cmake_project(wheelcuda_cmd: str, wheels_venv: Path, tmp_path: Path) -> None:
     build = tmp_path / "build"
     script = f"""set -e
-{_env_line(wheelcuda_cmd, torch_venv)}
+{_env_line(wheelcuda_cmd, wheels_venv)}
 cmake -S {REPO / "examples/cmake_project"} -B {build}
 cmake --build {build}
 grep -E '^(CMAKE_CUDA_COMPILER|CUDAToolkit_NVCC_EXECUTABLE|CUDA_cuda_driver_LIBRARY)' \\
@@ -123,10 +123,10 @@ readelf -d {build}/smoke
     sandbox.assert_no_system_toolkit(out)
 
 
-def test_eight_processes_one_tree(wheelcuda_cmd: str, torch_venv: Path, tmp_path: Path,
+def test_eight_processes_one_tree(wheelcuda_cmd: str, wheels_venv: Path, tmp_path: Path,
                                   isolated: Path) -> None:
     def one(_: int) -> subprocess.CompletedProcess[str]:
-        return sandbox.shell(f"{wheelcuda_cmd} home --python {torch_venv}", tmp_path)
+        return sandbox.shell(f"{wheelcuda_cmd} home --python {wheels_venv}", tmp_path)
 
     with ThreadPoolExecutor(8) as pool:
         results = list(pool.map(one, range(8)))
@@ -136,11 +136,11 @@ def test_eight_processes_one_tree(wheelcuda_cmd: str, torch_venv: Path, tmp_path
     assert trees == [Path(homes.pop()).name]
 
 
-def test_stale_tree_is_rebuilt(wheelcuda_cmd: str, torch_venv: Path, tmp_path: Path) -> None:
-    home = _home(wheelcuda_cmd, torch_venv, tmp_path)
+def test_stale_tree_is_rebuilt(wheelcuda_cmd: str, wheels_venv: Path, tmp_path: Path) -> None:
+    home = _home(wheelcuda_cmd, wheels_venv, tmp_path)
     nvcc = home / "bin/nvcc"
     nvcc.unlink()
     nvcc.symlink_to(tmp_path / "uninstalled/nvcc")  # what an upgrade leaves behind
-    assert _home(wheelcuda_cmd, torch_venv, tmp_path) == home
+    assert _home(wheelcuda_cmd, wheels_venv, tmp_path) == home
     r = sandbox.shell(f"{home}/bin/nvcc --version", tmp_path)
     assert "release 13.0" in sandbox.assert_ok(r)

@@ -1,0 +1,160 @@
+"""``wheelcuda install`` and ``wheelcuda run``: preflight, then one child process.
+
+Preflight answers in seconds what would otherwise fail 25 minutes into a build: torch
+present and built with CUDA, the matching compiler (fetched into the store if the
+environment lacks it), the build needs of ``--no-build-isolation``, the arch list,
+the host compiler. Then the installer runs with the environment of ``wheelcuda env``
+plus what the package table and the machine say (MAX_JOBS).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from . import api, arch, checks, gpus, installer, jobs, locate, packages, proc, store
+from .errors import ComponentError, ToolError, TorchError
+
+#: What setup.py builds need from the environment under --no-build-isolation.
+BUILD_NEEDS = ("setuptools", "wheel", "ninja", "packaging")
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Everything decided before the build starts; ``--explain`` prints it."""
+
+    python: str
+    tool: installer.Tool
+    argv: list[str]
+    variables: dict[str, str]  # what wheelcuda sets on top of the current environment
+    archs: tuple[arch.Arch, ...]
+    arch_source: str
+    names: list[str | None]
+    store: str | None
+
+
+def _torch_ready(setup: api.Setup) -> None:
+    problems = checks.torch_problems(setup.torch, None, setup.target.python)
+    for p in problems:
+        if p.severity == "error":
+            raise TorchError(p.message, p.fix)
+
+
+def _compiler(setup: api.Setup, fetch: bool) -> tuple[api.Setup, str | None]:
+    """The setup with a complete compiler set, fetched into the store if it is missing."""
+    problems = [p for p in setup.problems() if p.severity == "error"
+                and p.kind in ("missing", "components")]
+    if not problems:
+        return setup, None
+    if any(p.kind != "missing" for p in problems) or setup.torch is None:
+        raise ComponentError(problems[0].message, problems[0].fix)
+    spec = checks.wanted_specifier(setup.torch, setup.major)
+    if not fetch:
+        raise ComponentError(problems[0].message + " (and --no-fetch forbids fetching them)",
+                             problems[0].fix)
+    folder = store.fetch(spec, setup.target.python, setup.major)
+    api.inspect.cache_clear()
+    return api.inspect(setup.target.python), folder
+
+
+def missing_build_needs(site_dirs: Sequence[str], path: str) -> list[str]:
+    """Build needs absent from the environment (ninja may also come from PATH)."""
+    def has(name: str) -> bool:
+        return any(locate.dist_version(d, name) for d in site_dirs)
+
+    return [n for n in BUILD_NEEDS
+            if not has(n) and not (n == "ninja" and shutil.which("ninja", path=path))]
+
+
+def _job_count(names: Sequence[str | None]) -> str:
+    return str(jobs.max_jobs(jobs.cores(), jobs.available_memory(), packages.job_gb(names)))
+
+
+def prepare(pkgs: Sequence[str], python: str | None, arch_list: str | None,
+            extra: Sequence[str], *, fetch: bool = True,
+            environ: Mapping[str, str] | None = None) -> Prepared:
+    """Preflight and the full plan of the install; raises before any build starts."""
+    environ = os.environ if environ is None else environ
+    setup = api.inspect(python)
+    _torch_ready(setup)
+    setup, folder = _compiler(setup, fetch)
+    search = os.pathsep.join([os.path.dirname(setup.target.python), environ.get("PATH", "")])
+    missing = missing_build_needs(setup.target.site_dirs, search)
+    if missing:
+        raise ToolError(f"{', '.join(missing)} missing in {setup.target.python}: "
+                        "--no-build-isolation builds use the environment's own",
+                        f"uv pip install --python {setup.target.python} {' '.join(missing)}")
+    variables = run_environment(setup.target.python, arch_list, environ)
+    names = [packages.distribution_name(p) for p in pkgs]
+    archs, source = api.choose_archs(arch_list, environ)
+    wanted = packages.recipe_env(names, archs, bool(gpus.probe_gpus().gpus))
+    if "MAX_JOBS" not in environ:
+        wanted["MAX_JOBS"] = _job_count(names)
+    variables.update(packages.user_wins(wanted, environ))
+    tool = installer.choose(environ)
+    argv = installer.install_argv(tool, setup.target.python, pkgs, extra)
+    return Prepared(setup.target.python, tool, argv, variables, archs, source, names, folder)
+
+
+def run_environment(python: str | None, arch_list: str | None,
+                    environ: Mapping[str, str]) -> dict[str, str]:
+    """``wheelcuda env``'s variables, with the target environment's bin after the tree's
+    (its ninja and console scripts, as if it were activated)."""
+    variables = api.build_env(python, arch_list, environ)
+    target_bin = os.path.dirname(api.inspect(python).target.python)
+    parts = variables["PATH"].split(os.pathsep)
+    if target_bin not in parts:
+        parts.insert(1, target_bin)
+    variables["PATH"] = os.pathsep.join(parts)
+    return variables
+
+
+def explain(p: Prepared) -> str:
+    """What ``install`` would set and run, without running it."""
+    lines = [f"target     {p.python}", f"installer  {p.tool.name}",
+             f"archs      {arch.to_torch(p.archs)} (from {p.arch_source})"]
+    if p.store:
+        lines.append(f"compiler   fetched into {p.store}")
+    for name in p.names:
+        recipe = packages.RECIPES.get(name or "")
+        if recipe:
+            lines.append(f"package    {name}: {recipe.note}")
+    lines += [f"set        {k}={v}" for k, v in p.variables.items()]
+    lines.append("run        " + " ".join(p.argv))
+    return "\n".join(lines) + "\n"
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(round(seconds), 60)
+    return f"{minutes}m{secs:02d}s" if minutes else f"{seconds:.1f}s"
+
+
+def execute(p: Prepared, environ: Mapping[str, str] | None = None) -> tuple[int, str]:
+    """Run the installer (output streams through); the exit code and the summary line."""
+    env = proc.child_environ({**(environ or {}), **p.variables})
+    start = time.monotonic()
+    code = proc.call(p.argv, env=env)
+    took = _duration(time.monotonic() - start)
+    archs = ", ".join(f"sm_{a.number}" for a in p.archs)
+    if code != 0:
+        return code, f"{p.tool.name} exited with {code} after {took}; nothing was installed"
+    site = api.inspect(p.python).target.site_dirs
+    done = [f"{n}=={v}" if (v := _version(site, n)) else str(n) for n in p.names]
+    return 0, f"installed {', '.join(done)} with {p.tool.name} in {took} for {archs}"
+
+
+def _version(site_dirs: Sequence[str], name: str | None) -> str | None:
+    if not name:
+        return None
+    return next((v for d in site_dirs if (v := locate.dist_version(d, name))), None)
+
+
+def run_command(argv: Sequence[str], python: str | None, arch_list: str | None) -> int:
+    """``wheelcuda run -- CMD``: CMD with the build environment; its exit code."""
+    variables = run_environment(python, arch_list, os.environ)
+    if "MAX_JOBS" not in os.environ:
+        variables["MAX_JOBS"] = _job_count([])
+    return proc.call(argv, env=proc.child_environ(variables))

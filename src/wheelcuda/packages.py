@@ -1,0 +1,134 @@
+"""What known CUDA extension packages need to build, as data.
+
+Each :class:`Recipe` holds the variables a package's setup.py reads. The user's own
+environment always wins: a variable already set is left as it is. Sources are cited per
+entry (the packages' setup.py files, read for this table).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import InvalidSdistFilename, canonicalize_name, parse_sdist_filename
+
+from . import arch as archmod
+from . import jobs
+
+_EMPTY: Mapping[str, str] = MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """Build settings of one package."""
+
+    #: Always set: e.g. force a source build instead of downloading a prebuilt wheel.
+    env: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    #: Set only when no GPU is visible (packages that look for one to decide on CUDA).
+    no_gpu_env: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    #: A variable that takes the arch list as bare numbers (``80;90;120``), if any.
+    arch_var: str | None = None
+    #: Peak memory of one compile job, for MAX_JOBS (GB).
+    job_gb: float = jobs.DEFAULT_JOB_GB
+    #: Why, for ``--explain``.
+    note: str = ""
+
+
+def _m(**kw: str) -> Mapping[str, str]:
+    return MappingProxyType(kw)
+
+
+_FORCE_CUDA = _m(FORCE_CUDA="1")
+
+#: Keyed by canonical distribution name. Read from each package's setup.py (latest PyPI
+#: sdists, 2026-11): the *_FORCE_BUILD switches take exactly "TRUE".
+RECIPES: Mapping[str, Recipe] = MappingProxyType({
+    # setup.py downloads a prebuilt wheel from GitHub releases unless forced, and catches
+    # only HTTPError: offline, the build aborts (FACTS.md).
+    "causal-conv1d": Recipe(env=_m(CAUSAL_CONV1D_FORCE_BUILD="TRUE"),
+                            note="build from source, never fetch a GitHub wheel"),
+    "mamba-ssm": Recipe(env=_m(MAMBA_FORCE_BUILD="TRUE"),
+                        note="build from source, never fetch a GitHub wheel"),
+    # FLASH_ATTN_CUDA_ARCHS: ";"-separated numbers; 2.8.3 acts on 80, 90, 100 and 120 only.
+    # Without MAX_JOBS its setup.py imports psutil to pick one itself.
+    "flash-attn": Recipe(env=_m(FLASH_ATTENTION_FORCE_BUILD="TRUE"),
+                         arch_var="FLASH_ATTN_CUDA_ARCHS", job_gb=8.0,
+                         note="build from source; its own arch variable; heavy compile jobs"),
+    # Builds CUDA only when a GPU is visible, FORCE_CUDA=1, or TORCH_CUDA_ARCH_LIST is set.
+    "xformers": Recipe(no_gpu_env=_FORCE_CUDA, job_gb=6.0,
+                       note="FORCE_CUDA=1: build the CUDA kernels without a visible GPU"),
+    # pyg packages: CUDA only if torch.cuda.is_available() or FORCE_CUDA=1.
+    "torch-scatter": Recipe(no_gpu_env=_FORCE_CUDA, note="FORCE_CUDA=1 without a visible GPU"),
+    "torch-sparse": Recipe(no_gpu_env=_FORCE_CUDA, note="FORCE_CUDA=1 without a visible GPU"),
+    "torch-cluster": Recipe(no_gpu_env=_FORCE_CUDA, note="FORCE_CUDA=1 without a visible GPU"),
+    "torch-spline-conv": Recipe(no_gpu_env=_FORCE_CUDA,
+                                note="FORCE_CUDA=1 without a visible GPU"),
+    # apex 25.09: environment variables replace the legacy --build-option=--cpp_ext.
+    "apex": Recipe(env=_m(APEX_CPP_EXT="1", APEX_CUDA_EXT="1"),
+                   note="build apex's C++ and CUDA extensions"),
+    # DeepSpeed 0.19.8: prebuild ops, less those that need packages or libraries a plain
+    # environment lacks (cutlass/ragged-device ops import dskernels; evoformer needs
+    # CUTLASS; aio and gds need libaio and cuFile). Without a GPU it picks its CPU
+    # accelerator unless DS_ACCELERATOR=cuda.
+    "deepspeed": Recipe(env=_m(DS_BUILD_OPS="1", DS_BUILD_CUTLASS_OPS="0",
+                               DS_BUILD_RAGGED_DEVICE_OPS="0", DS_BUILD_EVOFORMER_ATTN="0",
+                               DS_BUILD_AIO="0", DS_BUILD_GDS="0", DS_ENABLE_NINJA="1"),
+                        no_gpu_env=_m(DS_ACCELERATOR="cuda"),
+                        note="prebuild DeepSpeed's ops, less those needing extra libraries"),
+})
+
+
+def distribution_name(spec: str) -> str | None:
+    """The canonical name behind a requirement, an sdist file, or a project folder."""
+    base = os.path.basename(spec.rstrip("/"))
+    try:
+        return str(parse_sdist_filename(base)[0])
+    except InvalidSdistFilename:
+        pass
+    if os.path.isdir(spec):
+        return _project_name(spec)
+    try:
+        return str(canonicalize_name(Requirement(spec).name))
+    except InvalidRequirement:
+        return None
+
+
+def _project_name(folder: str) -> str | None:
+    try:
+        with open(os.path.join(folder, "pyproject.toml"), encoding="utf-8") as f:
+            text = f.read()
+    except OSError:
+        return None
+    m = re.search(r'^\[project\][^\[]*?^name\s*=\s*["\']([^"\']+)', text, re.M | re.S)
+    return str(canonicalize_name(m.group(1))) if m else None
+
+
+def recipe_env(names: Sequence[str | None], archs: Sequence[archmod.Arch], gpu_seen: bool
+               ) -> dict[str, str]:
+    """The variables the known packages among ``names`` need (pure)."""
+    out: dict[str, str] = {}
+    for name in names:
+        recipe = RECIPES.get(name or "")
+        if recipe is None:
+            continue
+        out.update(recipe.env)
+        if not gpu_seen:
+            out.update(recipe.no_gpu_env)
+        if recipe.arch_var and archs:
+            numbers = sorted({a.major * 10 + a.minor for a in archs})
+            out[recipe.arch_var] = ";".join(map(str, numbers))
+    return out
+
+
+def job_gb(names: Sequence[str | None]) -> float:
+    """The heaviest per-job memory among the packages (for MAX_JOBS)."""
+    return max([jobs.DEFAULT_JOB_GB] + [RECIPES[n].job_gb for n in names if n and n in RECIPES])
+
+
+def user_wins(wanted: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
+    """Drop what the user already set: their environment always wins (pure)."""
+    return {k: v for k, v in wanted.items() if k not in environ}

@@ -1,0 +1,93 @@
+"""wheelcuda's toolkit store: compiler wheels fetched once, shared by every environment.
+
+When an environment has torch but not the compiler wheels, ``wheelcuda install``
+fetches the set matching torch's CUDA (torch's own ``cuda-toolkit==X`` pin) into
+``<cache>/toolkits/<requirement>/`` with ``--target``, instead of into the user's
+environment. The folder is laid out like site-packages, so :mod:`locate` reads it as
+one more root, after the environment's own site folders.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import filelock
+
+from . import cache, catalog, installer, proc
+from .errors import ComponentError, ToolError
+
+_MARK = "wheelcuda-store.json"
+
+
+def folder_name(specifier: str) -> str:
+    """``==13.0.3`` -> ``cuda-toolkit-13.0.3``; ``==13.0.*`` -> ``cuda-toolkit-13.0.x`` (pure)."""
+    version = re.sub(r"^[=~<>!]+", "", specifier).replace("*", "x")
+    return f"{catalog.METAPACKAGE}-{re.sub(r'[^A-Za-z0-9.+-]', '_', version)}"
+
+
+def path_for(specifier: str) -> Path:
+    return cache.cache_root() / "toolkits" / folder_name(specifier)
+
+
+def existing(specifier: str) -> str | None:
+    """The store folder for ``specifier`` if it was fetched whole."""
+    path = path_for(specifier)
+    return str(path) if (path / _MARK).is_file() else None
+
+
+def _wheel_names(major: int) -> str:
+    return ", ".join(c.wheels[major] for c in catalog.COMPILER)
+
+
+def fetch(specifier: str, python: str, major: int) -> str:
+    """Download and unpack the compiler set into the store (once; safe when concurrent)."""
+    found = existing(specifier)
+    if found:
+        return found
+    toolkits = cache.subdir("toolkits")
+    final = toolkits / folder_name(specifier)
+    with filelock.FileLock(str(toolkits / f".{final.name}.lock"), timeout=1800):
+        found = existing(specifier)
+        if found:
+            return found
+        tmp = Path(tempfile.mkdtemp(dir=toolkits, prefix=f".fetch-{final.name}-"))
+        try:
+            _download(catalog.toolkit_requirement(specifier), tmp, python, major)
+            mark = {"requirement": catalog.toolkit_requirement(specifier)}
+            (tmp / _MARK).write_text(json.dumps(mark) + "\n")
+            if final.exists():
+                shutil.rmtree(final)
+            os.rename(tmp, final)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return str(final)
+
+
+def _download(requirement: str, target: Path, python: str, major: int) -> None:
+    tool = installer.choose()
+    argv = installer.target_argv(tool, requirement, str(target), python)
+    print(f"wheelcuda: fetching {requirement} into {target.parent} with {tool.name}",
+          file=sys.stderr)
+    try:
+        proc.capture(argv, timeout=1800)
+    except ToolError as exc:
+        if "certificate" in str(exc).lower():
+            raise ComponentError(
+                f"could not fetch {requirement}: the TLS certificate of the index was not "
+                f"trusted: {exc}",
+                "point uv at your CA bundle: export SSL_CERT_FILE=/etc/ssl/certs/"
+                "ca-certificates.crt (or UV_NATIVE_TLS=1), then run wheelcuda again",
+            ) from exc
+        raise ComponentError(
+            f"could not fetch {requirement} ({_wheel_names(major)}): {exc}",
+            "when offline, bring the wheels: on a connected machine run "
+            f'`pip download -d wheels "{requirement}"`, copy wheels/ here, then '
+            f"`uv pip install --python {python} --no-index --find-links wheels "
+            f'"{requirement}"` (or set UV_FIND_LINKS=wheels and run wheelcuda again)',
+        ) from exc

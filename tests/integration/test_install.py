@@ -1,0 +1,80 @@
+"""`wheelcuda install` from a bare torch environment (no compiler wheels) with uv and
+with pip, `--no-fetch`, and `wheelcuda run` building a CMake project; the system
+toolkit out of reach throughout (sandbox.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.integration import sandbox
+from tests.integration.conftest import REPO
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.mark.parametrize("installer", ["uv", "pip"])
+def test_install_fetches_the_compiler_and_builds(
+        wheelcuda_cmd: str, torch_venv: Path, tmp_path: Path, isolated: Path, cuobjdump: str,
+        local_wheels: dict[str, str], installer: str) -> None:
+    src = tmp_path / "torch_ext"
+    shutil.copytree(REPO / "examples/torch_ext", src)
+    py = torch_venv / "bin/python"
+    script = f"""set -e
+{wheelcuda_cmd} install --python {torch_venv} --arch 9.0 {src}
+cd /
+{py} -c "import wheelcuda_demo; print('IMPORTED', wheelcuda_demo._C.__file__)"
+"""
+    env = {**local_wheels, "WHEELCUDA_INSTALLER": installer}
+    try:
+        r = sandbox.shell(script, tmp_path, extra_env=env, timeout=1500)
+        out = sandbox.assert_ok(r)
+        assert f"fetching cuda-toolkit[nvcc,cccl]==13.0.3 into {isolated}/toolkits" in r.stderr
+        assert (isolated / "toolkits/cuda-toolkit-13.0.3/nvidia/cu13/bin/nvcc").exists()
+        assert f"installed wheelcuda-demo-ext==0.1.0 with {installer} in" in r.stderr
+        assert "for sm_90" in r.stderr
+        so = out.split("IMPORTED ")[1].split()[0]
+        elves = subprocess.run([cuobjdump, "--list-elf", so], capture_output=True, text=True,
+                               check=True).stdout
+        assert [line.rsplit(".", 2)[-2] for line in elves.splitlines()] == ["sm_90"]
+        sandbox.assert_no_system_toolkit(r.stdout + r.stderr)
+        # The store is seen by env and doctor too, and the user's venv was not touched.
+        doctor = sandbox.shell(f"{wheelcuda_cmd} doctor --json --arch 9.0 --python {torch_venv}",
+                               tmp_path)
+        report = json.loads(sandbox.assert_ok(doctor))
+        assert report["ok"], report["problems"]
+        nvcc = next(c for c in report["components"] if c["name"] == "cuda_nvcc")
+        assert nvcc["path"].startswith(str(isolated / "toolkits"))
+        assert not list(torch_venv.glob("lib/python*/site-packages/nvidia_cuda_nvcc-*"))
+    finally:
+        subprocess.run([str(py), "-m", "pip", "uninstall", "-y", "-q", "wheelcuda-demo-ext"],
+                       check=False, capture_output=True)
+
+
+def test_no_fetch_fails_fast(wheelcuda_cmd: str, torch_venv: Path, tmp_path: Path) -> None:
+    r = sandbox.shell(f"{wheelcuda_cmd} install --no-fetch --python {torch_venv} --arch 9.0 "
+                      "causal-conv1d==1.7.0", tmp_path)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert "missing CUDA 13 wheels: nvidia-cuda-nvcc" in r.stderr
+    assert 'cuda-toolkit[nvcc,cccl]==13.0.3' in r.stderr
+
+
+def test_run_builds_a_cmake_project(wheelcuda_cmd: str, wheels_venv: Path, tmp_path: Path
+                                    ) -> None:
+    build = tmp_path / "build"
+    src = REPO / "examples/cmake_project"
+    script = f"""set -e
+{wheelcuda_cmd} run --python {wheels_venv} --arch 9.0 -- cmake -S {src} -B {build}
+{wheelcuda_cmd} run --python {wheels_venv} --arch 9.0 -- cmake --build {build}
+{wheelcuda_cmd} run --python {wheels_venv} --arch 9.0 -- sh -c 'exit 7' || echo "code $?"
+"""
+    out = sandbox.assert_ok(sandbox.shell(script, tmp_path))
+    assert "CUDAToolkit 13.0.88" in out and "Built target smoke" in out
+    assert out.strip().endswith("code 7")
+    assert os.path.exists(build / "smoke")
+    sandbox.assert_no_system_toolkit(out)

@@ -1,0 +1,155 @@
+"""`wheelcuda install` and `run` on fake environments: every preflight failure gives its
+message and the fix within seconds, and no build starts (a fake uv records any call)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests import fakes
+from tests.test_cli import fail, run
+
+
+@pytest.fixture
+def fake_uv(tmp_path: Path) -> dict[str, str]:
+    """A `uv` first on PATH that records that it ran: a build would have started."""
+    bin_dir = tmp_path / "fakebin"
+    bin_dir.mkdir()
+    uv = bin_dir / "uv"
+    uv.write_text(f"#!/bin/sh\necho \"$@\" >> {tmp_path}/uv-called\nexit 0\n")
+    uv.chmod(0o755)
+    return {"PATH": f"{bin_dir}:{os.environ['PATH']}", "WHEELCUDA_INSTALLER": "uv"}
+
+
+def no_build(tmp_path: Path) -> None:
+    assert not (tmp_path / "uv-called").exists()
+
+
+def test_explain_shows_what_would_run(tmp_path: Path, fake_uv: dict[str, str]) -> None:
+    py = fakes.user_env(tmp_path)
+    r = run("install", "--python", str(py), "--arch", "12.0", "--explain",
+            "causal-conv1d==1.7.0", "--", "-v", env=fake_uv)
+    assert r.returncode == 0, r.stderr
+    assert "set        CAUSAL_CONV1D_FORCE_BUILD=TRUE" in r.stdout
+    assert "set        TORCH_CUDA_ARCH_LIST=12.0" in r.stdout
+    assert "set        MAX_JOBS=" in r.stdout
+    assert f"--no-build-isolation --python {py} causal-conv1d==1.7.0 -v" in r.stdout
+    no_build(tmp_path)
+
+
+def test_user_settings_win(tmp_path: Path, fake_uv: dict[str, str]) -> None:
+    py = fakes.user_env(tmp_path)
+    env = {**fake_uv, "CAUSAL_CONV1D_FORCE_BUILD": "FALSE", "MAX_JOBS": "1"}
+    r = run("install", "--python", str(py), "--arch", "9.0", "--explain", "causal-conv1d",
+            env=env)
+    assert "CAUSAL_CONV1D_FORCE_BUILD" not in r.stdout and "MAX_JOBS" not in r.stdout
+
+
+def test_install_runs_the_installer_and_passes_its_code(tmp_path: Path,
+                                                       fake_uv: dict[str, str]) -> None:
+    py = fakes.user_env(tmp_path)
+    r = run("install", "--python", str(py), "--arch", "9.0", "./somewhere", env=fake_uv)
+    assert r.returncode == 0, r.stderr
+    called = (tmp_path / "uv-called").read_text()
+    assert called.startswith(f"pip install --no-build-isolation --python {py} ./somewhere")
+    assert "with uv in" in r.stderr and "for sm_90" in r.stderr
+    failing = {**fake_uv, "PATH": fake_uv["PATH"]}
+    (Path(fake_uv["PATH"].split(":")[0]) / "uv").write_text("#!/bin/sh\nexit 42\n")
+    r = run("install", "--python", str(py), "--arch", "9.0", "./x", env=failing)
+    assert r.returncode == 42 and "uv exited with 42" in r.stderr
+
+
+def test_torch_missing(tmp_path: Path, fake_uv: dict[str, str]) -> None:
+    site = fakes.build_needs(fakes.cu13_site(tmp_path / "site"))
+    fail(run("install", "--python", str(fakes.python(tmp_path, [site])), "--arch", "9.0", "x",
+             env=fake_uv), "torch is not installed", "uv pip install --python")
+    no_build(tmp_path)
+
+
+def test_cpu_only_torch(tmp_path: Path, fake_uv: dict[str, str]) -> None:
+    site = fakes.build_needs(fakes.torch(fakes.cu13_site(tmp_path / "site"), "2.14.1+cpu",
+                                         None, None))
+    fail(run("install", "--python", str(fakes.python(tmp_path, [site])), "--arch", "9.0", "x",
+             env=fake_uv), "CPU-only build")
+    no_build(tmp_path)
+
+
+def test_torch_major_differs_from_compiler(tmp_path: Path, fake_uv: dict[str, str]) -> None:
+    site = fakes.build_needs(fakes.torch(tmp_path / "site"))
+    fakes.cu13_site(site, version="12.9.86")
+    fail(run("install", "--python", str(fakes.python(tmp_path, [site])), "--arch", "9.0", "x",
+             env=fake_uv), "built with CUDA 13.0 but the compiler is CUDA 12.9")
+    no_build(tmp_path)
+
+
+def test_build_needs_missing(tmp_path: Path, fake_uv: dict[str, str]) -> None:
+    site = fakes.torch(fakes.cu13_site(tmp_path / "site"))
+    fakes.dist_info(site, "setuptools", "80.0")
+    env = {**fake_uv, "PATH": fake_uv["PATH"].split(":")[0] + ":/usr/bin:/bin"}
+    if Path("/usr/bin/ninja").exists():
+        env["PATH"] = fake_uv["PATH"].split(":")[0]  # hide the system ninja too
+    py = fakes.python(tmp_path, [site])
+    r = run("install", "--python", str(py), "--arch", "9.0", "x", env=env)
+    fail(r, "wheel, ninja, packaging missing", f"uv pip install --python {py} wheel ninja")
+    no_build(tmp_path)
+
+
+def test_arch_unknown(tmp_path: Path, fake_uv: dict[str, str]) -> None:
+    fail(run("install", "--python", str(fakes.user_env(tmp_path)), "x", env=fake_uv),
+         "no GPU architecture given", "--arch 12.0")
+    no_build(tmp_path)
+
+
+def test_arch_unbuildable(tmp_path: Path, fake_uv: dict[str, str]) -> None:
+    fail(run("install", "--python", str(fakes.user_env(tmp_path)), "--arch", "6.1", "x",
+             env=fake_uv), "cannot build sm_61")
+    no_build(tmp_path)
+
+
+def test_host_compiler_not_accepted(tmp_path: Path, fake_uv: dict[str, str]) -> None:
+    gcc = tmp_path / "gcc-16"
+    gcc.write_text("#!/bin/sh\ncase \"$1\" in -dumpfullversion) echo 16.1.0;; "
+                   "*) echo 'gcc (GCC) 16.1.0';; esac\n")
+    gcc.chmod(0o755)
+    fail(run("install", "--python", str(fakes.user_env(tmp_path)), "--arch", "9.0", "x",
+             env={**fake_uv, "NVCC_CCBIN": str(gcc)}), "allows gcc up to 15")
+    no_build(tmp_path)
+
+
+def test_no_fetch(tmp_path: Path, fake_uv: dict[str, str]) -> None:
+    site = fakes.build_needs(fakes.torch(tmp_path / "site"))
+    fail(run("install", "--python", str(fakes.python(tmp_path, [site])), "--arch", "9.0",
+             "--no-fetch", "x", env=fake_uv), "missing CUDA 13 wheels", "--no-fetch forbids",
+         'cuda-toolkit[nvcc,cccl]==13.0.3')
+    no_build(tmp_path)
+
+
+def test_fetch_offline_names_the_wheels(tmp_path: Path) -> None:
+    """A real uv, offline, with nothing cached: the error says which wheels to bring."""
+    site = fakes.build_needs(fakes.torch(tmp_path / "site"))
+    uv_dir = str(Path(sys.executable).parent)
+    env = {"UV_OFFLINE": "1", "UV_CACHE_DIR": str(tmp_path / "uvcache"),
+           "UV_FIND_LINKS": "", "PATH": f"{uv_dir}:/usr/bin:/bin", "WHEELCUDA_INSTALLER": "uv"}
+    r = run("install", "--python", str(fakes.python(tmp_path, [site])), "--arch", "9.0", "x",
+            env=env)
+    fail(r, "could not fetch cuda-toolkit[nvcc,cccl]==13.0.3", "nvidia-cuda-nvcc, nvidia-nvvm",
+         "pip download -d wheels")
+    toolkits = Path(os.environ["WHEELCUDA_CACHE_DIR"]) / "toolkits"
+    assert [p.name for p in toolkits.iterdir() if not p.name.endswith(".lock")] == []
+
+
+def test_run_passes_the_environment_and_exit_code(tmp_path: Path) -> None:
+    py = fakes.user_env(tmp_path)
+    r = run("run", "--python", str(py), "--arch", "9.0", "--", "sh", "-c",
+            'echo "$CUDA_HOME|$TORCH_CUDA_ARCH_LIST|$MAX_JOBS"; exit 3')
+    assert r.returncode == 3
+    home, archs, jobs = r.stdout.strip().split("|")
+    assert Path(home, "bin/nvcc").exists() and archs == "9.0" and int(jobs) >= 1
+
+
+def test_run_without_command_is_a_usage_error() -> None:
+    r = run("run", "--arch", "9.0")
+    assert r.returncode != 0 and "give the command after --" in r.stderr

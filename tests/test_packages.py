@@ -1,0 +1,78 @@
+"""The package table, MAX_JOBS and installer argv: pure decisions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from wheelcuda import arch, installer, jobs, packages
+from wheelcuda.errors import ToolError
+
+GB = 1024**3
+
+
+@pytest.mark.parametrize(("spec", "name"), [
+    ("causal-conv1d==1.7.0", "causal-conv1d"),
+    ("Causal_Conv1d>=1.5", "causal-conv1d"),
+    ("causal_conv1d-1.7.0.tar.gz", "causal-conv1d"),
+    ("/tmp/dl/flash_attn-2.8.3.tar.gz", "flash-attn"),
+    ("mamba-ssm[causal-conv1d]", "mamba-ssm"),
+    ("git+https://example.invalid/x.git", None),
+])
+def test_distribution_names(spec: str, name: str | None) -> None:
+    assert packages.distribution_name(spec) == name
+
+
+def test_folder_name_from_pyproject(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[build-system]\nrequires=[]\n[project]\n'
+                                             'name = "Wheelcuda_Demo-Ext"\nversion="1"\n')
+    assert packages.distribution_name(str(tmp_path)) == "wheelcuda-demo-ext"
+    assert packages.distribution_name(str(tmp_path / "nothing")) is None
+
+
+def test_recipes() -> None:
+    archs = arch.parse("12.0;9.0")
+    env = packages.recipe_env(["causal-conv1d", "flash-attn", None, "numpy"], archs, True)
+    assert env == {"CAUSAL_CONV1D_FORCE_BUILD": "TRUE", "FLASH_ATTENTION_FORCE_BUILD": "TRUE",
+                   "FLASH_ATTN_CUDA_ARCHS": "90;120"}
+    assert packages.recipe_env(["torch-scatter"], archs, True) == {}
+    assert packages.recipe_env(["torch-scatter"], archs, False) == {"FORCE_CUDA": "1"}
+
+
+def test_user_environment_wins() -> None:
+    wanted = {"CAUSAL_CONV1D_FORCE_BUILD": "TRUE", "MAX_JOBS": "2"}
+    assert packages.user_wins(wanted, {"CAUSAL_CONV1D_FORCE_BUILD": "FALSE"}) == {"MAX_JOBS": "2"}
+
+
+def test_job_memory_is_the_heaviest() -> None:
+    assert packages.job_gb(["causal-conv1d"]) == jobs.DEFAULT_JOB_GB
+    assert packages.job_gb(["causal-conv1d", "flash-attn"]) == 8.0
+
+
+@pytest.mark.parametrize(("cores", "memory", "job", "want"), [
+    (16, 125 * GB, 4.0, 16),   # the GPU machine: cores bound
+    (2, 24 * GB, 4.0, 2),      # this machine
+    (64, 32 * GB, 8.0, 4),     # flash-attn on a big box with little memory: memory bound
+    (8, 1 * GB, 4.0, 1),       # never zero
+    (8, None, 4.0, 8),         # memory unknown: cores
+])
+def test_max_jobs(cores: int, memory: int | None, job: float, want: int) -> None:
+    assert jobs.max_jobs(cores, memory, job) == want
+
+
+def test_installer_argv() -> None:
+    uv = installer.Tool("uv", ("/bin/uv",))
+    pip = installer.Tool("pip", ())
+    assert installer.install_argv(uv, "/v/bin/python", ["a==1"], ["-v"]) == [
+        "/bin/uv", "pip", "install", "--no-build-isolation", "--python", "/v/bin/python",
+        "a==1", "-v"]
+    assert installer.install_argv(pip, "/v/bin/python", ["./x"], []) == [
+        "/v/bin/python", "-m", "pip", "install", "--no-build-isolation", "./x"]
+    assert "--target" in installer.target_argv(uv, "cuda-toolkit==1", "/s", "/v/bin/python")
+
+
+def test_installer_choice() -> None:
+    assert installer.choose({"WHEELCUDA_INSTALLER": "pip"}).name == "pip"
+    with pytest.raises(ToolError):
+        installer.choose({"WHEELCUDA_INSTALLER": "conda"})

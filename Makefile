@@ -19,7 +19,7 @@ TOOLKIT := cuda-toolkit[nvcc,cccl]==13.0.3
 export WHEELCUDA_TEST_TORCH_VENV := $(abspath $(TORCH_VENV))
 export WHEELCUDA_TEST_WHEELS_VENV := $(abspath $(WHEELS_VENV))
 
-.PHONY: dev torch-venv wheels-venv lint unit test demo bench clean
+.PHONY: dev torch-venv wheels-venv lint unit test demo bench causal-conv1d clean
 
 dev: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
@@ -54,6 +54,10 @@ test: dev torch-venv wheels-venv lint
 
 demo: dev torch-venv
 	bash examples/demo.sh $(VENV)/bin/wheelcuda $(TORCH_VENV)
+
+# Slow (about 25 min on 2 cores): causal-conv1d 1.7.0 from its sdist, system toolkit hidden.
+causal-conv1d: dev torch-venv
+	bash examples/causal_conv1d.sh $(abspath $(VENV))/bin/wheelcuda $(TORCH_VENV) $(or $(ARCH),9.0)
 
 bench: dev torch-venv
 	$(VENV)/bin/python benchmarks/run.py --torch-venv $(TORCH_VENV)

@@ -56,7 +56,7 @@ def test_cu12_wheels_with_cu13_torch_point_at_cu13_wheels(tmp_path: Path) -> Non
     major = checks.choose_major(inv, t)
     assert major == 13
     (problem,) = checks.component_problems(inv, major, t)
-    assert problem.fix == 'uv pip install "cuda-toolkit[nvcc,cccl]==13.0.3"'
+    assert (problem.fix or "").startswith('uv pip install "cuda-toolkit[nvcc,cccl]==13.0.3" ')
 
 
 def test_mixed_set_is_refused(tmp_path: Path) -> None:
@@ -105,4 +105,15 @@ def test_release_parsing() -> None:
     assert checks.release("12.8.93") == "12.8"
     assert checks.release("junk") is None
     assert catalog.install_command("==13.0.3", "/v/bin/python") == (
-        'uv pip install --python /v/bin/python "cuda-toolkit[nvcc,cccl]==13.0.3"')
+        'uv pip install --python /v/bin/python "cuda-toolkit[nvcc,cccl]==13.0.3" '
+        '"nvidia-nvvm==13.0.*" "nvidia-cuda-crt==13.0.*" "nvidia-cuda-runtime==13.0.*"')
+
+
+def test_toolkit_requirements_hold_the_parts_to_one_release() -> None:
+    # cuda-toolkit[nvcc,cccl]==13.0.2 alone resolves nvcc 13.0.88 with nvvm, crt and
+    # runtime 13.5.37 (seen with pip download): the parts must be pinned too.
+    assert catalog.toolkit_requirements("==13.0.2") == [
+        "cuda-toolkit[nvcc,cccl]==13.0.2", "nvidia-nvvm==13.0.*", "nvidia-cuda-crt==13.0.*",
+        "nvidia-cuda-runtime==13.0.*"]
+    assert catalog.toolkit_requirements("==13.*") == ["cuda-toolkit[nvcc,cccl]==13.*"]
+    assert catalog.release_of("==12.8.1") == "12.8"

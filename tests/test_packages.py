@@ -69,7 +69,7 @@ def test_installer_argv() -> None:
         "a==1", "-v"]
     assert installer.install_argv(pip, "/v/bin/python", ["./x"], []) == [
         "/v/bin/python", "-m", "pip", "install", "--no-build-isolation", "./x"]
-    assert "--target" in installer.target_argv(uv, "cuda-toolkit==1", "/s", "/v/bin/python")
+    assert "--target" in installer.target_argv(uv, ["cuda-toolkit==1"], "/s", "/v/bin/python")
 
 
 def test_installer_choice() -> None:

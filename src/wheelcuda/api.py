@@ -12,9 +12,12 @@ active virtual environment, else this interpreter) and raises a
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 from . import arch as archmod
@@ -87,6 +90,8 @@ def tree_plan(setup: Setup) -> plan.TreePlan:
     found = [f for f in setup.inventory.found if f.major == setup.major]
     sources = list(dict.fromkeys(f.folder for f in found))
     parts = [(f.component.name, f.version, f.folder) for f in found]
+    # The wrapper runs on this Python: each wheelcuda installation gets its own tree.
+    parts.append(("wrapper", _wrapper_version(), sys.executable))
     key = plan.tree_key(setup.major, parts, catalog.target_dir())
     versions = {f.component.name: f.version for f in setup.compiler_parts() if f.version}
     metas = (locate.dist_version(r, catalog.METAPACKAGE) for r in setup.roots)
@@ -94,7 +99,17 @@ def tree_plan(setup: Setup) -> plan.TreePlan:
     cuda = next((v for v in metas if v), None) or f"{release}.0"
     return plan.plan_tree(key, sources, plan.os_listdir, versions=versions,
                           cuda=".".join(cuda.split(".")[:3]),
-                          target_dir=catalog.target_dir())
+                          target_dir=catalog.target_dir(),
+                          wrapper=plan.wrapper_files(sys.executable, _wrapper_source()))
+
+
+@functools.cache
+def _wrapper_source() -> str:
+    return resources.files("wheelcuda").joinpath("_nvcc_wrapper.py").read_text()
+
+
+def _wrapper_version() -> str:
+    return hashlib.sha256(_wrapper_source().encode()).hexdigest()[:12]
 
 
 def home_for(setup: Setup) -> Home:
@@ -130,7 +145,8 @@ def check_host(home: Home, environ_: Mapping[str, str]) -> hostcc.HostCompiler:
 
 
 def build_env(python: str | None = None, arch: str | None = None,
-              current: Mapping[str, str] | None = None) -> dict[str, str]:
+              current: Mapping[str, str] | None = None, *, all_archs: bool = False
+              ) -> dict[str, str]:
     """The variables a build needs (``wheelcuda env``), after every check passes."""
     current = os.environ if current is None else current
     setup = inspect(python)
@@ -143,7 +159,7 @@ def build_env(python: str | None = None, arch: str | None = None,
     archmod.check(archs, home.gpu_codes, home.nvcc_version)
     check_host(home, current)
     homes = str(cache.cache_root(current) / "homes")
-    return environ.build_environ(str(home.path), archs, current, homes)
+    return environ.build_environ(str(home.path), archs, current, homes, all_archs=all_archs)
 
 
 __all__ = ["ArchError", "Setup", "build_env", "cuda_home", "inspect"]

@@ -16,6 +16,7 @@ Layouts (see ../shared/FACTS.md):
 from __future__ import annotations
 
 import platform
+import re
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
@@ -44,6 +45,10 @@ class Component:
     extra: str | None = None
     #: Where these versions are unrelated to the CUDA release (cuBLAS 13.1 ships in 13.0).
     versioned_with_cuda: bool = True
+    #: nvidia-cuda-nvcc requires it with no version bound, and older cuda-toolkit
+    #: releases do not pin it either: ``cuda-toolkit[nvcc]==13.0.2`` resolves nvcc 13.0.88
+    #: with nvvm, crt and runtime 13.5.37, a set nvcc refuses. Fetches pin it themselves.
+    pin_release: bool = False
 
 
 def _component(
@@ -56,6 +61,7 @@ def _component(
     compiler: bool = True,
     extra: str | None = None,
     versioned_with_cuda: bool = True,
+    pin_release: bool = False,
 ) -> Component:
     return Component(
         name=name,
@@ -66,6 +72,7 @@ def _component(
         compiler=compiler,
         extra=extra,
         versioned_with_cuda=versioned_with_cuda,
+        pin_release=pin_release,
     )
 
 
@@ -97,6 +104,7 @@ NVVM = _component(
         12: ("nvvm/bin/cicc", "nvvm/libdevice/libdevice.10.bc"),
     },
     extra="nvcc",
+    pin_release=True,
 )
 
 #: The compiler's own headers (crt/host_config.h says which host compilers it takes).
@@ -107,6 +115,7 @@ CRT = _component(
     folders={13: _CU13, 12: "nvidia/cuda_nvcc"},
     files={13: ("include/crt/host_config.h",), 12: ("include/crt/host_config.h",)},
     extra="nvcc",
+    pin_release=True,
 )
 
 RUNTIME = _component(
@@ -120,6 +129,7 @@ RUNTIME = _component(
         12: ("include/cuda_runtime.h", "include/cuda.h", "lib/libcudart.so.12"),
     },
     extra="cudart",
+    pin_release=True,
 )
 
 CCCL = _component(
@@ -183,12 +193,26 @@ def target_dir(machine: str | None = None) -> str:
     return TARGET_DIRS.get(machine, f"{machine}-linux")
 
 
-def toolkit_requirement(specifier: str) -> str:
-    """The requirement that brings one consistent compiler set, e.g. ``==13.0.3``."""
-    return f'{METAPACKAGE}[{",".join(METAPACKAGE_EXTRAS)}]{specifier}'
+def release_of(specifier: str) -> str | None:
+    """``==13.0.3`` or ``==13.0.*`` -> ``13.0``; ``==13.*`` -> None (pure)."""
+    m = re.match(r"^==\s*(\d+)\.(\d+)", specifier)
+    return f"{m.group(1)}.{m.group(2)}" if m else None
+
+
+def toolkit_requirements(specifier: str) -> list[str]:
+    """One consistent compiler set: the metapackage at ``specifier`` (e.g. torch's own
+    ``==13.0.3`` pin), and the parts nvcc leaves unbounded held to the same release."""
+    reqs = [f'{METAPACKAGE}[{",".join(METAPACKAGE_EXTRAS)}]{specifier}']
+    release = release_of(specifier)
+    if release:
+        major = int(release.split(".")[0])
+        reqs += [f"{c.wheels[major]}=={release}.*" for c in COMPILER
+                 if c.pin_release and major in c.wheels]
+    return reqs
 
 
 def install_command(specifier: str, python: str | None = None) -> str:
     """The command a person copies to install that set into an environment."""
     target = f" --python {python}" if python else ""
-    return f'uv pip install{target} "{toolkit_requirement(specifier)}"'
+    quoted = " ".join(f'"{r}"' for r in toolkit_requirements(specifier))
+    return f"uv pip install{target} {quoted}"

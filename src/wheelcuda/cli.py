@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from . import __version__, api, cache, doctor, environ, install, render
+from . import __version__, api, builds, cache, doctor, environ, install, render
 from .errors import WheelcudaError
 
 
@@ -21,7 +21,7 @@ def _note(text: str) -> None:
 
 
 def _cmd_env(args: argparse.Namespace) -> int:
-    variables = api.build_env(args.python, args.arch)
+    variables = api.build_env(args.python, args.arch, all_archs=args.all_archs)
     setup = api.inspect(args.python)
     if setup.torch is None:
         _note(f"note: torch is not installed in {setup.target.python}; fine for CMake or "
@@ -56,7 +56,7 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 
 def _cmd_install(args: argparse.Namespace) -> int:
     prepared = install.prepare(args.packages, args.python, args.arch, args.rest,
-                               fetch=not args.no_fetch)
+                               fetch=not args.no_fetch, all_archs=args.all_archs)
     if args.explain:
         sys.stdout.write(install.explain(prepared))
         return 0
@@ -72,7 +72,39 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if not args.rest:
         raise SystemExit("wheelcuda run: give the command after --, e.g. "
                          "wheelcuda run -- cmake -S . -B build")
-    return install.run_command(args.rest, args.python, args.arch)
+    return install.run_command(args.rest, args.python, args.arch, args.all_archs)
+
+
+def _all_archs(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--all-archs", action="store_true",
+                   help="keep the package's own GPU targets instead of pruning to --arch")
+
+
+def _cmd_cache_list(args: argparse.Namespace) -> int:
+    entries = builds.entries()
+    if args.json:
+        rows = [{"key": e.path.name, "path": str(e.path), "size": e.size, **e.record}
+                for e in entries]
+        sys.stdout.write(render.envelope("cache", {"entries": rows}))
+        return 0
+    for e in entries:
+        f = e.record.get("fields", {})
+        print(f"{e.path.name}  {e.size / 1e6:.1f} MB  "
+              f"{', '.join(e.record.get('installed', [])) or '(nothing recorded)'}")
+        print(f"    torch {f.get('torch')} (CUDA {f.get('torch_cuda')}), nvcc "
+              f"{f.get('compiler')}, archs {f.get('archs')}"
+              f"{'' if f.get('prune', True) else ' (all of the package)'}, {f.get('python')}, "
+              f"C++11 ABI {f.get('cxx11_abi')}")
+    if not entries:
+        _note(f"the wheel cache in {cache.cache_root() / 'builds'} is empty")
+    return 0
+
+
+def _cmd_cache_clear(args: argparse.Namespace) -> int:
+    removed = builds.clear(args.package)
+    _note(f"removed {len(removed)} cached build(s)"
+          + (f" of {args.package}" if args.package else ""))
+    return 0
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -92,6 +124,7 @@ def _parser() -> argparse.ArgumentParser:
     env = command("env", "print shell code that sets CUDA_HOME, PATH and arch variables")
     env.add_argument("--shell", choices=render.SHELLS, default="sh")
     env.add_argument("--arch", metavar="LIST", help="GPU archs, e.g. 12.0 or '8.0;9.0+PTX'")
+    _all_archs(env)
     env.set_defaults(func=_cmd_env)
 
     home = command("home", "print the synthesized CUDA_HOME, building it if needed")
@@ -112,11 +145,22 @@ def _parser() -> argparse.ArgumentParser:
                      help="never fetch the compiler wheels into wheelcuda's store")
     ins.add_argument("--explain", action="store_true",
                      help="print what would be set and run, and stop")
+    _all_archs(ins)
     ins.set_defaults(func=_cmd_install)
 
     run = command("run", "run a command (after --) with the build environment")
     run.add_argument("--arch", metavar="LIST")
+    _all_archs(run)
     run.set_defaults(func=_cmd_run)
+
+    cache_cmd = sub.add_parser("cache", help="list or clear the wheel cache")
+    cache_sub = cache_cmd.add_subparsers(dest="action", required=True, metavar="ACTION")
+    listing = cache_sub.add_parser("list", help="what is cached, with its key and size")
+    listing.add_argument("--json", action="store_true")
+    listing.set_defaults(func=_cmd_cache_list)
+    clearing = cache_sub.add_parser("clear", help="remove cached builds (of PKG only)")
+    clearing.add_argument("package", nargs="?", metavar="PKG")
+    clearing.set_defaults(func=_cmd_cache_clear)
     return parser
 
 

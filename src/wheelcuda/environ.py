@@ -6,6 +6,7 @@
   trees are dropped from PATH, so running ``env`` twice does not grow it.
 - CUDACXX: how CMake's ``enable_language(CUDA)`` finds the compiler.
 - TORCH_CUDA_ARCH_LIST (torch) and CUDAARCHS (CMake's default CMAKE_CUDA_ARCHITECTURES).
+- WHEELCUDA_ARCHS / WHEELCUDA_ALL_ARCHS: what the tree's nvcc wrapper prunes to.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ def clean_path(path: str, bin_dir: str, homes_dir: str) -> str:
 
 
 def build_environ(home: str, archs: Sequence[archmod.Arch], current: Mapping[str, str],
-                  homes_dir: str) -> dict[str, str]:
+                  homes_dir: str, *, all_archs: bool = False) -> dict[str, str]:
     """The variables ``wheelcuda env`` exports, in the order it prints them."""
     bin_dir = os.path.join(home, "bin")
     variables = {
@@ -37,6 +38,10 @@ def build_environ(home: str, archs: Sequence[archmod.Arch], current: Mapping[str
     if archs:
         variables["TORCH_CUDA_ARCH_LIST"] = archmod.to_torch(archs)
         variables["CUDAARCHS"] = archmod.to_cmake(archs)
+        # Read by the tree's nvcc wrapper: every nvcc call builds exactly these archs,
+        # whatever -gencode list the package hard-coded (issue 4). --all-archs keeps it.
+        variables["WHEELCUDA_ARCHS"] = archmod.to_torch(archs)
+        variables["WHEELCUDA_ALL_ARCHS"] = "1" if all_archs else "0"
     return variables
 
 

@@ -11,12 +11,28 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from . import api, arch, checks, gpus, installer, jobs, locate, packages, proc, store
-from .errors import ComponentError, ToolError, TorchError
+import filelock
+
+from . import (
+    api,
+    arch,
+    builds,
+    checks,
+    gpus,
+    installer,
+    jobs,
+    locate,
+    packages,
+    proc,
+    store,
+    torchinfo,
+)
+from .errors import CacheError, ComponentError, ToolError, TorchError
 
 #: What setup.py builds need from the environment under --no-build-isolation.
 BUILD_NEEDS = ("setuptools", "wheel", "ninja", "packaging")
@@ -34,6 +50,9 @@ class Prepared:
     arch_source: str
     names: list[str | None]
     store: str | None
+    key: str
+    fields: dict[str, object]
+    specs: tuple[str, ...] = ()
 
 
 def _torch_ready(setup: api.Setup) -> None:
@@ -74,7 +93,7 @@ def _job_count(names: Sequence[str | None]) -> str:
 
 
 def prepare(pkgs: Sequence[str], python: str | None, arch_list: str | None,
-            extra: Sequence[str], *, fetch: bool = True,
+            extra: Sequence[str], *, fetch: bool = True, all_archs: bool = False,
             environ: Mapping[str, str] | None = None) -> Prepared:
     """Preflight and the full plan of the install; raises before any build starts."""
     environ = os.environ if environ is None else environ
@@ -87,23 +106,41 @@ def prepare(pkgs: Sequence[str], python: str | None, arch_list: str | None,
         raise ToolError(f"{', '.join(missing)} missing in {setup.target.python}: "
                         "--no-build-isolation builds use the environment's own",
                         f"uv pip install --python {setup.target.python} {' '.join(missing)}")
-    variables = run_environment(setup.target.python, arch_list, environ)
+    variables = run_environment(setup.target.python, arch_list, environ, all_archs=all_archs)
     names = [packages.distribution_name(p) for p in pkgs]
     archs, source = api.choose_archs(arch_list, environ)
-    wanted = packages.recipe_env(names, archs, bool(gpus.probe_gpus().gpus))
+    recipe = packages.recipe_env(names, archs, bool(gpus.probe_gpus().gpus))
+    fields = _key_fields(setup, pkgs, archs, all_archs, builds.build_variables(recipe, environ))
+    key = builds.key_id(fields)
+    wanted = dict(recipe)
     if "MAX_JOBS" not in environ:
         wanted["MAX_JOBS"] = _job_count(names)
-    variables.update(packages.user_wins(wanted, environ))
     tool = installer.choose(environ)
+    if not (environ.get("UV_NO_CACHE") or environ.get("PIP_NO_CACHE_DIR")):
+        wanted.update(builds.installer_cache(tool.name, key))
+    variables.update(packages.user_wins(wanted, environ))
     argv = installer.install_argv(tool, setup.target.python, pkgs, extra)
-    return Prepared(setup.target.python, tool, argv, variables, archs, source, names, folder)
+    return Prepared(setup.target.python, tool, argv, variables, archs, source, names, folder,
+                    key, fields, tuple(pkgs))
+
+
+def _key_fields(setup: api.Setup, pkgs: Sequence[str], archs: Sequence[arch.Arch],
+                all_archs: bool, variables: Mapping[str, str]) -> dict[str, object]:
+    torch = setup.torch
+    assert torch is not None  # _torch_ready checked it
+    home = api.home_for(setup)
+    specs = [os.path.abspath(p) if os.path.exists(p) else p for p in pkgs]
+    return builds.key_fields(
+        packages=specs, torch=torch.version, torch_cuda=torch.cuda,
+        compiler=home.nvcc_version, archs=arch.to_torch(archs), prune=not all_archs,
+        python_tag=setup.target.tag, cxx11_abi=torchinfo.cxx11_abi(torch), variables=variables)
 
 
 def run_environment(python: str | None, arch_list: str | None,
-                    environ: Mapping[str, str]) -> dict[str, str]:
+                    environ: Mapping[str, str], *, all_archs: bool = False) -> dict[str, str]:
     """``wheelcuda env``'s variables, with the target environment's bin after the tree's
     (its ninja and console scripts, as if it were activated)."""
-    variables = api.build_env(python, arch_list, environ)
+    variables = api.build_env(python, arch_list, environ, all_archs=all_archs)
     target_bin = os.path.dirname(api.inspect(python).target.python)
     parts = variables["PATH"].split(os.pathsep)
     if target_bin not in parts:
@@ -114,8 +151,10 @@ def run_environment(python: str | None, arch_list: str | None,
 
 def explain(p: Prepared) -> str:
     """What ``install`` would set and run, without running it."""
+    mode = "the package's own list" if not p.fields.get("prune") else "pruned to these"
     lines = [f"target     {p.python}", f"installer  {p.tool.name}",
-             f"archs      {arch.to_torch(p.archs)} (from {p.arch_source})"]
+             f"archs      {arch.to_torch(p.archs)} (from {p.arch_source}; {mode})",
+             f"cache key  {p.key}"]
     if p.store:
         lines.append(f"compiler   fetched into {p.store}")
     for name in p.names:
@@ -133,17 +172,35 @@ def _duration(seconds: float) -> str:
 
 
 def execute(p: Prepared, environ: Mapping[str, str] | None = None) -> tuple[int, str]:
-    """Run the installer (output streams through); the exit code and the summary line."""
-    env = proc.child_environ({**(environ or {}), **p.variables})
-    start = time.monotonic()
-    code = proc.call(p.argv, env=env)
-    took = _duration(time.monotonic() - start)
-    archs = ", ".join(f"sm_{a.number}" for a in p.archs)
+    """Run the installer (output streams through) under the key's lock; the exit code
+    and the summary line. Concurrent installs of one key build once: the second waits,
+    then finds the wheel in the key's installer cache."""
+    lock = builds.lock_path(p.key)
+    try:
+        with filelock.FileLock(str(lock), timeout=6 * 3600), \
+                tempfile.NamedTemporaryFile("r", prefix="wheelcuda-nvcc-") as log:
+            env = proc.child_environ({**(environ or {}), **p.variables,
+                                      "WHEELCUDA_NVCC_LOG": log.name})
+            start = time.monotonic()
+            code = proc.call(p.argv, env=env)
+            seconds = time.monotonic() - start
+            compiles = sum(1 for line in log if " -c " in f" {line} " or "-dc" in line)
+    except filelock.Timeout as exc:
+        raise CacheError(f"another install has held {lock} for 6 hours", f"remove {lock}") from exc
+    took = _duration(seconds)
     if code != 0:
         return code, f"{p.tool.name} exited with {code} after {took}; nothing was installed"
     site = api.inspect(p.python).target.site_dirs
-    done = [f"{n}=={v}" if (v := _version(site, n)) else str(n) for n in p.names]
-    return 0, f"installed {', '.join(done)} with {p.tool.name} in {took} for {archs}"
+    done = [f"{n}=={v}" if (v := _version(site, n)) else (n or spec)
+            for n, spec in zip(p.names, p.specs or [""] * len(p.names), strict=False)]
+    builds.record(p.key, p.fields, done, seconds, p.tool.name)
+    archs = ", ".join(f"sm_{a.number}" for a in p.archs)
+    how = (f"built {archs} ({compiles} nvcc compiles)" if compiles
+           else "from wheelcuda's wheel cache (nothing compiled)")
+    if not p.fields.get("prune"):
+        how += ", the package's own arch list (--all-archs)"
+    return 0, (f"installed {', '.join(done)} with {p.tool.name} in {took}: {how}; "
+               f"cache key {p.key}")
 
 
 def _version(site_dirs: Sequence[str], name: str | None) -> str | None:
@@ -152,9 +209,10 @@ def _version(site_dirs: Sequence[str], name: str | None) -> str | None:
     return next((v for d in site_dirs if (v := locate.dist_version(d, name))), None)
 
 
-def run_command(argv: Sequence[str], python: str | None, arch_list: str | None) -> int:
+def run_command(argv: Sequence[str], python: str | None, arch_list: str | None,
+                all_archs: bool = False) -> int:
     """``wheelcuda run -- CMD``: CMD with the build environment; its exit code."""
-    variables = run_environment(python, arch_list, os.environ)
+    variables = run_environment(python, arch_list, os.environ, all_archs=all_archs)
     if "MAX_JOBS" not in os.environ:
         variables["MAX_JOBS"] = _job_count([])
     return proc.call(argv, env=proc.child_environ(variables))

@@ -62,10 +62,11 @@ def install_argv(tool: Tool, python: str, packages: Sequence[str], extra: Sequen
     return [python, "-m", "pip", "install", "--no-build-isolation", *packages, *extra]
 
 
-def target_argv(tool: Tool, requirement: str, target: str, python: str) -> list[str]:
-    """Install ``requirement`` into a plain folder (the toolkit store) (pure)."""
+def target_argv(tool: Tool, requirements: Sequence[str], target: str, python: str
+                ) -> list[str]:
+    """Install ``requirements`` into a plain folder (the toolkit store) (pure)."""
     if tool.name == "uv":
         return [*tool.command, "pip", "install", "--quiet", "--target", target, "--python",
-                python, requirement]
+                python, *requirements]
     return [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-            "--no-warn-script-location", "--target", target, requirement]
+            "--no-warn-script-location", "--target", target, *requirements]

@@ -86,6 +86,8 @@ def _write(tmp: Path, tree: plan.TreePlan) -> dict[str, Any]:
         os.symlink(link.target, dest)
     for rel, text in tree.files:
         (tmp / rel).write_text(text)
+        if rel in tree.executables:
+            (tmp / rel).chmod(0o755)
     if tree.stub_header:
         (tmp / plan.STUB).parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -95,7 +97,7 @@ def _write(tmp: Path, tree: plan.TreePlan) -> dict[str, Any]:
                                     "install a C compiler: apt-get install gcc g++") from exc
     manifest: dict[str, Any] = {"key": tree.key, "format": plan.FORMAT,
                                 "plan": _plan_digest(tree)}
-    manifest.update(_probe_nvcc(tmp / "bin" / "nvcc"))
+    manifest.update(_probe_nvcc(tmp / "bin" / "nvcc"))  # through the wrapper, if any
     with contextlib.suppress(OSError):
         limits = hostcc.parse_host_config((tmp / "include/crt/host_config.h").read_text())
         manifest.update(gcc_max_major=limits.gcc_max_major,

@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -51,6 +52,7 @@ class TreePlan:
     links: tuple[Link, ...]
     files: tuple[tuple[str, str], ...]  # (relative path, text)
     stub_header: str | None  # cuda.h to build lib64/stubs/libcuda.so from
+    executables: frozenset[str] = frozenset()  # files to mark executable
 
 
 def tree_key(major: int, parts: Sequence[tuple[str, str | None, str]], machine: str) -> str:
@@ -110,10 +112,38 @@ def version_json(versions: Mapping[str, str], cuda: str) -> str:
     return json.dumps(data, indent=3, separators=(",", " : ")) + "\n"
 
 
+WRAPPER = "bin/nvcc"
+WRAPPER_SOURCE = "bin/.nvcc-wrapper.py"
+REAL_NVCC = "bin/.nvcc-real"
+
+
+def wrapper_files(python: str, source: str) -> tuple[tuple[str, str], ...]:
+    """``bin/nvcc``: a sh trampoline into the arch-pruning wrapper (see _nvcc_wrapper).
+
+    A trampoline rather than a shebang: a shebang cannot hold a path with spaces and
+    passes at most one argument to the interpreter.
+    """
+    trampoline = "\n".join([
+        "#!/bin/sh",
+        "# wheelcuda: prunes GPU targets to WHEELCUDA_ARCHS, then runs .nvcc-real",
+        f'exec {shlex.quote(python)} -IS "${{0%/*}}/.nvcc-wrapper.py" "$@"',
+        "",
+    ])
+    return ((WRAPPER, trampoline), (WRAPPER_SOURCE, source))
+
+
+def _wrap_nvcc(links: list[Link]) -> list[Link]:
+    """The real nvcc stays in bin/ (nvcc.profile is read from there) under another name."""
+    return [Link(REAL_NVCC, lk.target) if lk.path == WRAPPER else lk for lk in links]
+
+
 def plan_tree(key: str, sources: Sequence[str], listdir: Listdir, *,
-              versions: Mapping[str, str], cuda: str, target_dir: str) -> TreePlan:
+              versions: Mapping[str, str], cuda: str, target_dir: str,
+              wrapper: tuple[tuple[str, str], ...] = ()) -> TreePlan:
     """The whole tree for component folders ``sources`` (first wins on a clash)."""
     links = _folders(sources, listdir)
+    if wrapper:
+        links = _wrap_nvcc(links)
     links += _unversioned([lk for lk in links if lk.path.startswith("lib64/")])
     links += [
         Link("lib", "lib64"),
@@ -123,8 +153,9 @@ def plan_tree(key: str, sources: Sequence[str], listdir: Listdir, *,
     headers = [os.path.join(s, "include", "cuda.h") for s in sources]
     stub_header = next((h for h in headers if any(n == "cuda.h" for n, _ in
                                                   listdir(os.path.dirname(h)) or ())), None)
-    return TreePlan(key, tuple(links), (("version.json", version_json(versions, cuda)),),
-                    stub_header)
+    files = (("version.json", version_json(versions, cuda)), *wrapper)
+    return TreePlan(key, tuple(links), files, stub_header,
+                    frozenset(path for path, _ in wrapper if path == WRAPPER))
 
 
 def os_listdir(path: str) -> list[tuple[str, bool]] | None:

@@ -58,8 +58,8 @@ def fetch(specifier: str, python: str, major: int) -> str:
             return found
         tmp = Path(tempfile.mkdtemp(dir=toolkits, prefix=f".fetch-{final.name}-"))
         try:
-            _download(catalog.toolkit_requirement(specifier), tmp, python, major)
-            mark = {"requirement": catalog.toolkit_requirement(specifier)}
+            _download(catalog.toolkit_requirements(specifier), tmp, python, major)
+            mark = {"requirements": catalog.toolkit_requirements(specifier)}
             (tmp / _MARK).write_text(json.dumps(mark) + "\n")
             if final.exists():
                 shutil.rmtree(final)
@@ -69,9 +69,11 @@ def fetch(specifier: str, python: str, major: int) -> str:
     return str(final)
 
 
-def _download(requirement: str, target: Path, python: str, major: int) -> None:
+def _download(requirements: list[str], target: Path, python: str, major: int) -> None:
     tool = installer.choose()
-    argv = installer.target_argv(tool, requirement, str(target), python)
+    argv = installer.target_argv(tool, requirements, str(target), python)
+    requirement = requirements[0]
+    quoted = " ".join(f'"{r}"' for r in requirements)
     print(f"wheelcuda: fetching {requirement} into {target.parent} with {tool.name}",
           file=sys.stderr)
     try:
@@ -87,7 +89,7 @@ def _download(requirement: str, target: Path, python: str, major: int) -> None:
         raise ComponentError(
             f"could not fetch {requirement} ({_wheel_names(major)}): {exc}",
             "when offline, bring the wheels: on a connected machine run "
-            f'`pip download -d wheels "{requirement}"`, copy wheels/ here, then '
-            f"`uv pip install --python {python} --no-index --find-links wheels "
-            f'"{requirement}"` (or set UV_FIND_LINKS=wheels and run wheelcuda again)',
+            f"`pip download -d wheels {quoted}`, copy wheels/ here, then "
+            f"`uv pip install --python {python} --no-index --find-links wheels {quoted}` "
+            "(or set UV_FIND_LINKS=wheels and run wheelcuda again)",
         ) from exc

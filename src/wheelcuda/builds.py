@@ -1,0 +1,146 @@
+"""The wheel cache: built wheels kept under a key that holds everything the binary
+depends on, so a second install with the same key, in any environment, takes seconds,
+and a different torch, arch or compiler builds anew.
+
+How: each key gets its own installer cache folder (``UV_CACHE_DIR`` for uv,
+``PIP_CACHE_DIR`` for pip) under ``<cache>/builds/<key>/``. Inside it the installer
+keeps its built wheels under its own key, which covers the package name, version and
+source (uv and pip key sdists by URL and hash, local folders by path and mtime), but
+NOT the installed torch or the build-isolation mode (uv issues 16850 and 3599: a wheel
+built against one torch is handed back after torch changed). Our key adds what theirs
+lacks: torch and its CUDA, the compiler, the arch list and pruning mode, the Python
+tag, the C++ ABI and the build variables. A per-key file lock makes concurrent
+installs of one key build once; the installers' caches are written atomically.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import cache
+
+#: Variables that change what a build produces, beyond the package's own recipe.
+BUILD_VARIABLES = ("NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "CFLAGS", "CXXFLAGS",
+                   "LDFLAGS", "NVCC_CCBIN", "CC", "CXX")
+RECORD = "build.json"
+
+
+def key_fields(*, packages: Sequence[str], torch: str, torch_cuda: str | None,
+               compiler: str, archs: str, prune: bool, python_tag: str,
+               cxx11_abi: bool | None, variables: Mapping[str, str]) -> dict[str, Any]:
+    """Everything the built binary depends on, as data (pure)."""
+    return {"packages": list(packages), "torch": torch, "torch_cuda": torch_cuda,
+            "compiler": compiler, "archs": archs, "prune": prune, "python": python_tag,
+            "cxx11_abi": cxx11_abi, "variables": dict(sorted(variables.items()))}
+
+
+def key_id(fields: Mapping[str, Any]) -> str:
+    """``causal-conv1d-<16 hex>``: readable, and unique per field set (pure)."""
+    digest = hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
+    first = re.sub(r"[^A-Za-z0-9._-]+", "_", os.path.basename(
+        str(fields["packages"][0]).rstrip("/")) if fields["packages"] else "build")[:40]
+    return f"{first}-{digest}"
+
+
+def build_variables(recipe: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
+    """The variables that enter the key: the recipe's (the user's value if they set it)
+    and the general compiler flags the user set (pure)."""
+    out = {k: environ.get(k, v) for k, v in recipe.items() if k != "MAX_JOBS"}
+    out.update({k: environ[k] for k in BUILD_VARIABLES if environ.get(k)})
+    return out
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One key's folder and what it recorded."""
+
+    path: Path
+    record: dict[str, Any]
+
+    @property
+    def size(self) -> int:
+        total = 0
+        for folder, _, files in os.walk(self.path):
+            for name in files:
+                with contextlib.suppress(OSError):
+                    total += os.lstat(os.path.join(folder, name)).st_size
+        return total
+
+
+def folder(key: str) -> Path:
+    return cache.subdir("builds") / key
+
+
+def lock_path(key: str) -> Path:
+    return cache.subdir("builds") / f".{key}.lock"
+
+
+def installer_cache(tool: str, key: str) -> dict[str, str]:
+    """The variable that points the installer's own cache at this key's folder."""
+    var = "UV_CACHE_DIR" if tool == "uv" else "PIP_CACHE_DIR"
+    return {var: str(folder(key) / tool)}
+
+
+def record(key: str, fields: Mapping[str, Any], installed: Sequence[str], seconds: float,
+           tool: str) -> None:
+    """Write what was built under ``key`` (atomically: readers never see half a file)."""
+    path = folder(key)
+    path.mkdir(parents=True, exist_ok=True)
+    try:
+        old = json.loads((path / RECORD).read_text())
+    except (OSError, ValueError):
+        old = {}
+    runs = [*old.get("runs", []), {"at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                                   "seconds": round(seconds, 1), "installer": tool}]
+    data = {"key": key, "fields": dict(fields), "installed": list(installed), "runs": runs}
+    tmp = path / f".{RECORD}.{os.getpid()}"
+    tmp.write_text(json.dumps(data, indent=1, sort_keys=True))
+    os.replace(tmp, path / RECORD)
+
+
+def entries() -> list[Entry]:
+    """Every key in the cache, newest first."""
+    base = cache.cache_root() / "builds"
+    if not base.is_dir():
+        return []
+    found = []
+    for path in base.iterdir():
+        if path.is_dir() and not path.name.startswith("."):
+            try:
+                data = json.loads((path / RECORD).read_text())
+            except (OSError, ValueError):
+                data = {"key": path.name, "fields": {}, "installed": [], "runs": []}
+            found.append(Entry(path, data))
+    return sorted(found, key=lambda e: e.path.stat().st_mtime, reverse=True)
+
+
+def matches(entry: Entry, name: str | None) -> bool:
+    """Whether ``wheelcuda cache clear NAME`` removes this entry (pure on the record)."""
+    if name is None:
+        return True
+    wanted = re.sub(r"[-_.]+", "-", name).lower()
+    installed = [re.sub(r"[-_.]+", "-", i.split("==")[0]).lower()
+                 for i in entry.record.get("installed", [])]
+    return wanted in installed or entry.path.name.lower().startswith(wanted)
+
+
+def clear(name: str | None) -> list[Path]:
+    """Remove the entries for ``name`` (all when None); return what was removed."""
+    removed = []
+    for entry in entries():
+        if matches(entry, name):
+            aside = entry.path.with_name(f".removing-{entry.path.name}-{os.getpid()}")
+            os.rename(entry.path, aside)
+            shutil.rmtree(aside, ignore_errors=True)
+            removed.append(entry.path)
+    return removed

@@ -1,0 +1,82 @@
+"""The nvcc argument rewriting over every arch flag form (pure)."""
+
+from __future__ import annotations
+
+import pytest
+
+from wheelcuda import _nvcc_wrapper as w
+
+CAUSAL_CONV1D = [  # what causal-conv1d 1.7.0's setup.py gives nvcc with CUDA 13
+    "-O3", "-gencode", "arch=compute_75,code=sm_75", "-gencode", "arch=compute_80,code=sm_80",
+    "-gencode", "arch=compute_87,code=sm_87", "-gencode", "arch=compute_90,code=sm_90",
+    "-gencode", "arch=compute_100,code=sm_100", "-gencode", "arch=compute_120,code=sm_120",
+    "-gencode", "arch=compute_103,code=sm_103", "-gencode", "arch=compute_110,code=sm_110",
+    "-gencode", "arch=compute_121,code=sm_121", "--threads", "4", "-c", "fwd.cu", "-o", "f.o"]
+
+
+def targets(text: str) -> list[tuple[str, bool]]:
+    return w.parse_targets(text)
+
+
+def test_parse_targets() -> None:
+    assert targets("9.0") == [("90", False)]
+    assert targets("8.0;12.0a+PTX") == [("80", False), ("120a", True)]
+
+
+def test_nine_targets_pruned_to_one_keeping_other_flags() -> None:
+    args, warning = w.rewrite(CAUSAL_CONV1D, targets("9.0"))
+    assert args == ["-O3", "--threads", "1", "-c", "fwd.cu", "-o", "f.o",
+                    "-gencode=arch=compute_90,code=sm_90"]
+    assert warning is None
+
+
+@pytest.mark.parametrize("form", [
+    ["-gencode=arch=compute_80,code=sm_80", "-gencode=arch=compute_90,code=sm_90"],
+    ["--generate-code", "arch=compute_80,code=[sm_80,compute_80]",
+     "--generate-code=arch=compute_90,code=[compute_90,sm_90]"],
+    ["-arch=sm_80", "-gencode", "arch=compute_90,code=sm_90"],
+    ["-arch", "compute_80", "-code", "sm_80,sm_90"],
+    ["--gpu-architecture=compute_90", "--gpu-code=sm_90,compute_90"],
+    ["-arch=sm_90"],
+])
+def test_every_arch_form_is_replaced(form: list[str]) -> None:
+    args, warning = w.rewrite(["-c", "k.cu", *form, "-Xptxas", "-v"], targets("9.0"))
+    assert args == ["-c", "k.cu", "-Xptxas", "-v", "-gencode=arch=compute_90,code=sm_90"]
+    assert warning is None
+
+
+def test_ptx_for_the_highest_when_asked() -> None:
+    args, _ = w.rewrite(["-c", "k.cu", "-arch=sm_80"], targets("8.0;9.0+PTX"))
+    assert args[-3:] == ["-gencode=arch=compute_80,code=sm_80",
+                         "-gencode=arch=compute_90,code=sm_90",
+                         "-gencode=arch=compute_90,code=compute_90"]
+
+
+def test_family_variant_the_build_asked_for_is_kept() -> None:
+    args, _ = w.rewrite(["-c", "k.cu", "-gencode", "arch=compute_90a,code=sm_90a",
+                         "-gencode", "arch=compute_80,code=sm_80"], targets("9.0"))
+    assert args[-1:] == ["-gencode=arch=compute_90a,code=sm_90a"]
+
+
+def test_target_the_build_did_not_ask_for_is_built_with_a_warning() -> None:
+    args, warning = w.rewrite(["-c", "k.cu", "-gencode", "arch=compute_80,code=sm_80"],
+                              targets("12.0"))
+    assert args[-1] == "-gencode=arch=compute_120,code=sm_120"
+    assert warning is not None and "asked for sm_80, not for sm_120" in warning
+
+
+@pytest.mark.parametrize("call", [
+    ["--version"], ["--list-gpu-code"], ["-E", "x.cu", "-arch=sm_80"], ["-M", "x.cu"],
+    ["-c", "host.cpp", "-o", "host.o"], ["-o", "app", "a.o", "b.o"],
+])
+def test_calls_without_gpu_code_are_untouched(call: list[str]) -> None:
+    assert w.rewrite(call, targets("9.0")) == (call, None)
+
+
+def test_a_cu_compile_without_arch_flags_gets_the_targets() -> None:
+    args, warning = w.rewrite(["-c", "k.cu"], targets("12.0"))
+    assert args == ["-c", "k.cu", "-gencode=arch=compute_120,code=sm_120"] and warning is None
+
+
+def test_no_targets_means_no_change() -> None:
+    assert w.rewrite(CAUSAL_CONV1D, []) == (CAUSAL_CONV1D, None)

@@ -133,7 +133,8 @@ def _cap_threads(args: list[str], jobs: int) -> list[str]:
 
 
 def main() -> None:
-    real = os.path.join(os.path.dirname(os.path.abspath(sys.argv[0])), REAL)
+    here = os.path.dirname(os.path.abspath(sys.argv[0]))
+    real = os.path.join(here, REAL)
     args = sys.argv[1:]
     archs = os.environ.get("WHEELCUDA_ARCHS", "")
     if archs and os.environ.get("WHEELCUDA_ALL_ARCHS", "") not in ("1", "true", "TRUE"):
@@ -143,7 +144,9 @@ def main() -> None:
     if os.environ.get("WHEELCUDA_NVCC_LOG"):  # wheelcuda install counts the compiles
         with open(os.environ["WHEELCUDA_NVCC_LOG"], "a") as log:
             log.write(" ".join(args) + "\n")
-    os.execv(real, [real, *args])  # noqa: S606 - replaces this process, argv list
+    # argv[0] stays bin/nvcc: nvcc finds nvcc.profile from it (_HERE_) and names itself
+    # by it ("nvcc: NVIDIA (R) Cuda compiler driver", which CMake's compiler check reads).
+    os.execv(real, [os.path.join(here, "nvcc"), *args])  # noqa: S606 - argv list
 
 
 if __name__ == "__main__":

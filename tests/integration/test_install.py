@@ -30,14 +30,15 @@ def test_install_fetches_the_compiler_and_builds(
 cd /
 {py} -c "import wheelcuda_demo; print('IMPORTED', wheelcuda_demo._C.__file__)"
 """
-    env = {**local_wheels, "WHEELCUDA_INSTALLER": installer}
+    # The package hard-codes three targets, as causal-conv1d does: pruned to sm_90.
+    env = {**local_wheels, "WHEELCUDA_INSTALLER": installer, "DEMO_GENCODE": "75;80;90"}
     try:
         r = sandbox.shell(script, tmp_path, extra_env=env, timeout=1500)
         out = sandbox.assert_ok(r)
         assert f"fetching cuda-toolkit[nvcc,cccl]==13.0.3 into {isolated}/toolkits" in r.stderr
         assert (isolated / "toolkits/cuda-toolkit-13.0.3/nvidia/cu13/bin/nvcc").exists()
         assert f"installed wheelcuda-demo-ext==0.1.0 with {installer} in" in r.stderr
-        assert "for sm_90" in r.stderr
+        assert "built sm_90 (" in r.stderr
         so = out.split("IMPORTED ")[1].split()[0]
         elves = subprocess.run([cuobjdump, "--list-elf", so], capture_output=True, text=True,
                                check=True).stdout
@@ -64,12 +65,16 @@ def test_no_fetch_fails_fast(wheelcuda_cmd: str, torch_venv: Path, tmp_path: Pat
     assert 'cuda-toolkit[nvcc,cccl]==13.0.3' in r.stderr
 
 
-def test_run_builds_a_cmake_project(wheelcuda_cmd: str, wheels_venv: Path, tmp_path: Path
-                                    ) -> None:
+def test_run_builds_a_cmake_project(wheelcuda_cmd: str, wheels_venv: Path, tmp_path: Path,
+                                    cuobjdump: str) -> None:
+    """The project asks for three archs (its own CMAKE_CUDA_ARCHITECTURES); the tree's
+    nvcc builds the one given with --arch."""
     build = tmp_path / "build"
     src = REPO / "examples/cmake_project"
     script = f"""set -e
-{wheelcuda_cmd} run --python {wheels_venv} --arch 9.0 -- cmake -S {src} -B {build}
+{wheelcuda_cmd} run --python {wheels_venv} --arch 9.0 -- cmake -S {src} -B {build} \\
+    '-DCMAKE_CUDA_ARCHITECTURES=75-real;80-real;90-real'
+grep -c 'arch=compute_75' {build}/CMakeFiles/smoke.dir/flags.make
 {wheelcuda_cmd} run --python {wheels_venv} --arch 9.0 -- cmake --build {build}
 {wheelcuda_cmd} run --python {wheels_venv} --arch 9.0 -- sh -c 'exit 7' || echo "code $?"
 """
@@ -77,4 +82,52 @@ def test_run_builds_a_cmake_project(wheelcuda_cmd: str, wheels_venv: Path, tmp_p
     assert "CUDAToolkit 13.0.88" in out and "Built target smoke" in out
     assert out.strip().endswith("code 7")
     assert os.path.exists(build / "smoke")
+    elves = subprocess.run([cuobjdump, "--list-elf", str(build / "smoke")], capture_output=True,
+                           text=True, check=True).stdout
+    assert {line.rsplit(".", 2)[-2] for line in elves.splitlines()} == {"sm_90"}
     sandbox.assert_no_system_toolkit(out)
+
+
+def _copy_venv_with_torch_version(source: Path, dest: Path, version: str) -> Path:
+    """A hard-linked copy of a venv whose torch says another version: what wheelcuda
+    reads (torch/version.py, the dist-info) changes, the 5 GB of files are shared."""
+    subprocess.run(["cp", "-al", str(source), str(dest)], check=True)
+    (dest / "pyvenv.cfg").write_text((source / "pyvenv.cfg").read_text())
+    site = next(dest.glob("lib/python*/site-packages"))
+    version_py = site / "torch/version.py"
+    text = version_py.read_text()
+    version_py.unlink()  # break the hard link before writing
+    old = text.split("__version__ = '")[1].split("'")[0]
+    version_py.write_text(text.replace(f"__version__ = '{old}'", f"__version__ = '{version}'"))
+    return dest
+
+
+def test_second_install_is_cached_and_a_changed_torch_rebuilds(
+        wheelcuda_cmd: str, torch_venv: Path, wheels_venv: Path, tmp_path: Path,
+        local_wheels: dict[str, str]) -> None:
+    src = tmp_path / "torch_ext"
+    shutil.copytree(REPO / "examples/torch_ext", src)
+    other = _copy_venv_with_torch_version(torch_venv, tmp_path / "venv-other-torch",
+                                          "2.14.1+cu130.other")
+    runs = {}
+    try:
+        for name, venv in (("first", torch_venv), ("again", wheels_venv), ("torch", other)):
+            r = sandbox.shell(f"{wheelcuda_cmd} install --python {venv} --arch 9.0 {src}",
+                              tmp_path, extra_env=local_wheels, timeout=1500)
+            sandbox.assert_ok(r)
+            runs[name] = r.stderr.strip().splitlines()[-1]
+        assert "built sm_90" in runs["first"]
+        # Another environment, same torch, nvcc, archs and Python: served from the cache.
+        assert "from wheelcuda's wheel cache (nothing compiled)" in runs["again"]
+        assert runs["again"].split("cache key ")[1] == runs["first"].split("cache key ")[1]
+        # Another torch: a new key, and a real build.
+        assert "built sm_90" in runs["torch"]
+        assert runs["torch"].split("cache key ")[1] != runs["first"].split("cache key ")[1]
+        listing = sandbox.assert_ok(sandbox.shell(f"{wheelcuda_cmd} cache list", tmp_path))
+        assert "torch 2.14.1+cu130 (CUDA 13.0)" in listing
+        assert "torch 2.14.1+cu130.other" in listing
+    finally:
+        for venv in (torch_venv, wheels_venv):
+            subprocess.run([str(venv / "bin/python"), "-m", "pip", "uninstall", "-y", "-q",
+                            "wheelcuda-demo-ext"], check=False, capture_output=True)
+        shutil.rmtree(other, ignore_errors=True)

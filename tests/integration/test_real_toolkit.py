@@ -106,6 +106,35 @@ cd /
                        check=False, capture_output=True)
 
 
+def test_direct_nvcc_is_pruned_unless_all_archs(wheelcuda_cmd: str, wheels_venv: Path,
+                                                 tmp_path: Path, cuobjdump: str) -> None:
+    """$CUDA_HOME/bin/nvcc asked for three archs builds the one given; --all-archs keeps
+    the three. Checked in the binaries with cuobjdump, not in the command lines."""
+    src = REPO / "examples/cmake_project/smoke.cu"
+    three = "-gencode arch=compute_75,code=sm_75 --generate-code=arch=compute_80,code=sm_80 " \
+            "-arch=sm_90"
+    script = f"""set -e
+{_env_line(wheelcuda_cmd, wheels_venv)}
+"$CUDA_HOME/bin/nvcc" {three} -o pruned {src}
+eval "$({wheelcuda_cmd} env --python {wheels_venv} --arch 9.0 --all-archs)"
+"$CUDA_HOME/bin/nvcc" {three} -o full {src}
+eval "$({wheelcuda_cmd} env --python {wheels_venv} --arch 12.0)"
+"$CUDA_HOME/bin/nvcc" -arch=sm_80 -o other {src}
+"""
+    r = sandbox.shell(script, tmp_path, cwd=tmp_path)
+    sandbox.assert_ok(r)
+
+    def archs(binary: str) -> set[str]:
+        out = subprocess.run([cuobjdump, "--list-elf", str(tmp_path / binary)],
+                             capture_output=True, text=True, check=True).stdout
+        return {line.rsplit(".", 2)[-2] for line in out.splitlines()}
+
+    assert archs("pruned") == {"sm_90"}
+    assert archs("full") == {"sm_75", "sm_80", "sm_90"}
+    assert archs("other") == {"sm_120"}  # asked for none of the targets: built anyway
+    assert "asked for sm_80, not for sm_120; building sm_120 anyway" in r.stderr
+
+
 def test_cmake_project(wheelcuda_cmd: str, wheels_venv: Path, tmp_path: Path) -> None:
     build = tmp_path / "build"
     script = f"""set -e

@@ -19,7 +19,7 @@ cat > "$script" <<EOS
 set -e
 test ! -e /usr/local/cuda || { echo 'system toolkit still visible' >&2; exit 99; }
 $wheelcuda install --python $venv --arch $arch causal-conv1d==1.7.0
-cd / && $venv/bin/python -c 'import causal_conv1d_cuda, causal_conv1d; print("import ok:", causal_conv1d_cuda.__file__)'
+cd / && $venv/bin/python -c 'import torch, causal_conv1d_cuda, causal_conv1d; print("import ok:", causal_conv1d_cuda.__file__)'
 EOS
 if [ "$(id -u)" = 0 ]; then
     unshare -m sh -c "mount -t tmpfs none /usr/local && exec env -i $keep sh $script"

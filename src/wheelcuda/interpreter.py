@@ -94,7 +94,11 @@ def _describe(python: str) -> dict[str, object]:
     if python == sys.executable:
         # Ourselves: no child process. Drop PYTHONPATH entries, as ``-E`` does for others.
         info = dict(_interp_probe.describe())  # type: ignore[no-untyped-call]
+        # Leave out what -E and safe_path leave out for others: PYTHONPATH, and
+        # sys.path[0] (the script's folder, or the working folder under -m).
         extra = set(os.environ.get("PYTHONPATH", "").split(os.pathsep)) - {""}
+        if sys.path and not getattr(sys.flags, "safe_path", False):
+            extra.add(sys.path[0])
         info["site_dirs"] = [d for d in info["site_dirs"] if d not in extra]
         return info
     root = cache.cache_root()

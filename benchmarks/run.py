@@ -1,0 +1,177 @@
+"""wheelcuda's benchmarks, side by side in one run, as ratios (`make bench`).
+
+B1  causal-conv1d 1.7.0 build: pruned to one arch vs the package's own nine targets
+B2  second install of the same key into a fresh venv vs the first build
+B3  `wheelcuda env` with a warm tree vs `python -c pass`
+B4  cold synthesis of a tree; `env` time against 100 / 1,000 / 5,000 packages installed
+B5  size of the built extension, pruned vs full
+
+Prints one table and writes it to benchmarks/results.md (quoted by the README).
+Needs `make torch-venv wheels-venv`, network for causal-conv1d's sdist (or a uv
+cache holding it), and about 35 minutes on 2 cores (B1's full build is 25 of them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+WHEELCUDA = str(Path(sys.executable).parent / "wheelcuda")
+PACKAGE = "causal-conv1d==1.7.0"
+
+
+def sh(argv: Sequence[str], env: dict[str, str] | None = None) -> float:
+    """Run ``argv`` (output to our stderr); return its wall time in seconds."""
+    start = time.perf_counter()
+    subprocess.run(list(argv), check=True, env=env, stdout=sys.stderr)
+    return time.perf_counter() - start
+
+
+def quiet(argv: Sequence[str], env: dict[str, str] | None = None) -> float:
+    start = time.perf_counter()
+    subprocess.run(list(argv), check=True, env=env, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def median_time(argv: Sequence[str], runs: int, env: dict[str, str] | None = None) -> float:
+    return statistics.median(quiet(argv, env) for _ in range(runs))
+
+
+def overlay_venv(base: Path, dest: Path, extra_site: Path | None = None) -> Path:
+    """A venv that sees ``base``'s packages through a .pth file (cheap; no torch copy)."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(dest)], check=True)
+    site = next(dest.glob("lib/python*/site-packages"))
+    base_site = next(base.glob("lib/python*/site-packages"))
+    lines = [str(extra_site)] if extra_site else []
+    (site / "base.pth").write_text("\n".join([*lines, str(base_site)]) + "\n")
+    return dest
+
+
+def so_size(venv: Path) -> int:
+    found = list(venv.glob("lib/python*/site-packages/causal_conv1d_cuda*.so"))
+    return found[0].stat().st_size if found else 0
+
+
+def uninstall(venv: Path) -> None:
+    subprocess.run([str(Path(WHEELCUDA).parent / "uv"), "pip", "uninstall", "--python",
+                    str(venv / "bin/python"), "causal-conv1d"], check=False,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def b1_b2_b5(torch_venv: Path, env: dict[str, str], work: Path) -> dict[str, float]:
+    install = [WHEELCUDA, "install", "--python", str(torch_venv), "--arch", "9.0", PACKAGE]
+    uninstall(torch_venv)
+    quiet([WHEELCUDA, "cache", "clear"], env)
+    pruned = sh(install, env)
+    pruned_size = so_size(torch_venv)
+    uninstall(torch_venv)
+    # The fresh venv sees torch through a .pth file, which uv does not count as
+    # installed: --no-deps keeps it from fetching a torch for causal-conv1d's requirement.
+    fresh = overlay_venv(torch_venv, work / "fresh")
+    again = sh([WHEELCUDA, "install", "--python", str(fresh), "--arch", "9.0", PACKAGE,
+                "--", "--no-deps"], env)
+    full = sh([*install[:-1], "--all-archs", PACKAGE], env)
+    full_size = so_size(torch_venv)
+    uninstall(torch_venv)
+    return {"pruned": pruned, "full": full, "again": again, "pruned_size": pruned_size,
+            "full_size": full_size}
+
+
+def b3(wheels_venv: Path, env: dict[str, str]) -> dict[str, float]:
+    cmd = [WHEELCUDA, "env", "--python", str(wheels_venv), "--arch", "9.0"]
+    quiet(cmd, env)  # warm the tree
+    return {"env": median_time(cmd, 21, env),
+            "pass": median_time([sys.executable, "-c", "pass"], 21, env)}
+
+
+def b4(wheels_venv: Path, env: dict[str, str], work: Path) -> dict[str, float]:
+    cold = []
+    for i in range(5):
+        cache = work / f"cold-{i}"
+        cold.append(quiet([WHEELCUDA, "home", "--python", str(wheels_venv)],
+                          {**env, "WHEELCUDA_CACHE_DIR": str(cache)}))
+    out = {"cold_ms": statistics.median(cold) * 1000}
+    for count in (100, 1000, 5000):
+        site = work / f"site-{count}"
+        site.mkdir()
+        for k in range(count):
+            dist = site / f"pkg{k}-1.0.dist-info"
+            dist.mkdir()
+            (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: pkg{k}\nVersion: 1.0\n")
+        venv = overlay_venv(wheels_venv, work / f"venv-{count}", site)
+        cmd = [WHEELCUDA, "env", "--python", str(venv), "--arch", "9.0"]
+        quiet(cmd, env)
+        out[f"env_{count}_ms"] = median_time(cmd, 11, env) * 1000
+    return out
+
+
+def table(r: dict[str, float], machine: str) -> str:
+    rows = [
+        ("B1", "causal-conv1d build: pruned to sm_90 vs its nine targets",
+         f"{r['pruned']:.0f} s / {r['full']:.0f} s", f"{r['pruned'] / r['full']:.3f}", "<= 0.20"),
+        ("B2", "second install, same key, fresh venv vs first build",
+         f"{r['again']:.1f} s / {r['pruned']:.0f} s", f"{r['again'] / r['pruned']:.4f}",
+         "<= 0.02"),
+        ("B3", "`wheelcuda env` warm vs `python -c pass`",
+         f"{r['env'] * 1000:.0f} ms / {r['pass'] * 1000:.0f} ms",
+         f"{r['env'] / r['pass']:.1f}", "<= 2.0"),
+        ("B4", "cold synthesis of a tree (`wheelcuda home`, empty cache)",
+         f"{r['cold_ms']:.0f} ms", "-", "reported"),
+        ("B4", "`env` with 100 / 1,000 / 5,000 packages installed",
+         f"{r['env_100_ms']:.0f} / {r['env_1000_ms']:.0f} / {r['env_5000_ms']:.0f} ms",
+         f"{r['env_5000_ms'] / r['env_100_ms']:.2f}", "flat"),
+        ("B5", "causal_conv1d_cuda .so size, pruned vs full",
+         f"{r['pruned_size'] / 1e6:.1f} MB / {r['full_size'] / 1e6:.1f} MB",
+         f"{r['pruned_size'] / max(r['full_size'], 1):.3f}", "reported"),
+    ]
+    lines = [f"Measured {time.strftime('%Y-%m-%d')} on {machine}.", "",
+             "| | what | measured | ratio | goal |", "|---|---|---|---|---|"]
+    lines += [f"| {a} | {b} | {c} | {d} | {e} |" for a, b, c, d, e in rows]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--torch-venv", type=Path, default=REPO / ".venv-torch")
+    parser.add_argument("--wheels-venv", type=Path, default=REPO / ".venv-wheels")
+    parser.add_argument("--skip-builds", action="store_true",
+                        help="B3 and B4 only (seconds, not half an hour)")
+    args = parser.parse_args()
+    env = dict(os.environ)
+    if not env.get("SSL_CERT_FILE") and env.get("PIP_CERT"):
+        env["SSL_CERT_FILE"] = env["PIP_CERT"]  # uv trusts the CA bundle pip is told to
+    env["WHEELCUDA_NO_GPU_PROBE"] = "1"
+    machine = (f"{platform.machine()}, {os.cpu_count()} cores, "
+               f"{os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB, "
+               f"no GPU, Python {platform.python_version()}")
+    with tempfile.TemporaryDirectory(prefix="wheelcuda-bench-") as tmp:
+        work = Path(tmp)
+        env["WHEELCUDA_CACHE_DIR"] = str(work / "cache")
+        results = {**b3(args.wheels_venv.absolute(), env),
+                   **b4(args.wheels_venv.absolute(), env, work)}
+        if args.skip_builds:
+            results.update(pruned=float("nan"), full=float("nan"), again=float("nan"),
+                           pruned_size=0.0, full_size=1.0)
+        else:
+            results.update(b1_b2_b5(args.torch_venv.absolute(), env, work))
+        shutil.rmtree(work / "fresh", ignore_errors=True)
+    text = table(results, machine)
+    print(text)
+    if not args.skip_builds:
+        (REPO / "benchmarks" / "results.md").write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -3,7 +3,11 @@ depends on, so a second install with the same key, in any environment, takes sec
 and a different torch, arch or compiler builds anew.
 
 How: each key gets its own installer cache folder (``UV_CACHE_DIR`` for uv,
-``PIP_CACHE_DIR`` for pip) under ``<cache>/builds/<key>/``. Inside it the installer
+``PIP_CACHE_DIR`` for pip) under ``<cache>/builds/<key>/``, and after a build the wheel
+is kept in ``<key>/wheels``; an exact source (a folder or file, by content hash, or
+``name==version``) with a kept wheel installs that wheel and builds nothing. Local
+folders need this: setuptools writes into them while building, and uv then treats
+the folder as changed and rebuilds (seen here). Inside it the installer
 keeps its built wheels under its own key, which covers the package name, version and
 source (uv and pip key sdists by URL and hash, local folders by path and mtime), but
 NOT the installed torch or the build-isolation mode (uv issues 16850 and 3599: a wheel
@@ -47,9 +51,86 @@ def key_fields(*, packages: Sequence[str], torch: str, torch_cuda: str | None,
 def key_id(fields: Mapping[str, Any]) -> str:
     """``causal-conv1d-<16 hex>``: readable, and unique per field set (pure)."""
     digest = hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:16]
-    first = re.sub(r"[^A-Za-z0-9._-]+", "_", os.path.basename(
-        str(fields["packages"][0]).rstrip("/")) if fields["packages"] else "build")[:40]
+    names = [n for n in fields.get("names", []) if n]
+    label = (names or fields["packages"] or ["build"])[0]
+    first = re.sub(r"[^A-Za-z0-9._-]+", "_", os.path.basename(str(label).rstrip("/")))[:40]
     return f"{first}-{digest}"
+
+
+#: Folders a build writes into its own source tree: not part of the source's identity.
+_NOT_SOURCE = {"build", "dist", ".git", "__pycache__", ".eggs", ".tox", ".venv"}
+
+
+def source_id(spec: str) -> str:
+    """What identifies a package source: a folder's or file's content hash, else the
+    requirement as written (the installer resolves it inside the key's own cache)."""
+    if os.path.isdir(spec):
+        return f"dir:{_tree_hash(Path(spec))}"
+    if os.path.isfile(spec):
+        return f"file:{os.path.basename(spec)}:{_file_hash(Path(spec))}"
+    return spec
+
+
+def _file_hash(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()[:16]
+
+
+def _tree_hash(root: Path) -> str:
+    digest = hashlib.sha256()
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in _NOT_SOURCE and not d.endswith(".egg-info"))
+        for name in sorted(files):
+            path = Path(folder, name)
+            digest.update(str(path.relative_to(root)).encode() + b"\0")
+            digest.update(_file_hash(path).encode())
+    return digest.hexdigest()[:16]
+
+
+def exact(spec: str) -> bool:
+    """A source that always builds the same thing: a folder, a file, or ``name==version``."""
+    return os.path.exists(spec) or bool(re.match(r"^[A-Za-z0-9._-]+(\[[^\]]*\])?==[^*,;]+$",
+                                                 spec.strip()))
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "_", name).lower()
+
+
+def keep_wheels(key: str, names: Sequence[str]) -> list[Path]:
+    """Copy the wheels the installer built under this key into ``<key>/wheels``."""
+    base = folder(key)
+    dest = base / "wheels"
+    dest.mkdir(parents=True, exist_ok=True)
+    kept = []
+    for name in names:
+        found = sorted((w for w in base.glob("*/**/*.whl")
+                        if w.parent != dest and _normal(w.name.split("-")[0]) == _normal(name)),
+                       key=lambda w: w.stat().st_mtime)
+        if found:
+            tmp = dest / f".{found[-1].name}.{os.getpid()}"
+            shutil.copyfile(found[-1], tmp)
+            os.replace(tmp, dest / found[-1].name)
+            kept.append(dest / found[-1].name)
+    return kept
+
+
+def cached_wheels(key: str, names: Sequence[str]) -> list[str] | None:
+    """The kept wheel for each name, or None unless every one is there."""
+    dest = cache.cache_root() / "builds" / key / "wheels"
+    if not dest.is_dir():
+        return None
+    wheels = []
+    for name in names:
+        match = sorted(w for w in dest.glob("*.whl")
+                       if _normal(w.name.split("-")[0]) == _normal(name))
+        if not match:
+            return None
+        wheels.append(str(match[-1]))
+    return wheels
 
 
 def build_variables(recipe: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:

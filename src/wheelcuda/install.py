@@ -111,6 +111,7 @@ def prepare(pkgs: Sequence[str], python: str | None, arch_list: str | None,
     archs, source = api.choose_archs(arch_list, environ)
     recipe = packages.recipe_env(names, archs, bool(gpus.probe_gpus().gpus))
     fields = _key_fields(setup, pkgs, archs, all_archs, builds.build_variables(recipe, environ))
+    fields["names"] = [n or "" for n in names]
     key = builds.key_id(fields)
     wanted = dict(recipe)
     if "MAX_JOBS" not in environ:
@@ -119,9 +120,19 @@ def prepare(pkgs: Sequence[str], python: str | None, arch_list: str | None,
     if not (environ.get("UV_NO_CACHE") or environ.get("PIP_NO_CACHE_DIR")):
         wanted.update(builds.installer_cache(tool.name, key))
     variables.update(packages.user_wins(wanted, environ))
-    argv = installer.install_argv(tool, setup.target.python, pkgs, extra)
+    argv = installer.install_argv(tool, setup.target.python, _sources(key, pkgs, names), extra)
     return Prepared(setup.target.python, tool, argv, variables, archs, source, names, folder,
                     key, fields, tuple(pkgs))
+
+
+def _sources(key: str, pkgs: Sequence[str], names: Sequence[str | None]) -> list[str]:
+    """The wheels kept under this key when every package has one and its source is
+    exact (a folder, a file, name==version), else the packages as given."""
+    if all(builds.exact(p) for p in pkgs) and all(names):
+        wheels = builds.cached_wheels(key, [n for n in names if n])
+        if wheels:
+            return wheels
+    return list(pkgs)
 
 
 def _key_fields(setup: api.Setup, pkgs: Sequence[str], archs: Sequence[arch.Arch],
@@ -129,9 +140,8 @@ def _key_fields(setup: api.Setup, pkgs: Sequence[str], archs: Sequence[arch.Arch
     torch = setup.torch
     assert torch is not None  # _torch_ready checked it
     home = api.home_for(setup)
-    specs = [os.path.abspath(p) if os.path.exists(p) else p for p in pkgs]
     return builds.key_fields(
-        packages=specs, torch=torch.version, torch_cuda=torch.cuda,
+        packages=[builds.source_id(p) for p in pkgs], torch=torch.version, torch_cuda=torch.cuda,
         compiler=home.nvcc_version, archs=arch.to_torch(archs), prune=not all_archs,
         python_tag=setup.target.tag, cxx11_abi=torchinfo.cxx11_abi(torch), variables=variables)
 
@@ -194,6 +204,7 @@ def execute(p: Prepared, environ: Mapping[str, str] | None = None) -> tuple[int,
     done = [f"{n}=={v}" if (v := _version(site, n)) else (n or spec)
             for n, spec in zip(p.names, p.specs or [""] * len(p.names), strict=False)]
     builds.record(p.key, p.fields, done, seconds, p.tool.name)
+    builds.keep_wheels(p.key, [n for n in p.names if n])
     archs = ", ".join(f"sm_{a.number}" for a in p.archs)
     how = (f"built {archs} ({compiles} nvcc compiles)" if compiles
            else "from wheelcuda's wheel cache (nothing compiled)")

@@ -73,6 +73,7 @@ def b1_b2_b5(torch_venv: Path, env: dict[str, str], work: Path) -> dict[str, flo
     install = [WHEELCUDA, "install", "--python", str(torch_venv), "--arch", "9.0", PACKAGE]
     uninstall(torch_venv)
     quiet([WHEELCUDA, "cache", "clear"], env)
+    sh([*install[:-1], "--explain", PACKAGE], env)  # fetches the compiler: not timed
     pruned = sh(install, env)
     pruned_size = so_size(torch_venv)
     uninstall(torch_venv)

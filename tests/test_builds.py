@@ -30,7 +30,8 @@ def test_same_inputs_same_key() -> None:
     {"torch": "2.14.2+cu130"}, {"torch_cuda": "13.1"}, {"compiler": "13.0.89"},
     {"archs": "12.0"}, {"prune": False}, {"python_tag": "cp312"}, {"cxx11_abi": False},
     {"variables": {"CAUSAL_CONV1D_FORCE_BUILD": "TRUE", "NVCC_APPEND_FLAGS": "-G"}},
-    {"packages": ["causal-conv1d==1.6.0"]},
+    {"packages": ["causal-conv1d==1.6.0"]}, {"installer_args": ["-C", "--build-option=-j1"]},
+    {"machine": "aarch64"},
 ])
 def test_any_input_that_changes_the_binary_changes_the_key(change: dict[str, Any]) -> None:
     assert key(**change) != key()
@@ -39,9 +40,30 @@ def test_any_input_that_changes_the_binary_changes_the_key(change: dict[str, Any
 def test_variables_in_the_key() -> None:
     recipe = {"CAUSAL_CONV1D_FORCE_BUILD": "TRUE", "MAX_JOBS": "2"}
     env = {"CAUSAL_CONV1D_FORCE_BUILD": "FALSE", "NVCC_APPEND_FLAGS": "-lineinfo", "HOME": "/x",
-           "MAX_JOBS": "16"}
-    assert builds.build_variables(recipe, env) == {
-        "CAUSAL_CONV1D_FORCE_BUILD": "FALSE", "NVCC_APPEND_FLAGS": "-lineinfo"}
+           "MAX_JOBS": "16", "CAUSAL_CONV1D_SKIP_CUDA_BUILD": "TRUE", "TORCH_NVCC_FLAGS": "-G"}
+    assert builds.build_variables(recipe, env, ["CAUSAL_CONV1D_"]) == {
+        "CAUSAL_CONV1D_FORCE_BUILD": "FALSE", "CAUSAL_CONV1D_SKIP_CUDA_BUILD": "TRUE",
+        "NVCC_APPEND_FLAGS": "-lineinfo", "TORCH_NVCC_FLAGS": "-G"}
+
+
+def test_source_identity(tmp_path: Path) -> None:
+    src = tmp_path / "ext"
+    (src / "csrc").mkdir(parents=True)
+    (src / "csrc/k.cu").write_text("__global__ void k() {}")
+    first = builds.source_id(str(src))
+    (src / "build").mkdir()  # what a build writes into its own tree
+    (src / "build/x.o").write_text("obj")
+    (src / "ext.egg-info").mkdir()
+    (src / "dangling").symlink_to(tmp_path / "nowhere")
+    assert builds.source_id(str(src)).startswith("dir:")
+    assert builds.source_id(str(src)) != first  # the dangling link is a new entry
+    (src / "dangling").unlink()
+    assert builds.source_id(str(src)) == first
+    (src / "csrc/k.cu").write_text("__global__ void k2() {}")
+    assert builds.source_id(str(src)) != first
+    assert builds.source_id("causal-conv1d==1.7.0") == "causal-conv1d==1.7.0"
+    assert builds.exact("causal-conv1d==1.7.0") and builds.exact(str(src))
+    assert not builds.exact("causal-conv1d") and not builds.exact("causal-conv1d==1.*")
 
 
 def test_list_and_clear(isolated: Path) -> None:
@@ -50,6 +72,8 @@ def test_list_and_clear(isolated: Path) -> None:
     builds.record(k, fields, ["causal-conv1d==1.7.0"], 277.0, "uv")
     other = builds.key_id(builds.key_fields(**{**BASE, "packages": ["./ext"]}))
     builds.record(other, fields, ["wheelcuda-demo-ext==0.1.0"], 50.0, "pip")
+    scatter = builds.key_id(builds.key_fields(**{**BASE, "packages": ["torch-scatter"]}))
+    builds.record(scatter, fields, ["torch-scatter==2.1.2"], 50.0, "uv")
     (builds.folder(k) / "uv").mkdir()
     (builds.folder(k) / "uv" / "wheel").write_bytes(b"x" * 1000)
     listing = run("cache", "list")
@@ -58,5 +82,7 @@ def test_list_and_clear(isolated: Path) -> None:
     assert "archs 9.0" in listing.stdout
     assert run("cache", "clear", "causal_conv1d").returncode == 0
     assert not builds.folder(k).exists() and builds.folder(other).exists()
+    assert run("cache", "clear", "torch").returncode == 0  # not a prefix match
+    assert builds.folder(scatter).exists()
     assert run("cache", "clear").returncode == 0
     assert builds.entries() == []

@@ -46,7 +46,8 @@ def test_every_arch_form_is_replaced(form: list[str]) -> None:
 
 
 def test_ptx_for_the_highest_when_asked() -> None:
-    args, _ = w.rewrite(["-c", "k.cu", "-arch=sm_80"], targets("8.0;9.0+PTX"))
+    args, _ = w.rewrite(["-c", "k.cu", "-arch=sm_80", "-gencode", "arch=compute_90,code=sm_90",
+                         "-gencode", "arch=compute_75,code=sm_75"], targets("8.0;9.0+PTX"))
     assert args[-3:] == ["-gencode=arch=compute_80,code=sm_80",
                          "-gencode=arch=compute_90,code=sm_90",
                          "-gencode=arch=compute_90,code=compute_90"]
@@ -80,3 +81,24 @@ def test_a_cu_compile_without_arch_flags_gets_the_targets() -> None:
 
 def test_no_targets_means_no_change() -> None:
     assert w.rewrite(CAUSAL_CONV1D, []) == (CAUSAL_CONV1D, None)
+
+
+def test_a_call_that_asked_for_some_targets_builds_only_those() -> None:
+    # Per-file arch sets (tcgen05 kernels compiled for sm_100a only): no sm_90 added.
+    args, warning = w.rewrite(["-c", "k.cu", "-gencode", "arch=compute_100a,code=sm_100a"],
+                              targets("9.0;10.0"))
+    assert args == ["-c", "k.cu", "-gencode=arch=compute_100a,code=sm_100a"]
+    assert warning is None
+
+
+@pytest.mark.parametrize("call", [
+    ["-ptx", "k.cu", "-arch=sm_80"], ["-cubin", "-arch=sm_80", "k.cu"],
+    ["-dlto", "-gencode", "arch=compute_80,code=lto_80", "-c", "k.cu"],
+])
+def test_single_target_outputs_and_lto_are_left_alone(call: list[str]) -> None:
+    assert w.rewrite(call, targets("9.0+PTX")) == (call, None)
+
+
+def test_threads_zero_means_all_cpus_and_is_kept() -> None:
+    args, _ = w.rewrite(["--threads", "0", "-c", "k.cu", "-arch=sm_90"], targets("9.0"))
+    assert args[:2] == ["--threads", "0"]

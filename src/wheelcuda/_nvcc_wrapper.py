@@ -35,6 +35,7 @@ _THREADS = ("-t", "--threads")
 #: Calls that make no GPU code: leave them alone.
 _QUERIES = ("--version", "-V", "--list-gpu-arch", "--list-gpu-code", "-h", "--help",
             "-E", "--preprocess", "-M", "--generate-dependencies", "-MM")
+_SINGLE = ("-ptx", "--ptx", "-cubin", "--cubin")
 
 
 def parse_targets(text: str) -> list[tuple[str, bool]]:
@@ -91,22 +92,35 @@ def _base(number: str) -> str:
     return number.rstrip("af")
 
 
+def _untouchable(args: list[str]) -> bool:
+    """Calls to leave exactly as they are: queries, single-target outputs (-ptx, -cubin
+    accept one arch only), and link-time optimization (code=lto_XX)."""
+    return (any(a in _QUERIES or a in _SINGLE for a in args)
+            or any("lto_" in a for a in args))
+
+
 def rewrite(args: list[str], targets: list[tuple[str, bool]]
             ) -> tuple[list[str], str | None]:
-    """The nvcc arguments for exactly ``targets``, and a warning or None (pure)."""
-    if not targets or any(a in _QUERIES for a in args):
+    """The nvcc arguments for ``targets``, and a warning or None (pure).
+
+    A call that asked for some of the targets builds just those (a file compiled only
+    for sm_100a keeps sm_100a alone: its kernels may not build for sm_90); a call that
+    asked for none of them builds all of them, with a warning.
+    """
+    if not targets or _untouchable(args):
         return list(args), None
     others, asked, seen = requested(args)
     if not seen and not any(a.endswith(".cu") for a in args):
         return list(args), None  # no GPU code asked for: not ours to add
+    chosen = [t for t in targets if any(_base(v) == _base(t[0]) for v in asked)] or targets
     flags: list[str] = []
     missing: list[str] = []
-    for number, _ in targets:
+    for number, _ in chosen:
         variants = sorted(v for v in asked if _base(v) == _base(number)) or [number]
         if seen and not any(_base(v) == _base(number) for v in asked):
             missing.append("sm_" + number)
         flags += [f"-gencode=arch=compute_{v},code=sm_{v}" for v in variants]
-    ptx = [n for n, p in targets if p]
+    ptx = [n for n, p in chosen if p]
     if ptx:
         top = max(ptx, key=lambda n: int(_base(n)))
         flags.append(f"-gencode=arch=compute_{top},code=compute_{top}")
@@ -124,7 +138,7 @@ def _cap_threads(args: list[str], jobs: int) -> list[str]:
     i = 0
     while i < len(args):
         name, value, nxt = _split_option(args, i)
-        if name in _THREADS and value.isdigit():
+        if name in _THREADS and value.isdigit() and value != "0":  # 0: all CPUs, kept
             out += [name, str(max(1, min(int(value), jobs)))]
         else:
             out += args[i:nxt]

@@ -89,14 +89,15 @@ def tree_plan(setup: Setup) -> plan.TreePlan:
     """The tree for this setup's component set (pure once the folders are listed)."""
     found = [f for f in setup.inventory.found if f.major == setup.major]
     sources = list(dict.fromkeys(f.folder for f in found))
-    parts = [(f.component.name, f.version, f.folder) for f in found]
-    # The wrapper runs on this Python: each wheelcuda installation gets its own tree.
-    parts.append(("wrapper", _wrapper_version(), sys.executable))
-    key = plan.tree_key(setup.major, parts, catalog.target_dir())
-    versions = {f.component.name: f.version for f in setup.compiler_parts() if f.version}
     metas = (locate.dist_version(r, catalog.METAPACKAGE) for r in setup.roots)
     release = checks.compiler_release(setup.inventory, setup.major)
     cuda = next((v for v in metas if v), None) or f"{release}.0"
+    parts = [(f.component.name, f.version, f.folder) for f in found]
+    # The wrapper runs on this Python: each wheelcuda installation gets its own tree.
+    # version.json holds the metapackage's version: a change there is a new tree too.
+    parts += [("wrapper", _wrapper_version(), sys.executable), (catalog.METAPACKAGE, cuda, "")]
+    key = plan.tree_key(setup.major, parts, catalog.target_dir())
+    versions = {f.component.name: f.version for f in setup.compiler_parts() if f.version}
     return plan.plan_tree(key, sources, plan.os_listdir, versions=versions,
                           cuda=".".join(cuda.split(".")[:3]),
                           target_dir=catalog.target_dir(),

@@ -35,17 +35,21 @@ from . import cache
 
 #: Variables that change what a build produces, beyond the package's own recipe.
 BUILD_VARIABLES = ("NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "CFLAGS", "CXXFLAGS",
-                   "LDFLAGS", "NVCC_CCBIN", "CC", "CXX")
+                   "LDFLAGS", "NVCC_CCBIN", "CC", "CXX", "CUDAHOSTCXX", "TORCH_NVCC_FLAGS",
+                   "PYTORCH_NVCC", "CMAKE_ARGS", "NVCC_FLAGS", "NVCC_THREADS")
 RECORD = "build.json"
 
 
 def key_fields(*, packages: Sequence[str], torch: str, torch_cuda: str | None,
                compiler: str, archs: str, prune: bool, python_tag: str,
-               cxx11_abi: bool | None, variables: Mapping[str, str]) -> dict[str, Any]:
-    """Everything the built binary depends on, as data (pure)."""
+               cxx11_abi: bool | None, variables: Mapping[str, str],
+               installer_args: Sequence[str] = (), machine: str = "") -> dict[str, Any]:
+    """Everything the built binary depends on, as data (pure). ``installer_args`` are
+    the arguments after ``--`` (config settings, indexes): they may change the build."""
     return {"packages": list(packages), "torch": torch, "torch_cuda": torch_cuda,
             "compiler": compiler, "archs": archs, "prune": prune, "python": python_tag,
-            "cxx11_abi": cxx11_abi, "variables": dict(sorted(variables.items()))}
+            "cxx11_abi": cxx11_abi, "variables": dict(sorted(variables.items())),
+            "installer_args": list(installer_args), "machine": machine}
 
 
 def key_id(fields: Mapping[str, Any]) -> str:
@@ -58,7 +62,8 @@ def key_id(fields: Mapping[str, Any]) -> str:
 
 
 #: Folders a build writes into its own source tree: not part of the source's identity.
-_NOT_SOURCE = {"build", "dist", ".git", "__pycache__", ".eggs", ".tox", ".venv"}
+_NOT_SOURCE = {"build", "dist", ".eggs", ".tox", ".venv", "venv"}
+_ALWAYS_OUT = {"__pycache__", ".git"}
 
 
 def source_id(spec: str) -> str:
@@ -80,13 +85,19 @@ def _file_hash(path: Path) -> str:
 
 
 def _tree_hash(root: Path) -> str:
+    """Content hash of a source folder: regular files (links followed), leaving out what
+    a build writes at the top (build/, dist/, *.egg-info) and caches anywhere."""
     digest = hashlib.sha256()
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d not in _NOT_SOURCE and not d.endswith(".egg-info"))
+    for folder, dirs, files in os.walk(root, followlinks=True):
+        top = Path(folder) == root
+        dirs[:] = sorted(d for d in dirs if not d.endswith(".egg-info") and d not in _ALWAYS_OUT
+                         and not (top and d in _NOT_SOURCE))
         for name in sorted(files):
             path = Path(folder, name)
             digest.update(str(path.relative_to(root)).encode() + b"\0")
-            digest.update(_file_hash(path).encode())
+            if path.is_file():  # a dangling link or a FIFO counts by its name only
+                with contextlib.suppress(OSError):
+                    digest.update(_file_hash(path).encode())
     return digest.hexdigest()[:16]
 
 
@@ -133,10 +144,13 @@ def cached_wheels(key: str, names: Sequence[str]) -> list[str] | None:
     return wheels
 
 
-def build_variables(recipe: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
-    """The variables that enter the key: the recipe's (the user's value if they set it)
-    and the general compiler flags the user set (pure)."""
+def build_variables(recipe: Mapping[str, str], environ: Mapping[str, str],
+                    prefixes: Sequence[str] = ()) -> dict[str, str]:
+    """The variables that enter the key (pure): the recipe's (the user's value if they
+    set it), every variable the user set under the packages' own prefixes (say
+    CAUSAL_CONV1D_SKIP_CUDA_BUILD), and the general compiler flags."""
     out = {k: environ.get(k, v) for k, v in recipe.items() if k != "MAX_JOBS"}
+    out.update({k: v for k, v in environ.items() if prefixes and k.startswith(tuple(prefixes))})
     out.update({k: environ[k] for k in BUILD_VARIABLES if environ.get(k)})
     return out
 
@@ -209,10 +223,10 @@ def matches(entry: Entry, name: str | None) -> bool:
     """Whether ``wheelcuda cache clear NAME`` removes this entry (pure on the record)."""
     if name is None:
         return True
-    wanted = re.sub(r"[-_.]+", "-", name).lower()
-    installed = [re.sub(r"[-_.]+", "-", i.split("==")[0]).lower()
-                 for i in entry.record.get("installed", [])]
-    return wanted in installed or entry.path.name.lower().startswith(wanted)
+    wanted = _normal(name)
+    installed = [_normal(i.split("==")[0]) for i in entry.record.get("installed", [])]
+    names = [_normal(n) for n in entry.record.get("fields", {}).get("names", []) if n]
+    return wanted in installed or wanted in names
 
 
 def clear(name: str | None) -> list[Path]:

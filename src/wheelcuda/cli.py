@@ -70,8 +70,8 @@ def _cmd_install(args: argparse.Namespace) -> int:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     if not args.rest:
-        raise SystemExit("wheelcuda run: give the command after --, e.g. "
-                         "wheelcuda run -- cmake -S . -B build")
+        _parser().error("run: give the command after --, e.g. "
+                        "wheelcuda run -- cmake -S . -B build")
     return install.run_command(args.rest, args.python, args.arch, args.all_archs)
 
 

@@ -10,6 +10,7 @@ plus what the package table and the machine say (MAX_JOBS).
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import tempfile
 import time
@@ -110,16 +111,19 @@ def prepare(pkgs: Sequence[str], python: str | None, arch_list: str | None,
     names = [packages.distribution_name(p) for p in pkgs]
     archs, source = api.choose_archs(arch_list, environ)
     recipe = packages.recipe_env(names, archs, bool(gpus.probe_gpus().gpus))
-    fields = _key_fields(setup, pkgs, archs, all_archs, builds.build_variables(recipe, environ))
+    variables_in_key = builds.build_variables(recipe, environ, packages.prefixes(names))
+    fields = _key_fields(setup, pkgs, archs, all_archs=all_archs, variables=variables_in_key,
+                         extra=extra)
     fields["names"] = [n or "" for n in names]
     key = builds.key_id(fields)
     wanted = dict(recipe)
     if "MAX_JOBS" not in environ:
         wanted["MAX_JOBS"] = _job_count(names)
     tool = installer.choose(environ)
-    if not (environ.get("UV_NO_CACHE") or environ.get("PIP_NO_CACHE_DIR")):
-        wanted.update(builds.installer_cache(tool.name, key))
     variables.update(packages.user_wins(wanted, environ))
+    # Not the user's to win: a shared installer cache hands back wheels built against
+    # another torch (uv 16850, 3599). Each key gets its own.
+    variables.update(builds.installer_cache(tool.name, key))
     argv = installer.install_argv(tool, setup.target.python, _sources(key, pkgs, names), extra)
     return Prepared(setup.target.python, tool, argv, variables, archs, source, names, folder,
                     key, fields, tuple(pkgs))
@@ -135,15 +139,17 @@ def _sources(key: str, pkgs: Sequence[str], names: Sequence[str | None]) -> list
     return list(pkgs)
 
 
-def _key_fields(setup: api.Setup, pkgs: Sequence[str], archs: Sequence[arch.Arch],
-                all_archs: bool, variables: Mapping[str, str]) -> dict[str, object]:
+def _key_fields(setup: api.Setup, pkgs: Sequence[str], archs: Sequence[arch.Arch], *,
+                all_archs: bool, variables: Mapping[str, str], extra: Sequence[str]
+                ) -> dict[str, object]:
     torch = setup.torch
     assert torch is not None  # _torch_ready checked it
     home = api.home_for(setup)
     return builds.key_fields(
         packages=[builds.source_id(p) for p in pkgs], torch=torch.version, torch_cuda=torch.cuda,
         compiler=home.nvcc_version, archs=arch.to_torch(archs), prune=not all_archs,
-        python_tag=setup.target.tag, cxx11_abi=torchinfo.cxx11_abi(torch), variables=variables)
+        python_tag=setup.target.tag, cxx11_abi=torchinfo.cxx11_abi(torch), variables=variables,
+        installer_args=extra, machine=platform.machine())
 
 
 def run_environment(python: str | None, arch_list: str | None,

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidSdistFilename, canonicalize_name, parse_sdist_filename
@@ -36,6 +38,8 @@ class Recipe:
     job_gb: float = jobs.DEFAULT_JOB_GB
     #: Why, for ``--explain``.
     note: str = ""
+    #: Prefixes of the package's own variables: any the user sets enter the cache key.
+    prefixes: tuple[str, ...] = ()
 
 
 def _m(**kw: str) -> Mapping[str, str]:
@@ -43,38 +47,40 @@ def _m(**kw: str) -> Mapping[str, str]:
 
 
 _FORCE_CUDA = _m(FORCE_CUDA="1")
+_PYG = ("FORCE_CUDA", "FORCE_ONLY_CUDA", "FORCE_ONLY_CPU", "WITH_")
+_PYG_NOTE = "FORCE_CUDA=1 without a visible GPU"
 
 #: Keyed by canonical distribution name. Read from each package's setup.py (latest PyPI
 #: sdists, 2026-11): the *_FORCE_BUILD switches take exactly "TRUE".
 RECIPES: Mapping[str, Recipe] = MappingProxyType({
     # setup.py downloads a prebuilt wheel from GitHub releases unless forced, and catches
     # only HTTPError: offline, the build aborts (FACTS.md).
-    "causal-conv1d": Recipe(env=_m(CAUSAL_CONV1D_FORCE_BUILD="TRUE"),
+    "causal-conv1d": Recipe(prefixes=("CAUSAL_CONV1D_",), env=_m(CAUSAL_CONV1D_FORCE_BUILD="TRUE"),
                             note="build from source, never fetch a GitHub wheel"),
-    "mamba-ssm": Recipe(env=_m(MAMBA_FORCE_BUILD="TRUE"),
+    "mamba-ssm": Recipe(prefixes=("MAMBA_",), env=_m(MAMBA_FORCE_BUILD="TRUE"),
                         note="build from source, never fetch a GitHub wheel"),
     # FLASH_ATTN_CUDA_ARCHS: ";"-separated numbers; 2.8.3 acts on 80, 90, 100 and 120 only.
     # Without MAX_JOBS its setup.py imports psutil to pick one itself.
-    "flash-attn": Recipe(env=_m(FLASH_ATTENTION_FORCE_BUILD="TRUE"),
+    "flash-attn": Recipe(prefixes=("FLASH_ATTENTION_", "FLASH_ATTN_"),
+                         env=_m(FLASH_ATTENTION_FORCE_BUILD="TRUE"),
                          arch_var="FLASH_ATTN_CUDA_ARCHS", job_gb=8.0,
                          note="build from source; its own arch variable; heavy compile jobs"),
     # Builds CUDA only when a GPU is visible, FORCE_CUDA=1, or TORCH_CUDA_ARCH_LIST is set.
-    "xformers": Recipe(no_gpu_env=_FORCE_CUDA, job_gb=6.0,
+    "xformers": Recipe(prefixes=("XFORMERS_", "FORCE_CUDA"), no_gpu_env=_FORCE_CUDA, job_gb=6.0,
                        note="FORCE_CUDA=1: build the CUDA kernels without a visible GPU"),
     # pyg packages: CUDA only if torch.cuda.is_available() or FORCE_CUDA=1.
-    "torch-scatter": Recipe(no_gpu_env=_FORCE_CUDA, note="FORCE_CUDA=1 without a visible GPU"),
-    "torch-sparse": Recipe(no_gpu_env=_FORCE_CUDA, note="FORCE_CUDA=1 without a visible GPU"),
-    "torch-cluster": Recipe(no_gpu_env=_FORCE_CUDA, note="FORCE_CUDA=1 without a visible GPU"),
-    "torch-spline-conv": Recipe(no_gpu_env=_FORCE_CUDA,
-                                note="FORCE_CUDA=1 without a visible GPU"),
+    "torch-scatter": Recipe(prefixes=_PYG, no_gpu_env=_FORCE_CUDA, note=_PYG_NOTE),
+    "torch-sparse": Recipe(prefixes=_PYG, no_gpu_env=_FORCE_CUDA, note=_PYG_NOTE),
+    "torch-cluster": Recipe(prefixes=_PYG, no_gpu_env=_FORCE_CUDA, note=_PYG_NOTE),
+    "torch-spline-conv": Recipe(prefixes=_PYG, no_gpu_env=_FORCE_CUDA, note=_PYG_NOTE),
     # apex 25.09: environment variables replace the legacy --build-option=--cpp_ext.
-    "apex": Recipe(env=_m(APEX_CPP_EXT="1", APEX_CUDA_EXT="1"),
+    "apex": Recipe(prefixes=("APEX_",), env=_m(APEX_CPP_EXT="1", APEX_CUDA_EXT="1"),
                    note="build apex's C++ and CUDA extensions"),
     # DeepSpeed 0.19.8: prebuild ops, less those that need packages or libraries a plain
     # environment lacks (cutlass/ragged-device ops import dskernels; evoformer needs
     # CUTLASS; aio and gds need libaio and cuFile). Without a GPU it picks its CPU
     # accelerator unless DS_ACCELERATOR=cuda.
-    "deepspeed": Recipe(env=_m(DS_BUILD_OPS="1", DS_BUILD_CUTLASS_OPS="0",
+    "deepspeed": Recipe(prefixes=("DS_",), env=_m(DS_BUILD_OPS="1", DS_BUILD_CUTLASS_OPS="0",
                                DS_BUILD_RAGGED_DEVICE_OPS="0", DS_BUILD_EVOFORMER_ATTN="0",
                                DS_BUILD_AIO="0", DS_BUILD_GDS="0", DS_ENABLE_NINJA="1"),
                         no_gpu_env=_m(DS_ACCELERATOR="cuda"),
@@ -98,13 +104,31 @@ def distribution_name(spec: str) -> str | None:
 
 
 def _project_name(folder: str) -> str | None:
+    """``[project] name`` of a folder's pyproject.toml, else setup.py's ``name=``."""
     try:
-        with open(os.path.join(folder, "pyproject.toml"), encoding="utf-8") as f:
-            text = f.read()
+        with open(os.path.join(folder, "pyproject.toml"), "rb") as f:
+            data = _toml(f.read())
+        name = data.get("project", {}).get("name")
+        if isinstance(name, str):
+            return str(canonicalize_name(name))
+    except (OSError, ValueError):
+        pass
+    try:
+        with open(os.path.join(folder, "setup.py"), encoding="utf-8", errors="replace") as f:
+            m = re.search(r"""\bname\s*=\s*["']([A-Za-z0-9._-]+)["']""", f.read())
     except OSError:
         return None
-    m = re.search(r'^\[project\][^\[]*?^name\s*=\s*["\']([^"\']+)', text, re.M | re.S)
     return str(canonicalize_name(m.group(1))) if m else None
+
+
+def _toml(raw: bytes) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):
+        import tomllib  # noqa: PLC0415 - 3.11+ only
+
+        return tomllib.loads(raw.decode("utf-8", errors="replace"))
+    m = re.search(r'^\[project\].*?^name\s*=\s*["\']([^"\']+)', raw.decode(errors="replace"),
+                  re.M | re.S)  # Python 3.10: no tomllib in the standard library
+    return {"project": {"name": m.group(1)}} if m else {}
 
 
 def recipe_env(names: Sequence[str | None], archs: Sequence[archmod.Arch], gpu_seen: bool
@@ -132,3 +156,8 @@ def job_gb(names: Sequence[str | None]) -> float:
 def user_wins(wanted: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
     """Drop what the user already set: their environment always wins (pure)."""
     return {k: v for k, v in wanted.items() if k not in environ}
+
+
+def prefixes(names: Sequence[str | None]) -> list[str]:
+    """The variable prefixes of the known packages among ``names``."""
+    return [p for n in names if n in RECIPES for p in RECIPES[n or ""].prefixes]

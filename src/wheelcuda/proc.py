@@ -65,3 +65,5 @@ def call(argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> int:
         raise ToolError(f"cannot run {argv[0]}: not found") from exc
     except PermissionError as exc:
         raise ToolError(f"cannot run {argv[0]}: permission denied") from exc
+    except OSError as exc:  # ENOEXEC: a script without #! line, a binary for another CPU
+        raise ToolError(f"cannot run {argv[0]}: {exc.strerror or exc}") from exc

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import re
 import shutil
 import sys
@@ -25,10 +26,12 @@ from .errors import ComponentError, ToolError
 _MARK = "wheelcuda-store.json"
 
 
-def folder_name(specifier: str) -> str:
-    """``==13.0.3`` -> ``cuda-toolkit-13.0.3``; ``==13.0.*`` -> ``cuda-toolkit-13.0.x`` (pure)."""
-    version = re.sub(r"^[=~<>!]+", "", specifier).replace("*", "x")
-    return f"{catalog.METAPACKAGE}-{re.sub(r'[^A-Za-z0-9.+-]', '_', version)}"
+def folder_name(specifier: str, machine: str | None = None) -> str:
+    """``==13.0.3`` -> ``cuda-toolkit-13.0.3-x86_64``: per specifier and machine, since
+    one home folder may serve x86_64 and aarch64 hosts (pure)."""
+    spec = specifier.replace("==", "").replace("*", "x")
+    safe = re.sub(r"[^A-Za-z0-9.+-]", "_", spec)
+    return f"{catalog.METAPACKAGE}-{safe}-{machine or platform.machine()}"
 
 
 def path_for(specifier: str) -> Path:
@@ -52,7 +55,13 @@ def fetch(specifier: str, python: str, major: int) -> str:
         return found
     toolkits = cache.subdir("toolkits")
     final = toolkits / folder_name(specifier)
-    with filelock.FileLock(str(toolkits / f".{final.name}.lock"), timeout=1800):
+    try:
+        lock = filelock.FileLock(str(toolkits / f".{final.name}.lock"), timeout=1800)
+        lock.acquire()
+    except filelock.Timeout as exc:
+        raise ComponentError(f"another wheelcuda has been fetching into {final} for 30 min",
+                             f"wait for it, or remove {toolkits}/.{final.name}.lock") from exc
+    with lock:
         found = existing(specifier)
         if found:
             return found

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import shutil
 import subprocess
 from pathlib import Path
@@ -36,7 +37,8 @@ cd /
         r = sandbox.shell(script, tmp_path, extra_env=env, timeout=1500)
         out = sandbox.assert_ok(r)
         assert f"fetching cuda-toolkit[nvcc,cccl]==13.0.3 into {isolated}/toolkits" in r.stderr
-        assert (isolated / "toolkits/cuda-toolkit-13.0.3/nvidia/cu13/bin/nvcc").exists()
+        store = isolated / f"toolkits/cuda-toolkit-13.0.3-{platform.machine()}"
+        assert (store / "nvidia/cu13/bin/nvcc").exists()
         assert f"installed wheelcuda-demo-ext==0.1.0 with {installer} in" in r.stderr
         assert "built sm_90 (" in r.stderr
         so = out.split("IMPORTED ")[1].split()[0]

@@ -212,10 +212,9 @@ def execute(p: Prepared, environ: Mapping[str, str] | None = None) -> tuple[int,
     builds.record(p.key, p.fields, done, seconds, p.tool.name)
     builds.keep_wheels(p.key, [n for n in p.names if n])
     archs = ", ".join(f"sm_{a.number}" for a in p.archs)
-    how = (f"built {archs} ({compiles} nvcc compiles)" if compiles
+    built = archs if p.fields.get("prune") else "the package's own arch list (--all-archs)"
+    how = (f"built {built} ({compiles} nvcc compiles)" if compiles
            else "from wheelcuda's wheel cache (nothing compiled)")
-    if not p.fields.get("prune"):
-        how += ", the package's own arch list (--all-archs)"
     return 0, (f"installed {', '.join(done)} with {p.tool.name} in {took}: {how}; "
                f"cache key {p.key}")
 

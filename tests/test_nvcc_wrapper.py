@@ -25,8 +25,7 @@ def test_parse_targets() -> None:
 
 def test_nine_targets_pruned_to_one_keeping_other_flags() -> None:
     args, warning = w.rewrite(CAUSAL_CONV1D, targets("9.0"))
-    # --threads stays: with one target nvcc still runs host and device steps in parallel
-    assert args == ["-O3", "--threads", "4", "-c", "fwd.cu", "-o", "f.o",
+    assert args == ["-O3", "--threads", "1", "-c", "fwd.cu", "-o", "f.o",
                     "-gencode=arch=compute_90,code=sm_90"]
     assert warning is None
 
@@ -98,3 +97,8 @@ def test_a_call_that_asked_for_some_targets_builds_only_those() -> None:
 ])
 def test_single_target_outputs_and_lto_are_left_alone(call: list[str]) -> None:
     assert w.rewrite(call, targets("9.0+PTX")) == (call, None)
+
+
+def test_threads_zero_means_all_cpus_and_is_kept() -> None:
+    args, _ = w.rewrite(["--threads", "0", "-c", "k.cu", "-arch=sm_90"], targets("9.0"))
+    assert args[:2] == ["--threads", "0"]

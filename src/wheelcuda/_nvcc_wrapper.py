@@ -31,6 +31,7 @@ _PAIR = re.compile(r"arch=([\w]+),code=\[?([\w,]+)\]?$")
 _GENCODE = ("-gencode", "--generate-code")
 _ARCH = ("-arch", "--gpu-architecture")
 _CODE = ("-code", "--gpu-code")
+_THREADS = ("-t", "--threads")
 #: Calls that make no GPU code: leave them alone.
 _QUERIES = ("--version", "-V", "--list-gpu-arch", "--list-gpu-code", "-h", "--help",
             "-E", "--preprocess", "-M", "--generate-dependencies", "-MM")
@@ -50,7 +51,7 @@ def parse_targets(text: str) -> list[tuple[str, bool]]:
 def _split_option(args: list[str], i: int) -> tuple[str | None, str, int]:
     """(name, value, next index) for args[i] in the forms -x v, -x=v, --xx v, --xx=v."""
     arg = args[i]
-    for names in (_GENCODE, _ARCH, _CODE):
+    for names in (_GENCODE, _ARCH, _CODE, _THREADS):
         for name in names:
             if arg == name:
                 value = args[i + 1] if i + 1 < len(args) else ""
@@ -128,7 +129,25 @@ def rewrite(args: list[str], targets: list[tuple[str, bool]]
         asked_text = ",".join("sm_" + a for a in sorted(asked, key=lambda n: int(_base(n))))
         warning = (f"wheelcuda: this build asked for {asked_text}, not for "
                    f"{','.join(missing)}; building {','.join(missing)} anyway")
-    return others + flags, warning
+    return _cap_threads(others, len(flags)) + flags, warning
+
+
+def _cap_threads(args: list[str], jobs: int) -> list[str]:
+    """``--threads N`` compiles N targets at once: more than there are targets is waste.
+
+    Measured with causal-conv1d on 2 cores (MAX_JOBS=2): pruned to one target, 313 s
+    with --threads capped to 1 against 355 s with its own --threads 4.
+    """
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        name, value, nxt = _split_option(args, i)
+        if name in _THREADS and value.isdigit() and value != "0":  # 0: all CPUs, kept
+            out += [name, str(max(1, min(int(value), jobs)))]
+        else:
+            out += args[i:nxt]
+        i = nxt
+    return out
 
 
 def main() -> None:

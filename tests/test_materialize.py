@@ -40,20 +40,23 @@ def test_tree_is_built_whole_and_reused(tmp_path: Path, isolated: Path) -> None:
     assert (isolated.stat().st_mode & 0o077) == 0  # private
 
 
-@pytest.mark.parametrize("damage", ["dangling_link", "no_manifest", "foreign_manifest"])
+@pytest.mark.parametrize("damage", ["dangling_link", "no_manifest", "foreign_manifest",
+                                    "no_wrapper"])
 def test_stale_tree_is_rebuilt(tmp_path: Path, damage: str) -> None:
     setup = _setup(tmp_path)
     home = api.home_for(setup)
     if damage == "dangling_link":  # what `pip install -U` leaves behind
         (home.path / "bin/ptxas").unlink()
         (home.path / "bin/ptxas").symlink_to(tmp_path / "gone/ptxas")
+    elif damage == "no_wrapper":
+        (home.path / "bin/nvcc").unlink()
     elif damage == "no_manifest":  # a build that died half-way (never renamed, but still)
         (home.path / "wheelcuda.json").unlink()
     else:
         (home.path / "wheelcuda.json").write_text(json.dumps({"key": "other"}))
     rebuilt = api.home_for(setup)
     assert rebuilt.path == home.path
-    assert (rebuilt.path / "bin/ptxas").exists()
+    assert (rebuilt.path / "bin/ptxas").exists() and (rebuilt.path / "bin/nvcc").exists()
     assert json.loads((rebuilt.path / "wheelcuda.json").read_text())["key"] == home.path.name
 
 

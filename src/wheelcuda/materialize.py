@@ -61,6 +61,8 @@ def read_valid(path: Path, tree: plan.TreePlan) -> Home | None:
         return None
     if not all(os.path.exists(path / lk.path) for lk in tree.links):
         return None
+    if not all(os.path.isfile(path / rel) for rel, _ in tree.files):  # the wrapper, version.json
+        return None
     try:
         return _home(path, manifest)
     except (KeyError, TypeError):

@@ -167,9 +167,11 @@ def test_eight_processes_one_tree(wheelcuda_cmd: str, wheels_venv: Path, tmp_pat
 
 def test_stale_tree_is_rebuilt(wheelcuda_cmd: str, wheels_venv: Path, tmp_path: Path) -> None:
     home = _home(wheelcuda_cmd, wheels_venv, tmp_path)
-    nvcc = home / "bin/nvcc"
-    nvcc.unlink()
-    nvcc.symlink_to(tmp_path / "uninstalled/nvcc")  # what an upgrade leaves behind
+    real = home / "bin/.nvcc-real"  # the link to the wheel's nvcc
+    real.unlink()
+    real.symlink_to(tmp_path / "uninstalled/nvcc")  # what an upgrade leaves behind
+    assert _home(wheelcuda_cmd, wheels_venv, tmp_path) == home
+    (home / "bin/nvcc").unlink()  # the wrapper itself gone
     assert _home(wheelcuda_cmd, wheels_venv, tmp_path) == home
     r = sandbox.shell(f"{home}/bin/nvcc --version", tmp_path)
     assert "release 13.0" in sandbox.assert_ok(r)

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+
 from . import cache
 
 #: Variables that change what a build produces, beyond the package's own recipe.
@@ -108,7 +110,14 @@ def exact(spec: str) -> bool:
 
 
 def _normal(name: str) -> str:
-    return re.sub(r"[-_.]+", "_", name).lower()
+    return str(canonicalize_name(name))
+
+
+def _wheel_name(wheel: Path) -> str:
+    try:
+        return str(parse_wheel_filename(wheel.name)[0])
+    except InvalidWheelFilename:
+        return ""
 
 
 def keep_wheels(key: str, names: Sequence[str]) -> list[Path]:
@@ -119,7 +128,7 @@ def keep_wheels(key: str, names: Sequence[str]) -> list[Path]:
     kept = []
     for name in names:
         found = sorted((w for w in base.glob("*/**/*.whl")
-                        if w.parent != dest and _normal(w.name.split("-")[0]) == _normal(name)),
+                        if w.parent != dest and _wheel_name(w) == _normal(name)),
                        key=lambda w: w.stat().st_mtime)
         if found:
             tmp = dest / f".{found[-1].name}.{os.getpid()}"
@@ -137,7 +146,7 @@ def cached_wheels(key: str, names: Sequence[str]) -> list[str] | None:
     wheels = []
     for name in names:
         match = sorted(w for w in dest.glob("*.whl")
-                       if _normal(w.name.split("-")[0]) == _normal(name))
+                       if _wheel_name(w) == _normal(name))
         if not match:
             return None
         wheels.append(str(match[-1]))

@@ -25,6 +25,16 @@ def child_environ(overrides: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def _start_error(argv: Sequence[str], exc: OSError) -> ToolError:
+    """Why a child could not start: missing, not allowed, or not an executable at all
+    (ENOEXEC: a script without a #! line, a binary for another CPU)."""
+    if isinstance(exc, FileNotFoundError):
+        return ToolError(f"cannot run {argv[0]}: not found")
+    if isinstance(exc, PermissionError):
+        return ToolError(f"cannot run {argv[0]}: permission denied")
+    return ToolError(f"cannot run {argv[0]}: {exc.strerror or exc}")
+
+
 def capture(
     argv: Sequence[str],
     *,
@@ -43,12 +53,8 @@ def capture(
             cwd=cwd,
             check=False,
         )
-    except FileNotFoundError as exc:
-        raise ToolError(f"cannot run {argv[0]}: not found") from exc
-    except PermissionError as exc:
-        raise ToolError(f"cannot run {argv[0]}: permission denied") from exc
-    except OSError as exc:  # e.g. ENOEXEC: not an executable at all
-        raise ToolError(f"cannot run {argv[0]}: {exc.strerror or exc}") from exc
+    except OSError as exc:
+        raise _start_error(argv, exc) from exc
     except subprocess.TimeoutExpired as exc:
         raise ToolError(f"{shlex.join(argv)} did not finish within {timeout:g} s") from exc
     if done.returncode != 0:
@@ -61,9 +67,5 @@ def call(argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> int:
     """Run ``argv`` with inherited stdio (output streams to the user); return its exit code."""
     try:
         return subprocess.call(list(argv), env=dict(env) if env is not None else None)
-    except FileNotFoundError as exc:
-        raise ToolError(f"cannot run {argv[0]}: not found") from exc
-    except PermissionError as exc:
-        raise ToolError(f"cannot run {argv[0]}: permission denied") from exc
-    except OSError as exc:  # ENOEXEC: a script without #! line, a binary for another CPU
-        raise ToolError(f"cannot run {argv[0]}: {exc.strerror or exc}") from exc
+    except OSError as exc:
+        raise _start_error(argv, exc) from exc

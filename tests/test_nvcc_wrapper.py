@@ -102,3 +102,33 @@ def test_single_target_outputs_and_lto_are_left_alone(call: list[str]) -> None:
 def test_threads_zero_means_all_cpus_and_is_kept() -> None:
     args, _ = w.rewrite(["--threads", "0", "-c", "k.cu", "-arch=sm_90"], targets("9.0"))
     assert args[:2] == ["--threads", "0"]
+
+
+# --- --split-compile: a pruned call may use the cores its one target leaves idle ------
+
+def test_split_added_to_a_pruned_compile() -> None:
+    args, _ = w.rewrite(CAUSAL_CONV1D, targets("9.0"))
+    assert w.add_split(args, 2)[-1] == "--split-compile=2"
+
+
+@pytest.mark.parametrize(("extra", "share", "want"), [
+    ([], 1, None),                                  # nothing to share
+    (["--threads", "2"], 4, "--split-compile=2"),   # --threads takes its part first
+    (["--threads", "2"], 2, None),
+    (["-t=0"], 4, None),                            # all CPUs already
+])
+def test_split_counts_the_calls_own_threads(extra: list[str], share: int,
+                                           want: str | None) -> None:
+    args = ["-O3", *extra, "-c", "k.cu", "-o", "k.o", "-gencode=arch=compute_90,code=sm_90"]
+    out = w.add_split(args, share)
+    assert (out[-1] if out != args else None) == want
+
+
+@pytest.mark.parametrize("args", [
+    ["-O3", "--split-compile", "8", "-c", "k.cu"],   # the build's own choice
+    ["-O3", "-split-compile=0", "-c", "k.cu"],
+    ["k.o", "-o", "k.so", "-shared"],                # a link: nothing to optimize
+    ["-E", "k.cu"],
+])
+def test_split_leaves_other_calls_alone(args: list[str]) -> None:
+    assert w.add_split(args, 4) == args

@@ -61,6 +61,24 @@ def test_max_jobs(cores: int, memory: int | None, job: float, want: int) -> None
     assert jobs.max_jobs(cores, memory, job) == want
 
 
+@pytest.mark.parametrize(("cores", "memory", "job", "jobs_", "want"), [
+    (2, 24 * GB, 4.0, 2, 2),      # this machine: the lone big file gets both cores
+    (16, 125 * GB, 4.0, 16, 1),   # the GPU machine at MAX_JOBS=16: memory says no
+    (64, 1024 * GB, 4.0, 64, 2),  # cores oversubscribed at most twice
+    (16, 125 * GB, 4.0, 4, 7),    # the user's MAX_JOBS=4: memory bound (125 / 16)
+    (8, None, 4.0, 8, 1),         # memory unknown: no split
+])
+def test_split_compile(cores: int, memory: int | None, job: float, jobs_: int,
+                       want: int) -> None:
+    assert jobs.split_compile(cores, memory, job, jobs_) == want
+
+
+def test_for_build_keeps_the_users_values() -> None:
+    assert jobs.for_build(4.0, {"MAX_JOBS": "3", "WHEELCUDA_SPLIT_COMPILE": "1"}) == {}
+    chosen = jobs.for_build(4.0, {"MAX_JOBS": "1"})
+    assert set(chosen) == {"WHEELCUDA_SPLIT_COMPILE"}
+
+
 def test_installer_argv() -> None:
     uv = installer.Tool("uv", ("/bin/uv",))
     pip = installer.Tool("pip", ())

@@ -2,6 +2,6 @@
 
 import sys
 
-from .cli import main
+from .warm import main
 
 sys.exit(main())

@@ -17,6 +17,10 @@ every other flag in place, replaces every arch option (``-gencode``,
 ``-gencode`` per target: SASS for each, PTX for the highest when the list says +PTX.
 A family variant the build asked for (``sm_90a``: wgmma kernels need it) is kept for
 that arch. Targets the build did not ask for are built anyway, with a warning.
+
+A pruned compile call usually builds one target, where nvcc ignores ``--threads``; with
+``WHEELCUDA_SPLIT_COMPILE=N`` (set by ``wheelcuda install`` and ``run``, see jobs.py) it
+also gets ``--split-compile`` so that a lone big file does not leave cores idle.
 """
 
 from __future__ import annotations
@@ -32,6 +36,9 @@ _GENCODE = ("-gencode", "--generate-code")
 _ARCH = ("-arch", "--gpu-architecture")
 _CODE = ("-code", "--gpu-code")
 _THREADS = ("-t", "--threads")
+_SPLIT = ("-split-compile", "--split-compile")
+#: Calls that compile device code (object or relocatable object).
+_COMPILES = ("-c", "--compile", "-dc", "--device-c")
 #: Calls that make no GPU code: leave them alone.
 _QUERIES = ("--version", "-V", "--list-gpu-arch", "--list-gpu-code", "-h", "--help",
             "-E", "--preprocess", "-M", "--generate-dependencies", "-MM")
@@ -51,7 +58,7 @@ def parse_targets(text: str) -> list[tuple[str, bool]]:
 def _split_option(args: list[str], i: int) -> tuple[str | None, str, int]:
     """(name, value, next index) for args[i] in the forms -x v, -x=v, --xx v, --xx=v."""
     arg = args[i]
-    for names in (_GENCODE, _ARCH, _CODE, _THREADS):
+    for names in (_GENCODE, _ARCH, _CODE, _THREADS, _SPLIT):
         for name in names:
             if arg == name:
                 value = args[i + 1] if i + 1 < len(args) else ""
@@ -133,21 +140,43 @@ def rewrite(args: list[str], targets: list[tuple[str, bool]]
 
 
 def _cap_threads(args: list[str], jobs: int) -> list[str]:
-    """``--threads N`` compiles N targets at once: more than there are targets is waste.
-
-    Measured with causal-conv1d on 2 cores (MAX_JOBS=2): pruned to one target, 313 s
-    with --threads capped to 1 against 355 s with its own --threads 4.
-    """
+    """``--threads N`` compiles N targets at once: more than there are targets is waste
+    (and nvcc ignores it for one target, says its --help). 0 (all CPUs) is kept."""
     out: list[str] = []
     i = 0
     while i < len(args):
         name, value, nxt = _split_option(args, i)
-        if name in _THREADS and value.isdigit() and value != "0":  # 0: all CPUs, kept
+        if name in _THREADS and value.isdigit() and value != "0":
             out += [name, str(max(1, min(int(value), jobs)))]
         else:
             out += args[i:nxt]
         i = nxt
     return out
+
+
+def add_split(args: list[str], share: int) -> list[str]:
+    """``--split-compile`` for a compile call, so a lone big file uses more than one core
+    (pure; see jobs.py for the measurements).
+
+    ``share`` is how many threads one call may use (WHEELCUDA_SPLIT_COMPILE, set by
+    ``wheelcuda install`` and ``run``); the call's own ``--threads`` takes its part first.
+    A call that sets ``--split-compile`` itself, or compiles nothing, is left alone.
+    """
+    if share <= 1 or not any(a in _COMPILES for a in args):
+        return args
+    threads, i = 1, 0
+    while i < len(args):
+        name, value, i = _split_option(args, i)
+        if name in _SPLIT:
+            return args
+        if name in _THREADS and value.isdigit():
+            threads = int(value) or share  # 0: all CPUs
+    split = share // max(1, threads)
+    return [*args, f"--split-compile={split}"] if split > 1 else args
+
+
+def _share(value: str | None) -> int:
+    return int(value) if value and value.isdigit() else 1
 
 
 def main() -> None:
@@ -157,6 +186,8 @@ def main() -> None:
     archs = os.environ.get("WHEELCUDA_ARCHS", "")
     if archs and os.environ.get("WHEELCUDA_ALL_ARCHS", "") not in ("1", "true", "TRUE"):
         args, warning = rewrite(args, parse_targets(archs))
+        if not _untouchable(args):  # a pruned call: let it use the cores left idle
+            args = add_split(args, _share(os.environ.get("WHEELCUDA_SPLIT_COMPILE")))
         if warning:
             sys.stderr.write(warning + "\n")
     if os.environ.get("WHEELCUDA_NVCC_LOG"):  # wheelcuda install counts the compiles

@@ -33,6 +33,7 @@ from . import (
     plan,
     store,
     torchinfo,
+    warm,
 )
 from .errors import ArchError, ComponentError, HostCompilerError, TorchError, WheelcudaError
 from .materialize import Home, ensure
@@ -149,7 +150,21 @@ def build_env(python: str | None = None, arch: str | None = None,
               current: Mapping[str, str] | None = None, *, all_archs: bool = False
               ) -> dict[str, str]:
     """The variables a build needs (``wheelcuda env``), after every check passes."""
+    return build_env_stamped(python, arch, current, all_archs=all_archs)[0]
+
+
+def build_env_stamped(python: str | None = None, arch: str | None = None,
+                      current: Mapping[str, str] | None = None, *, all_archs: bool = False
+                      ) -> tuple[dict[str, str], list[list[object]] | None]:
+    """:func:`build_env`'s answer, and stamps of every file it came from, for the warm
+    path of ``wheelcuda env`` (:mod:`warm`). The stamps are None when the environment
+    changed while it was read: such an answer is not kept."""
     current = os.environ if current is None else current
+    target = interpreter.resolve(python)
+    early = [*warm.own_sources(), target.python,
+             os.path.join(target.prefix, "pyvenv.cfg"), *target.site_dirs,
+             str(cache.cache_root(current) / "toolkits")]
+    before = cache.fingerprint(early)
     setup = inspect(python)
     # A plain CMake or Makefile build needs no torch: only a torch that cannot match
     # the compiler (CPU-only, other CUDA major) stops ``env``.
@@ -158,9 +173,16 @@ def build_env(python: str | None = None, arch: str | None = None,
     home = home_for(setup)
     archs, _ = choose_archs(arch, current)
     archmod.check(archs, home.gpu_codes, home.nvcc_version)
-    check_host(home, current)
+    compiler = check_host(home, current)
     homes = str(cache.cache_root(current) / "homes")
-    return environ.build_environ(str(home.path), archs, current, homes, all_archs=all_archs)
+    variables = environ.build_environ(str(home.path), archs, current, homes,
+                                      all_archs=all_archs)
+    tree = tree_plan(setup)
+    late = [*setup.roots[len(target.site_dirs):], str(home.path / plan.MANIFEST),
+            *(str(home.path / link.path) for link in tree.links),
+            *(str(home.path / rel) for rel, _ in tree.files), compiler.path or ""]
+    stamps = cache.fingerprint(early + late)
+    return variables, stamps if stamps[:len(early)] == before else None
 
 
-__all__ = ["ArchError", "Setup", "build_env", "cuda_home", "inspect"]
+__all__ = ["ArchError", "Setup", "build_env", "build_env_stamped", "cuda_home", "inspect"]

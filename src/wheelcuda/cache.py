@@ -12,36 +12,22 @@ import contextlib
 import hashlib
 import json
 import os
-import stat
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from . import cachedir
 from .errors import CacheError
 
-ENV_VAR = "WHEELCUDA_CACHE_DIR"
+ENV_VAR = cachedir.ENV_VAR
+unsafe_reason = cachedir.unsafe_reason
+fingerprint = cachedir.fingerprint
 
 
 def cache_root(environ: Mapping[str, str] | None = None) -> Path:
     """``$WHEELCUDA_CACHE_DIR``, else ``$XDG_CACHE_HOME/wheelcuda``, else ``~/.cache/wheelcuda``."""
-    environ = os.environ if environ is None else environ
-    if environ.get(ENV_VAR):
-        return Path(environ[ENV_VAR]).expanduser().absolute()
-    if environ.get("XDG_CACHE_HOME"):
-        return Path(environ["XDG_CACHE_HOME"]).absolute() / "wheelcuda"
-    return Path.home() / ".cache" / "wheelcuda"
-
-
-def unsafe_reason(st: os.stat_result, uid: int) -> str | None:
-    """Why a folder with this stat may not hold our trees, or None when it may (pure)."""
-    if not stat.S_ISDIR(st.st_mode):
-        return "it is not a folder"
-    if st.st_uid != uid:
-        return f"it belongs to uid {st.st_uid}, not to you (uid {uid})"
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return f"others can write to it (mode {stat.S_IMODE(st.st_mode):o})"
-    return None
+    return Path(cachedir.root(os.environ if environ is None else environ))
 
 
 def private_dir(path: Path) -> Path:
@@ -70,18 +56,6 @@ def subdir(name: str, environ: Mapping[str, str] | None = None) -> Path:
     return private_dir(private_root(environ) / name)
 
 
-def fingerprint(paths: Sequence[str]) -> list[list[Any]]:
-    """What changes when any of ``paths`` is replaced, rewritten or removed."""
-    out: list[list[Any]] = []
-    for p in paths:
-        try:
-            st = os.stat(p)
-            out.append([p, st.st_mtime_ns, st.st_size, st.st_ino])
-        except OSError:
-            out.append([p, None])
-    return out
-
-
 def _memo_path(root: Path, kind: str, key: str) -> Path:
     digest = hashlib.sha256(key.encode()).hexdigest()[:24]
     return root / "memo" / kind / f"{digest}.json"
@@ -108,8 +82,7 @@ def memo_put(root: Path, kind: str, key: str, watch: Sequence[str], value: dict[
     path = _memo_path(root, kind, key)
     record = {"key": key, "watch": list(watch), "fingerprint": fingerprint(watch), "value": value}
     with contextlib.suppress(OSError, CacheError):
-        private_dir(root)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(private_dir(private_dir(root) / "memo") / kind)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         with os.fdopen(fd, "w") as f:
             json.dump(record, f)

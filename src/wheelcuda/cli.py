@@ -12,27 +12,38 @@ import os
 import sys
 from collections.abc import Sequence
 
-from . import __version__, api, builds, cache, doctor, environ, install, render
+from . import __version__, api, builds, cache, doctor, environ, install, render, warm
 from .errors import WheelcudaError
 
 
+def _line(text: str) -> str:
+    return f"wheelcuda: {text}\n"
+
+
 def _note(text: str) -> None:
-    print(f"wheelcuda: {text}", file=sys.stderr)
+    sys.stderr.write(_line(text))
 
 
 def _cmd_env(args: argparse.Namespace) -> int:
-    variables = api.build_env(args.python, args.arch, all_archs=args.all_archs)
+    variables, stamps = api.build_env_stamped(args.python, args.arch,
+                                              all_archs=args.all_archs)
+    notes = []
     setup = api.inspect(args.python)
     if setup.torch is None:
-        _note(f"note: torch is not installed in {setup.target.python}; fine for CMake or "
-              "Makefile builds, torch extensions need it")
+        notes.append(f"note: torch is not installed in {setup.target.python}; fine for CMake "
+                     "or Makefile builds, torch extensions need it")
     homes = str(cache.cache_root() / "homes")
     other = environ.foreign_home(os.environ, variables["CUDA_HOME"], homes)
     if other:
-        _note(f"warning: {other} was set; wheelcuda's tree wins once this output is "
-              "evaluated, because it exports CUDA_HOME and CUDA_PATH and torch reads "
-              "CUDA_HOME first. To keep your toolkit, do not eval wheelcuda env.")
-    sys.stdout.write(render.render(variables, args.shell))
+        notes.append(f"warning: {other} was set; wheelcuda's tree wins once this output is "
+                     "evaluated, because it exports CUDA_HOME and CUDA_PATH and torch reads "
+                     "CUDA_HOME first. To keep your toolkit, do not eval wheelcuda env.")
+    err = "".join(_line(n) for n in notes)
+    text = render.render(variables, args.shell)
+    sys.stderr.write(err)
+    sys.stdout.write(text)
+    if stamps is not None:
+        warm.record(args.argv, os.environ, text, err, stamps)
     return 0
 
 
@@ -177,6 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ours, rest = _split(sys.argv[1:] if argv is None else argv)
     args = _parser().parse_args(ours)
     args.rest = rest
+    args.argv = ours
     if rest and args.command not in ("install", "run"):
         _parser().error(f"{args.command} takes no arguments after --")
     try:

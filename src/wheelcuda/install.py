@@ -89,10 +89,6 @@ def missing_build_needs(site_dirs: Sequence[str], path: str) -> list[str]:
             if not has(n) and not (n == "ninja" and shutil.which("ninja", path=path))]
 
 
-def _job_count(names: Sequence[str | None]) -> str:
-    return str(jobs.max_jobs(jobs.cores(), jobs.available_memory(), packages.job_gb(names)))
-
-
 def prepare(pkgs: Sequence[str], python: str | None, arch_list: str | None,
             extra: Sequence[str], *, fetch: bool = True, all_archs: bool = False,
             environ: Mapping[str, str] | None = None) -> Prepared:
@@ -116,9 +112,7 @@ def prepare(pkgs: Sequence[str], python: str | None, arch_list: str | None,
                          extra=extra)
     fields["names"] = [n or "" for n in names]
     key = builds.key_id(fields)
-    wanted = dict(recipe)
-    if "MAX_JOBS" not in environ:
-        wanted["MAX_JOBS"] = _job_count(names)
+    wanted = {**recipe, **jobs.for_build(packages.job_gb(names), environ)}
     tool = installer.choose(environ)
     variables.update(packages.user_wins(wanted, environ))
     # Not the user's to win: a shared installer cache hands back wheels built against
@@ -229,6 +223,5 @@ def run_command(argv: Sequence[str], python: str | None, arch_list: str | None,
                 all_archs: bool = False) -> int:
     """``wheelcuda run -- CMD``: CMD with the build environment; its exit code."""
     variables = run_environment(python, arch_list, os.environ, all_archs=all_archs)
-    if "MAX_JOBS" not in os.environ:
-        variables["MAX_JOBS"] = _job_count([])
+    variables.update(jobs.for_build(packages.job_gb([]), os.environ))
     return proc.call(argv, env=proc.child_environ(variables))

@@ -1,0 +1,52 @@
+"""Where wheelcuda's cache lives, whether it is safe to trust, and file stamps.
+
+Only ``os`` and ``stat``: the warm path of ``wheelcuda env`` (:mod:`warm`) uses these
+before anything heavier is imported. :mod:`cache` builds on them.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+TYPE_CHECKING = False  # see warm.py: nothing heavier than os on the warm path
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+ENV_VAR = "WHEELCUDA_CACHE_DIR"
+
+def root(environ: Mapping[str, str]) -> str:
+    """``$WHEELCUDA_CACHE_DIR``, else ``$XDG_CACHE_HOME/wheelcuda``, else ``~/.cache/wheelcuda``."""
+    if environ.get(ENV_VAR):
+        return os.path.abspath(os.path.expanduser(environ[ENV_VAR]))
+    if environ.get("XDG_CACHE_HOME"):
+        return os.path.join(os.path.abspath(environ["XDG_CACHE_HOME"]), "wheelcuda")
+    return os.path.join(os.path.expanduser("~"), ".cache", "wheelcuda")
+
+
+def unsafe_reason(st: os.stat_result, uid: int) -> str | None:
+    """Why a folder with this stat may not hold our trees, or None when it may (pure)."""
+    if not stat.S_ISDIR(st.st_mode):
+        return "it is not a folder"
+    if st.st_uid != uid:
+        return f"it belongs to uid {st.st_uid}, not to you (uid {uid})"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"others can write to it (mode {stat.S_IMODE(st.st_mode):o})"
+    return None
+
+
+def fingerprint(paths: Sequence[str]) -> list[list[object]]:
+    """What changes when any of ``paths`` is replaced, rewritten or removed: for each,
+    ``[path, mtime_ns, size, inode]``, or ``[path, None]`` when it is missing.
+
+    A folder's mtime changes when an entry is added, removed or renamed in it: a site
+    folder's stamp moves whenever a distribution is installed, upgraded or removed.
+    """
+    out: list[list[object]] = []
+    for p in paths:
+        try:
+            st = os.stat(p)
+            out.append([p, st.st_mtime_ns, st.st_size, st.st_ino])
+        except OSError:
+            out.append([p, None])
+    return out

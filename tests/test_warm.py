@@ -1,0 +1,176 @@
+"""The warm path of ``wheelcuda env``: it replays exactly what the full path printed, and
+only while the arguments, the environment and every file behind the answer are unchanged."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests import fakes
+from wheelcuda import warm
+
+ENV = {"PATH": "/usr/bin", "HOME": "/home/u"}
+
+
+@pytest.mark.parametrize("argv", [
+    ["env"],
+    ["env", "--arch", "9.0"],
+    ["env", "--arch=9.0", "--shell", "fish", "--all-archs"],
+    ["env", "--python", "/v/bin/python", "--shell=json"],
+])
+def test_key_for_the_spellings_it_knows(argv: list[str]) -> None:
+    assert warm.key_for(argv, ENV) is not None
+
+
+@pytest.mark.parametrize("argv", [
+    [], ["home"], ["doctor", "--arch", "9.0"], ["env", "--help"], ["env", "--ar", "9.0"],
+    ["env", "--arch"], ["env", "extra"], ["env", "--all-archs=1"],
+])
+def test_key_for_anything_else_is_none(argv: list[str]) -> None:
+    assert warm.key_for(argv, ENV) is None
+
+
+def test_key_reads_python_absolute_and_ignores_what_shells_change(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    relative = warm.key_for(["env", "--python", ".venv"], ENV)
+    absolute = warm.key_for(["env", "--python", str(tmp_path / ".venv")], ENV)
+    assert relative == absolute
+    assert warm.key_for(["env"], {**ENV, "PWD": "/a", "SHLVL": "3", "_": "x"}) == \
+        warm.key_for(["env"], ENV)
+    assert warm.key_for(["env"], {**ENV, "CC": "clang"}) != warm.key_for(["env"], ENV)
+    assert warm.key_for(["env"], {**ENV, "WHEELCUDA_NO_WARM": "1"}) is None
+
+
+def _replay(argv: list[str], env: dict[str, str]) -> tuple[bool, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    hit = warm.replay(argv, env, out, err)
+    return hit, out.getvalue(), err.getvalue()
+
+
+def test_record_then_replay_until_a_stamped_file_changes(tmp_path: Path) -> None:
+    env = {**ENV, "WHEELCUDA_CACHE_DIR": str(tmp_path / "cache")}
+    watched = tmp_path / "site"
+    watched.mkdir()
+    (tmp_path / "cache").mkdir(mode=0o700)
+    warm.record(["env"], env, "export A='1'\n", "wheelcuda: note\n",
+                warm.cachedir.fingerprint([str(watched)]))
+    assert _replay(["env"], env) == (True, "export A='1'\n", "wheelcuda: note\n")
+    assert _replay(["env", "--arch", "9.0"], env)[0] is False  # other arguments
+    assert _replay(["env"], {**env, "CC": "clang"})[0] is False  # other environment
+    time.sleep(0.01)
+    (watched / "new-1.0.dist-info").mkdir()  # a distribution installed
+    assert _replay(["env"], env)[0] is False
+
+
+def test_no_replay_from_a_folder_others_can_write(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    env = {**ENV, "WHEELCUDA_CACHE_DIR": str(cache)}
+    cache.mkdir(mode=0o700)
+    warm.record(["env"], env, "export A='1'\n", "", [])
+    assert _replay(["env"], env)[0] is True
+    cache.chmod(0o777)
+    assert _replay(["env"], env)[0] is False
+
+
+def test_a_corrupt_memo_is_a_miss_and_is_rewritten(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    env = {**ENV, "WHEELCUDA_CACHE_DIR": str(cache)}
+    (cache / "memo").mkdir(parents=True, mode=0o700)
+    cache.chmod(0o700)
+    key = warm.key_for(["env"], env)
+    assert key is not None
+    Path(warm._memo_file(env, key)).write_bytes(b"\x00garbage")
+    assert _replay(["env"], env)[0] is False
+    warm.record(["env"], env, "x\n", "", [])
+    assert _replay(["env"], env) == (True, "x\n", "")
+
+
+def test_the_memo_keeps_the_newest_entries(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    env = {**ENV, "WHEELCUDA_CACHE_DIR": str(cache)}
+    for i in range(warm.KEEP + 3):
+        warm.record(["env", "--arch", f"{i}.0"], env, f"{i}\n", "", [])
+    assert _replay(["env", "--arch", "0.0"], env)[0] is False
+    assert _replay(["env", "--arch", f"{warm.KEEP + 2}.0"], env)[0] is True
+
+
+# --- through the command, with a fake environment ----------------------------------
+
+def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "wheelcuda", *args], capture_output=True,
+                          text=True, env=env, check=False)
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
+    site = fakes.torch(fakes.cu13_site(tmp_path / "site"))
+    python = fakes.python(tmp_path, [site])
+    env = fakes.pythonpath_env()
+    env["WHEELCUDA_CACHE_DIR"] = os.environ["WHEELCUDA_CACHE_DIR"]
+    return python, site, env
+
+
+def _hits(env: dict[str, str], *args: str) -> bool:
+    """Whether ``env`` would be answered from the memo (the warm path, in-process)."""
+    return _replay(["env", *args], env)[0]
+
+
+def test_warm_answer_is_the_full_answer(world: tuple[Path, Path, dict[str, str]]) -> None:
+    python, _, env = world
+    args = ("env", "--python", str(python), "--arch", "9.0")
+    first = _cli(*args, env=env)
+    assert first.returncode == 0, first.stderr
+    assert _hits(env, *args[1:])
+    second = _cli(*args, env=env)
+    assert (second.returncode, second.stdout, second.stderr) == (0, first.stdout, first.stderr)
+    cold = _cli(*args, env={**env, "WHEELCUDA_NO_WARM": "1"})
+    assert cold.stdout == first.stdout
+
+
+def test_notes_are_replayed_too(world: tuple[Path, Path, dict[str, str]]) -> None:
+    python, _, env = world
+    env = {**env, "CUDA_HOME": "/opt/cuda-12.4"}
+    args = ("env", "--python", str(python), "--arch", "9.0")
+    first = _cli(*args, env=env)
+    assert "CUDA_HOME=/opt/cuda-12.4 was set" in first.stderr
+    assert _hits(env, *args[1:])
+    assert _cli(*args, env=env).stderr == first.stderr
+
+
+def test_changes_behind_the_answer_are_seen(world: tuple[Path, Path, dict[str, str]]) -> None:
+    python, site, env = world
+    args = ("env", "--python", str(python), "--arch", "9.0")
+    assert _cli(*args, env=env).returncode == 0
+    assert _hits(env, *args[1:])
+    # torch removed: the site folder's stamp moves, and the full path says so
+    for dist in site.glob("torch*"):
+        subprocess.run(["rm", "-rf", str(dist)], check=True)
+    assert not _hits(env, *args[1:])
+    again = _cli(*args, env=env)
+    assert "torch is not installed" in again.stderr
+
+
+def test_a_removed_tree_is_not_replayed(world: tuple[Path, Path, dict[str, str]]) -> None:
+    python, _, env = world
+    args = ("env", "--python", str(python), "--arch", "9.0")
+    first = _cli(*args, env=env)
+    home = next(line for line in first.stdout.splitlines() if "CUDA_HOME=" in line)
+    subprocess.run(["rm", "-rf", home.split("'")[1]], check=True)
+    assert not _hits(env, *args[1:])
+    second = _cli(*args, env=env)
+    assert second.stdout == first.stdout  # rebuilt under the same key
+    assert _hits(env, *args[1:])
+
+
+def test_errors_are_never_kept(world: tuple[Path, Path, dict[str, str]]) -> None:
+    python, _, env = world
+    args = ("env", "--python", str(python), "--arch", "6.1")
+    assert _cli(*args, env=env).returncode == 1
+    assert not _hits(env, *args[1:])

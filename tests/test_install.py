@@ -11,6 +11,7 @@ import pytest
 
 from tests import fakes
 from tests.test_cli import fail, run
+from wheelcuda import install
 
 
 @pytest.fixture
@@ -153,3 +154,11 @@ def test_run_passes_the_environment_and_exit_code(tmp_path: Path) -> None:
 def test_run_without_command_is_a_usage_error() -> None:
     r = run("run", "--arch", "9.0")
     assert r.returncode != 0 and "give the command after --" in r.stderr
+
+
+def test_compile_summary_counts_compiles_and_split() -> None:
+    log = ["-O3 -c a.cu -o a.o -gencode=arch=compute_90,code=sm_90 --split-compile=2",
+           "-dc b.cu -o b.o --split-compile=2", "--version", "a.o b.o -o x.so -shared"]
+    assert install.compile_summary(log) == "2 nvcc compiles, split-compile 2"
+    assert install.compile_summary(["-c a.cu -o a.o"]) == "1 nvcc compiles"
+    assert install.compile_summary(["--version"]) == ""

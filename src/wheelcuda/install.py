@@ -176,6 +176,17 @@ def explain(p: Prepared) -> str:
     return "\n".join(lines) + "\n"
 
 
+def compile_summary(calls: Sequence[str]) -> str:
+    """"3 nvcc compiles, split-compile 2" from the nvcc wrapper's log; "" for none (pure)."""
+    compiles = [c.split() for c in calls if " -c " in f" {c} " or "-dc" in c.split()]
+    if not compiles:
+        return ""
+    splits = sorted({w.split("=", 1)[1] for words in compiles for w in words
+                     if w.startswith("--split-compile=")})
+    return f"{len(compiles)} nvcc compiles" + (
+        f", split-compile {'/'.join(splits)}" if splits else "")
+
+
 def _duration(seconds: float) -> str:
     minutes, secs = divmod(round(seconds), 60)
     return f"{minutes}m{secs:02d}s" if minutes else f"{seconds:.1f}s"
@@ -194,7 +205,7 @@ def execute(p: Prepared, environ: Mapping[str, str] | None = None) -> tuple[int,
             start = time.monotonic()
             code = proc.call(p.argv, env=env)
             seconds = time.monotonic() - start
-            compiles = sum(1 for line in log if " -c " in f" {line} " or "-dc" in line)
+            compiles = compile_summary(log.read().splitlines())
     except filelock.Timeout as exc:
         raise CacheError(f"another install has held {lock} for 6 hours", f"remove {lock}") from exc
     took = _duration(seconds)
@@ -207,7 +218,7 @@ def execute(p: Prepared, environ: Mapping[str, str] | None = None) -> tuple[int,
     builds.keep_wheels(p.key, [n for n in p.names if n])
     archs = ", ".join(f"sm_{a.number}" for a in p.archs)
     built = archs if p.fields.get("prune") else "the package's own arch list (--all-archs)"
-    how = (f"built {built} ({compiles} nvcc compiles)" if compiles
+    how = (f"built {built} ({compiles})" if compiles
            else "from wheelcuda's wheel cache (nothing compiled)")
     return 0, (f"installed {', '.join(done)} with {p.tool.name} in {took}: {how}; "
                f"cache key {p.key}")

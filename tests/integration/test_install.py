@@ -31,8 +31,11 @@ def test_install_fetches_the_compiler_and_builds(
 cd /
 {py} -c "import wheelcuda_demo; print('IMPORTED', wheelcuda_demo._C.__file__)"
 """
-    # The package hard-codes three targets, as causal-conv1d does: pruned to sm_90.
-    env = {**local_wheels, "WHEELCUDA_INSTALLER": installer, "DEMO_GENCODE": "75;80;90"}
+    # The package hard-codes three targets, as causal-conv1d does: pruned to sm_90, and
+    # the one-target call gets the real nvcc's --split-compile (the count is set here, so
+    # that the test does not depend on this machine's cores and memory).
+    env = {**local_wheels, "WHEELCUDA_INSTALLER": installer, "DEMO_GENCODE": "75;80;90",
+           "WHEELCUDA_SPLIT_COMPILE": "2"}
     try:
         r = sandbox.shell(script, tmp_path, extra_env=env, timeout=1500)
         out = sandbox.assert_ok(r)
@@ -40,7 +43,7 @@ cd /
         store = isolated / f"toolkits/cuda-toolkit-13.0.3-{platform.machine()}"
         assert (store / "nvidia/cu13/bin/nvcc").exists()
         assert f"installed wheelcuda-demo-ext==0.1.0 with {installer} in" in r.stderr
-        assert "built sm_90 (" in r.stderr
+        assert "built sm_90 (1 nvcc compiles, split-compile 2)" in r.stderr
         so = out.split("IMPORTED ")[1].split()[0]
         elves = subprocess.run([cuobjdump, "--list-elf", so], capture_output=True, text=True,
                                check=True).stdout

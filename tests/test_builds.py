@@ -31,10 +31,16 @@ def test_same_inputs_same_key() -> None:
     {"archs": "12.0"}, {"prune": False}, {"python_tag": "cp312"}, {"cxx11_abi": False},
     {"variables": {"CAUSAL_CONV1D_FORCE_BUILD": "TRUE", "NVCC_APPEND_FLAGS": "-G"}},
     {"packages": ["causal-conv1d==1.6.0"]}, {"installer_args": ["-C", "--build-option=-j1"]},
-    {"machine": "aarch64"},
+    {"machine": "aarch64"}, {"host_compiler": "gcc 13.1.0"},
 ])
 def test_any_input_that_changes_the_binary_changes_the_key(change: dict[str, Any]) -> None:
     assert key(**change) != key()
+
+
+def test_installer_flags_that_change_no_binary_stay_out_of_the_key() -> None:
+    assert key(installer_args=["--no-deps", "-v"]) == key()
+    assert key(installer_args=["--no-deps", "-C", "--build-option=-j1"]) == \
+        key(installer_args=["-C", "--build-option=-j1"])
 
 
 def test_variables_in_the_key() -> None:

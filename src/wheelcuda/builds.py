@@ -42,16 +42,29 @@ BUILD_VARIABLES = ("NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "CFLAGS", "CXXFLAG
 RECORD = "build.json"
 
 
+#: Installer flags that change what else is installed, or what is printed, never the
+#: binary that is built: left out of the key. A fresh venv that sees torch through a .pth
+#: file needs ``-- --no-deps`` (uv does not count such packages as installed), and must
+#: still find the wheel the first install built.
+NOT_BUILD_ARGS = frozenset({
+    "--no-deps", "-q", "--quiet", "-qq", "-v", "--verbose", "-vv", "--no-progress",
+    "--reinstall", "--force-reinstall", "-U", "--upgrade", "--no-color"})
+
+
 def key_fields(*, packages: Sequence[str], torch: str, torch_cuda: str | None,
                compiler: str, archs: str, prune: bool, python_tag: str,
                cxx11_abi: bool | None, variables: Mapping[str, str],
-               installer_args: Sequence[str] = (), machine: str = "") -> dict[str, Any]:
+               installer_args: Sequence[str] = (), machine: str = "",
+               host_compiler: str = "") -> dict[str, Any]:
     """Everything the built binary depends on, as data (pure). ``installer_args`` are
-    the arguments after ``--`` (config settings, indexes): they may change the build."""
+    the arguments after ``--`` (config settings, indexes): they may change the build,
+    except :data:`NOT_BUILD_ARGS`. ``host_compiler`` is nvcc's host compiler and its
+    version ("gcc 12.2.0"): it compiles the host half of every file."""
     return {"packages": list(packages), "torch": torch, "torch_cuda": torch_cuda,
             "compiler": compiler, "archs": archs, "prune": prune, "python": python_tag,
             "cxx11_abi": cxx11_abi, "variables": dict(sorted(variables.items())),
-            "installer_args": list(installer_args), "machine": machine}
+            "installer_args": [a for a in installer_args if a not in NOT_BUILD_ARGS],
+            "machine": machine, "host_compiler": host_compiler}
 
 
 def key_id(fields: Mapping[str, Any]) -> str:

@@ -105,7 +105,7 @@ def _cmd_cache_list(args: argparse.Namespace) -> int:
         print(f"    torch {f.get('torch')} (CUDA {f.get('torch_cuda')}), nvcc "
               f"{f.get('compiler')}, archs {f.get('archs')}"
               f"{'' if f.get('prune', True) else ' (all of the package)'}, {f.get('python')}, "
-              f"C++11 ABI {f.get('cxx11_abi')}")
+              f"C++11 ABI {f.get('cxx11_abi')}, host {f.get('host_compiler') or 'unknown'}")
     if not entries:
         _note(f"the wheel cache in {cache.cache_root() / 'builds'} is empty")
     return 0

@@ -109,7 +109,7 @@ def prepare(pkgs: Sequence[str], python: str | None, arch_list: str | None,
     recipe = packages.recipe_env(names, archs, bool(gpus.probe_gpus().gpus))
     variables_in_key = builds.build_variables(recipe, environ, packages.prefixes(names))
     fields = _key_fields(setup, pkgs, archs, all_archs=all_archs, variables=variables_in_key,
-                         extra=extra)
+                         extra=extra, environ=environ)
     fields["names"] = [n or "" for n in names]
     key = builds.key_id(fields)
     wanted = {**recipe, **jobs.for_build(packages.job_gb(names), environ)}
@@ -134,16 +134,18 @@ def _sources(key: str, pkgs: Sequence[str], names: Sequence[str | None]) -> list
 
 
 def _key_fields(setup: api.Setup, pkgs: Sequence[str], archs: Sequence[arch.Arch], *,
-                all_archs: bool, variables: Mapping[str, str], extra: Sequence[str]
-                ) -> dict[str, object]:
+                all_archs: bool, variables: Mapping[str, str], extra: Sequence[str],
+                environ: Mapping[str, str]) -> dict[str, object]:
     torch = setup.torch
     assert torch is not None  # _torch_ready checked it
     home = api.home_for(setup)
+    host = api.check_host(home, environ)  # probed once per run (cached)
     return builds.key_fields(
         packages=[builds.source_id(p) for p in pkgs], torch=torch.version, torch_cuda=torch.cuda,
         compiler=home.nvcc_version, archs=arch.to_torch(archs), prune=not all_archs,
         python_tag=setup.target.tag, cxx11_abi=torchinfo.cxx11_abi(torch), variables=variables,
-        installer_args=extra, machine=platform.machine())
+        installer_args=extra, machine=platform.machine(),
+        host_compiler=f"{host.family} {host.version or host.path}")
 
 
 def run_environment(python: str | None, arch_list: str | None,

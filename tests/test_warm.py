@@ -48,6 +48,13 @@ def test_key_reads_python_absolute_and_ignores_what_shells_change(
     assert warm.key_for(["env"], {**ENV, "WHEELCUDA_NO_WARM": "1"}) is None
 
 
+def test_another_interpreter_running_wheelcuda_is_another_key(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    before = warm.key_for(["env"], ENV)
+    monkeypatch.setattr(sys, "executable", "/other/venv/bin/python")
+    assert warm.key_for(["env"], ENV) != before
+
+
 def _replay(argv: list[str], env: dict[str, str]) -> tuple[bool, str, str]:
     out, err = io.StringIO(), io.StringIO()
     hit = warm.replay(argv, env, out, err)

@@ -8,7 +8,8 @@ version in two child processes. Once it has succeeded, what it printed is kept i
 ``<cache>/memo/env-<hash>.marshal``, under
 
 - a key: the arguments (with ``--python`` made absolute), the whole environment less
-  what a shell changes by itself (:data:`VOLATILE`), the visible GPUs and the boot;
+  what a shell changes by itself (:data:`VOLATILE`), the interpreter and the copy of
+  wheelcuda that run, the visible GPUs and the boot;
 - stamps (mtime, size, inode) of every file the answer came from: the interpreter,
   ``pyvenv.cfg``, the site folders (whose mtime moves when a distribution is installed,
   upgraded or removed), the toolkit store, every link and generated file of the tree,
@@ -69,7 +70,10 @@ def key_for(argv: Sequence[str], environ: Mapping[str, str]) -> tuple[Any, ...] 
     if "--python" in options:
         options["--python"] = os.path.abspath(os.path.expanduser(options["--python"]))
     env = tuple(sorted((k, v) for k, v in environ.items() if k not in VOLATILE))
-    return ("env", tuple(sorted(options.items())), env, _machine_state())
+    # Which wheelcuda answers matters too: without --python or VIRTUAL_ENV the target is
+    # the interpreter running it, and two installations must not share an answer.
+    here = (sys.executable, os.path.dirname(os.path.abspath(__file__)))
+    return ("env", tuple(sorted(options.items())), env, here, _machine_state())
 
 
 def _machine_state() -> tuple[Any, ...]:

@@ -162,3 +162,16 @@ def test_compile_summary_counts_compiles_and_split() -> None:
     assert install.compile_summary(log) == "2 nvcc compiles, split-compile 2"
     assert install.compile_summary(["-c a.cu -o a.o"]) == "1 nvcc compiles"
     assert install.compile_summary(["--version"]) == ""
+
+
+@pytest.mark.parametrize(("var", "value"), [
+    ("MAX_JOBS", "abc"), ("MAX_JOBS", "0"), ("MAX_JOBS", "-2"), ("WHEELCUDA_SPLIT_COMPILE", "2.5"),
+    ("WHEELCUDA_SPLIT_COMPILE", ""),
+])
+def test_bad_job_counts_stop_before_the_build(tmp_path: Path, fake_uv: dict[str, str],
+                                              var: str, value: str) -> None:
+    py = fakes.user_env(tmp_path)
+    r = run("install", "--python", str(py), "--arch", "9.0", "causal-conv1d",
+            env={**fake_uv, var: value})
+    fail(r, f"{var}={value!r} is not a whole number above 0", "fix:")
+    no_build(tmp_path)

@@ -22,6 +22,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from .errors import ToolError
+
 #: Peak RSS of one nvcc/cicc job when the package table says nothing (GB).
 DEFAULT_JOB_GB = 4.0
 
@@ -46,9 +48,15 @@ def split_compile(cores: int, available_bytes: int | None, job_gb: float, jobs: 
 def for_build(job_gb: float, environ: Mapping[str, str]) -> dict[str, str]:
     """MAX_JOBS and WHEELCUDA_SPLIT_COMPILE for a build on this machine; a value the user
     set is kept (and counts: split threads are sized for the user's MAX_JOBS)."""
+    for var in ("MAX_JOBS", "WHEELCUDA_SPLIT_COMPILE"):
+        value = environ.get(var)
+        if value is not None and not (value.strip().isdigit() and int(value) > 0):
+            # torch's int(os.environ["MAX_JOBS"]) would fail deep inside the build
+            raise ToolError(f"{var}={value!r} is not a whole number above 0",
+                            f"export {var}=2   (or unset {var}: wheelcuda picks one)")
     n, memory = cores(), available_memory()
-    user = environ.get("MAX_JOBS", "")
-    jobs = int(user) if user.isdigit() and int(user) > 0 else max_jobs(n, memory, job_gb)
+    user = environ.get("MAX_JOBS")
+    jobs = int(user) if user else max_jobs(n, memory, job_gb)
     chosen = {"MAX_JOBS": str(jobs),
               "WHEELCUDA_SPLIT_COMPILE": str(split_compile(n, memory, job_gb, jobs))}
     return {k: v for k, v in chosen.items() if k not in environ}

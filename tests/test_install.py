@@ -166,7 +166,7 @@ def test_compile_summary_counts_compiles_and_split() -> None:
 
 @pytest.mark.parametrize(("var", "value"), [
     ("MAX_JOBS", "abc"), ("MAX_JOBS", "0"), ("MAX_JOBS", "-2"), ("WHEELCUDA_SPLIT_COMPILE", "2.5"),
-    ("WHEELCUDA_SPLIT_COMPILE", ""),
+    ("WHEELCUDA_SPLIT_COMPILE", "0"),
 ])
 def test_bad_job_counts_stop_before_the_build(tmp_path: Path, fake_uv: dict[str, str],
                                               var: str, value: str) -> None:

@@ -132,3 +132,11 @@ def test_split_counts_the_calls_own_threads(extra: list[str], share: int,
 ])
 def test_split_leaves_other_calls_alone(args: list[str]) -> None:
     assert w.add_split(args, 4) == args
+
+
+def test_split_sees_nvccs_own_environment_flags_and_debug_builds() -> None:
+    args = ["-O3", "-c", "k.cu", "-o", "k.o", "-gencode=arch=compute_90,code=sm_90"]
+    assert w.add_split(args, 4, ["--split-compile=0"]) == args   # the user's, from the env
+    assert w.add_split(args, 4, ["--threads", "4"]) == args      # threads take the share
+    assert w.add_split([*args, "-G"], 4) == [*args, "-G"]        # -G overrides it anyway
+    assert w.add_split(args, 4, ["-lineinfo"])[-1] == "--split-compile=4"

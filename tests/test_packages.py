@@ -77,6 +77,8 @@ def test_for_build_keeps_the_users_values() -> None:
     assert jobs.for_build(4.0, {"MAX_JOBS": "3", "WHEELCUDA_SPLIT_COMPILE": "1"}) == {}
     chosen = jobs.for_build(4.0, {"MAX_JOBS": "1"})
     assert set(chosen) == {"WHEELCUDA_SPLIT_COMPILE"}
+    assert set(jobs.for_build(4.0, {"MAX_JOBS": ""})) == {"MAX_JOBS", "WHEELCUDA_SPLIT_COMPILE"}
+    assert set(jobs.for_build(4.0, {}, split=False)) == {"MAX_JOBS"}
 
 
 def test_installer_argv() -> None:

@@ -48,6 +48,24 @@ def test_key_reads_python_absolute_and_ignores_what_shells_change(
     assert warm.key_for(["env"], {**ENV, "WHEELCUDA_NO_WARM": "1"}) is None
 
 
+def test_empty_values_are_not_kept() -> None:
+    assert warm.key_for(["env", "--python="], ENV) is None
+    assert warm.key_for(["env", "--arch", ""], ENV) is None
+
+
+def test_relative_paths_in_the_environment_key_the_working_folder(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    keys = {}
+    for env in ({**ENV, "VIRTUAL_ENV": ".venv"}, {**ENV, "PATH": "bin:/usr/bin"},
+                {**ENV, "PATH": "/usr/bin:"}, ENV):
+        for name in ("a", "b"):
+            monkeypatch.chdir(tmp_path / name)
+            keys[name] = warm.key_for(["env"], env)
+        assert (keys["a"] != keys["b"]) == (env is not ENV)
+
+
 def test_another_interpreter_running_wheelcuda_is_another_key(
         monkeypatch: pytest.MonkeyPatch) -> None:
     before = warm.key_for(["env"], ENV)
@@ -124,9 +142,16 @@ def world(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
     return python, site, env
 
 
+_PROBE = ("import io, os, sys; from wheelcuda import warm; "
+          "print(warm.replay(sys.argv[1:], os.environ, io.StringIO(), io.StringIO()))")
+
+
 def _hits(env: dict[str, str], *args: str) -> bool:
-    """Whether ``env`` would be answered from the memo (the warm path, in-process)."""
-    return _replay(["env", *args], env)[0]
+    """Whether ``env`` would be answered from the memo, asked in a child started as the
+    command is (same interpreter, sys.path and environment: all of them are in the key)."""
+    r = subprocess.run([sys.executable, "-c", _PROBE, "env", *args], capture_output=True,
+                       text=True, env=env, check=True)
+    return r.stdout.strip() == "True"
 
 
 def test_warm_answer_is_the_full_answer(world: tuple[Path, Path, dict[str, str]]) -> None:

@@ -19,7 +19,7 @@ A family variant the build asked for (``sm_90a``: wgmma kernels need it) is kept
 that arch. Targets the build did not ask for are built anyway, with a warning.
 
 A pruned compile call usually builds one target, where nvcc ignores ``--threads``; with
-``WHEELCUDA_SPLIT_COMPILE=N`` (set by ``wheelcuda install`` and ``run``, see jobs.py) it
+``WHEELCUDA_SPLIT_COMPILE=N`` (set by ``wheelcuda install``, see jobs.py) it
 also gets ``--split-compile`` so that a lone big file does not leave cores idle.
 """
 
@@ -39,6 +39,7 @@ _THREADS = ("-t", "--threads")
 _SPLIT = ("-split-compile", "--split-compile")
 #: Calls that compile device code (object or relocatable object).
 _COMPILES = ("-c", "--compile", "-dc", "--device-c")
+_DEBUG = ("-G", "--device-debug")
 #: Calls that make no GPU code: leave them alone.
 _QUERIES = ("--version", "-V", "--list-gpu-arch", "--list-gpu-code", "-h", "--help",
             "-E", "--preprocess", "-M", "--generate-dependencies", "-MM")
@@ -146,7 +147,7 @@ def _cap_threads(args: list[str], jobs: int) -> list[str]:
     i = 0
     while i < len(args):
         name, value, nxt = _split_option(args, i)
-        if name in _THREADS and value.isdigit() and value != "0":
+        if name in _THREADS and value.isdecimal() and value != "0":
             out += [name, str(max(1, min(int(value), jobs)))]
         else:
             out += args[i:nxt]
@@ -154,29 +155,32 @@ def _cap_threads(args: list[str], jobs: int) -> list[str]:
     return out
 
 
-def add_split(args: list[str], share: int) -> list[str]:
+def add_split(args: list[str], share: int, inherited: list[str] | None = None) -> list[str]:
     """``--split-compile`` for a compile call, so a lone big file uses more than one core
     (pure; see jobs.py for the measurements).
 
     ``share`` is how many threads one call may use (WHEELCUDA_SPLIT_COMPILE, set by
-    ``wheelcuda install`` and ``run``); the call's own ``--threads`` takes its part first.
-    A call that sets ``--split-compile`` itself, or compiles nothing, is left alone.
+    ``wheelcuda install``); the call's own ``--threads`` takes its part first. A call
+    that sets ``--split-compile`` itself (or through ``inherited``: NVCC_PREPEND_FLAGS
+    and NVCC_APPEND_FLAGS, which nvcc reads too), a device-debug call (``-G`` overrides
+    it) or a call that compiles nothing is left alone.
     """
-    if share <= 1 or not any(a in _COMPILES for a in args):
+    every = [*(inherited or []), *args]
+    if share <= 1 or not any(a in _COMPILES for a in args) or any(a in _DEBUG for a in every):
         return args
     threads, i = 1, 0
-    while i < len(args):
-        name, value, i = _split_option(args, i)
+    while i < len(every):
+        name, value, i = _split_option(every, i)
         if name in _SPLIT:
             return args
-        if name in _THREADS and value.isdigit():
+        if name in _THREADS and value.isdecimal():
             threads = int(value) or share  # 0: all CPUs
     split = share // max(1, threads)
     return [*args, f"--split-compile={split}"] if split > 1 else args
 
 
 def _share(value: str | None) -> int:
-    return int(value) if value and value.isdigit() else 1
+    return int(value) if value and value.isdecimal() else 1
 
 
 def main() -> None:
@@ -187,7 +191,9 @@ def main() -> None:
     if archs and os.environ.get("WHEELCUDA_ALL_ARCHS", "") not in ("1", "true", "TRUE"):
         args, warning = rewrite(args, parse_targets(archs))
         if not _untouchable(args):  # a pruned call: let it use the cores left idle
-            args = add_split(args, _share(os.environ.get("WHEELCUDA_SPLIT_COMPILE")))
+            inherited = " ".join(os.environ.get(v, "") for v in
+                                 ("NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS")).split()
+            args = add_split(args, _share(os.environ.get("WHEELCUDA_SPLIT_COMPILE")), inherited)
         if warning:
             sys.stderr.write(warning + "\n")
     if os.environ.get("WHEELCUDA_NVCC_LOG"):  # wheelcuda install counts the compiles

@@ -27,7 +27,11 @@ fingerprint = cachedir.fingerprint
 
 def cache_root(environ: Mapping[str, str] | None = None) -> Path:
     """``$WHEELCUDA_CACHE_DIR``, else ``$XDG_CACHE_HOME/wheelcuda``, else ``~/.cache/wheelcuda``."""
-    return Path(cachedir.root(os.environ if environ is None else environ))
+    try:
+        return Path(cachedir.root(os.environ if environ is None else environ))
+    except ValueError as exc:
+        raise CacheError(str(exc), f"export HOME=... or export {ENV_VAR}=/a/private/folder"
+                         ) from exc
 
 
 def private_dir(path: Path) -> Path:

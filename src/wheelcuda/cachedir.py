@@ -21,7 +21,10 @@ def root(environ: Mapping[str, str]) -> str:
         return os.path.abspath(os.path.expanduser(environ[ENV_VAR]))
     if environ.get("XDG_CACHE_HOME"):
         return os.path.join(os.path.abspath(environ["XDG_CACHE_HOME"]), "wheelcuda")
-    return os.path.join(os.path.expanduser("~"), ".cache", "wheelcuda")
+    home = os.path.expanduser("~")
+    if not os.path.isabs(home):  # no HOME and no passwd entry: never a folder under cwd
+        raise ValueError("there is no home folder to keep the cache in")
+    return os.path.join(home, ".cache", "wheelcuda")
 
 
 def unsafe_reason(st: os.stat_result, uid: int) -> str | None:

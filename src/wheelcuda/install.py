@@ -112,9 +112,11 @@ def prepare(pkgs: Sequence[str], python: str | None, arch_list: str | None,
                          extra=extra, environ=environ)
     fields["names"] = [n or "" for n in names]
     key = builds.key_id(fields)
-    wanted = {**recipe, **jobs.for_build(packages.job_gb(names), environ)}
+    # for_build keeps the user's own values itself (and replaces an empty MAX_JOBS).
+    wanted = {**packages.user_wins(recipe, environ), **jobs.for_build(packages.job_gb(names),
+                                                                       environ)}
     tool = installer.choose(environ)
-    variables.update(packages.user_wins(wanted, environ))
+    variables.update(wanted)
     # Not the user's to win: a shared installer cache hands back wheels built against
     # another torch (uv 16850, 3599). Each key gets its own.
     variables.update(builds.installer_cache(tool.name, key))
@@ -236,5 +238,7 @@ def run_command(argv: Sequence[str], python: str | None, arch_list: str | None,
                 all_archs: bool = False) -> int:
     """``wheelcuda run -- CMD``: CMD with the build environment; its exit code."""
     variables = run_environment(python, arch_list, os.environ, all_archs=all_archs)
-    variables.update(jobs.for_build(packages.job_gb([]), os.environ))
+    # No split here: cmake --build, make -j and others run their own job counts, which
+    # the split's memory model (MAX_JOBS calls at once) would not hold for.
+    variables.update(jobs.for_build(packages.job_gb([]), os.environ, split=False))
     return proc.call(argv, env=proc.child_environ(variables))

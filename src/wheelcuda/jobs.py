@@ -45,21 +45,24 @@ def split_compile(cores: int, available_bytes: int | None, job_gb: float, jobs: 
     return max(1, min(by_cpu, by_memory))
 
 
-def for_build(job_gb: float, environ: Mapping[str, str]) -> dict[str, str]:
-    """MAX_JOBS and WHEELCUDA_SPLIT_COMPILE for a build on this machine; a value the user
-    set is kept (and counts: split threads are sized for the user's MAX_JOBS)."""
+def for_build(job_gb: float, environ: Mapping[str, str], *, split: bool = True
+              ) -> dict[str, str]:
+    """MAX_JOBS and (with ``split``) WHEELCUDA_SPLIT_COMPILE for a build on this machine.
+    A value the user set is kept, and counts: split threads are sized for the user's
+    MAX_JOBS. An empty one counts as unset (CI files often export MAX_JOBS="")."""
     for var in ("MAX_JOBS", "WHEELCUDA_SPLIT_COMPILE"):
-        value = environ.get(var)
-        if value is not None and not (value.strip().isdigit() and int(value) > 0):
-            # torch's int(os.environ["MAX_JOBS"]) would fail deep inside the build
+        value = environ.get(var) or ""
+        if value and not (value.strip().isdecimal() and int(value) > 0):
+            # torch ignores such a MAX_JOBS without a word; some setup.py files crash on it
             raise ToolError(f"{var}={value!r} is not a whole number above 0",
                             f"export {var}=2   (or unset {var}: wheelcuda picks one)")
     n, memory = cores(), available_memory()
     user = environ.get("MAX_JOBS")
     jobs = int(user) if user else max_jobs(n, memory, job_gb)
-    chosen = {"MAX_JOBS": str(jobs),
-              "WHEELCUDA_SPLIT_COMPILE": str(split_compile(n, memory, job_gb, jobs))}
-    return {k: v for k, v in chosen.items() if k not in environ}
+    chosen = {"MAX_JOBS": str(jobs)}
+    if split:
+        chosen["WHEELCUDA_SPLIT_COMPILE"] = str(split_compile(n, memory, job_gb, jobs))
+    return {k: v for k, v in chosen.items() if not environ.get(k)}
 
 
 def cores() -> int:

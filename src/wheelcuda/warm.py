@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import marshal
 import os
+import stat
 import sys
 
 from . import cachedir
@@ -63,6 +64,8 @@ def key_for(argv: Sequence[str], environ: Mapping[str, str]) -> tuple[Any, ...] 
         name, equals, value = word.partition("=")
         if name in _VALUED and (equals or words):
             options[name] = value if equals else words.pop(0)
+            if not options[name]:
+                return None  # argparse's "" falls back to other defaults: not ours to guess
         elif word in _FLAGS:
             options[word] = ""
         else:
@@ -71,9 +74,30 @@ def key_for(argv: Sequence[str], environ: Mapping[str, str]) -> tuple[Any, ...] 
         options["--python"] = os.path.abspath(os.path.expanduser(options["--python"]))
     env = tuple(sorted((k, v) for k, v in environ.items() if k not in VOLATILE))
     # Which wheelcuda answers matters too: without --python or VIRTUAL_ENV the target is
-    # the interpreter running it, and two installations must not share an answer.
-    here = (sys.executable, os.path.dirname(os.path.abspath(__file__)))
-    return ("env", tuple(sorted(options.items())), env, here, _machine_state())
+    # the interpreter running it (its sys.path: -s, -I, a user site folder), and two
+    # installations must not share an answer.
+    here = (sys.executable, os.path.dirname(os.path.abspath(__file__)), tuple(sys.path[1:]))
+    cwd = os.getcwd() if _reads_cwd(environ) else ""
+    return ("env", tuple(sorted(options.items())), env, here, cwd, _machine_state())
+
+
+#: Variables the full path reads as one path, and as a list of paths.
+_PATH_VARS = ("VIRTUAL_ENV", "WHEELCUDA_CACHE_DIR", "XDG_CACHE_HOME", "HOME", "CC",
+              "NVCC_CCBIN")
+_PATH_LISTS = ("PATH", "PYTHONPATH")
+_COMMANDS = ("CC", "NVCC_CCBIN")
+
+
+def _reads_cwd(environ: Mapping[str, str]) -> bool:
+    """Whether a relative path in the environment makes the answer depend on the working
+    folder (``VIRTUAL_ENV=.venv``, ``PATH=bin:...``); a bare ``CC=gcc`` does not."""
+    for var in _PATH_VARS:
+        value = environ.get(var) or "/"
+        # CC=gcc is looked up on PATH; CC=bin/gcc and VIRTUAL_ENV=.venv are relative
+        if not value.startswith("/") and (var not in _COMMANDS or "/" in value):
+            return True
+    return any(not part.startswith("/") for var in _PATH_LISTS if var in environ
+               for part in environ[var].split(os.pathsep))
 
 
 def _machine_state() -> tuple[Any, ...]:
@@ -104,13 +128,17 @@ def _memo_file(environ: Mapping[str, str], key: tuple[Any, ...]) -> str:
 
 
 def _load(path: str) -> tuple[Any, ...]:
-    """A memo entry, read only from folders that are ours alone."""
+    """A memo entry, read only from folders that are ours alone, and only from a plain
+    file of ours that nobody else can write (opened without following a link)."""
     uid = os.getuid()
     folder = os.path.dirname(path)
     for d in (os.path.dirname(folder), folder):
         if cachedir.unsafe_reason(os.stat(d), uid):
             raise ValueError(f"{d} is not private")
-    with open(path, "rb") as f:
+    with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as f:
+        st = os.fstat(f.fileno())
+        if st.st_uid != uid or st.st_mode & 0o022 or not stat.S_ISREG(st.st_mode):
+            raise ValueError(f"{path} is not a private file")
         entry = marshal.load(f)  # noqa: S302 (written by us, in folders only we can write)
     if not isinstance(entry, tuple):
         raise TypeError("not a memo entry")
@@ -146,7 +174,8 @@ def record(argv: Sequence[str], environ: Mapping[str, str], text: str, notes: st
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
         tmp = f"{path}.{os.getpid()}.tmp"
-        with open(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as f:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+        with open(os.open(tmp, flags, 0o600), "wb") as f:
             marshal.dump((key, text, notes, stamps), f)
         os.replace(tmp, path)
         kept = [os.path.join(folder, n) for n in os.listdir(folder) if n.startswith("env-")]

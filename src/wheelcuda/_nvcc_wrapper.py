@@ -37,8 +37,9 @@ _ARCH = ("-arch", "--gpu-architecture")
 _CODE = ("-code", "--gpu-code")
 _THREADS = ("-t", "--threads")
 _SPLIT = ("-split-compile", "--split-compile")
-#: Calls that compile device code (object or relocatable object).
-_COMPILES = ("-c", "--compile", "-dc", "--device-c")
+#: Calls that compile device code (object or relocatable object); wheelcuda install
+#: counts them in the log this wrapper writes.
+COMPILES = ("-c", "--compile", "-dc", "--device-c")
 _DEBUG = ("-G", "--device-debug")
 #: Calls that make no GPU code: leave them alone.
 _QUERIES = ("--version", "-V", "--list-gpu-arch", "--list-gpu-code", "-h", "--help",
@@ -163,10 +164,11 @@ def add_split(args: list[str], share: int, inherited: list[str] | None = None) -
     ``wheelcuda install``); the call's own ``--threads`` takes its part first. A call
     that sets ``--split-compile`` itself (or through ``inherited``: NVCC_PREPEND_FLAGS
     and NVCC_APPEND_FLAGS, which nvcc reads too), a device-debug call (``-G`` overrides
-    it) or a call that compiles nothing is left alone.
+    it), a call :func:`rewrite` leaves alone, or one that compiles nothing is left alone.
     """
     every = [*(inherited or []), *args]
-    if share <= 1 or not any(a in _COMPILES for a in args) or any(a in _DEBUG for a in every):
+    if (share <= 1 or _untouchable(args) or not any(a in COMPILES for a in args)
+            or any(a in _DEBUG for a in every)):
         return args
     threads, i = 1, 0
     while i < len(every):
@@ -190,10 +192,10 @@ def main() -> None:
     archs = os.environ.get("WHEELCUDA_ARCHS", "")
     if archs and os.environ.get("WHEELCUDA_ALL_ARCHS", "") not in ("1", "true", "TRUE"):
         args, warning = rewrite(args, parse_targets(archs))
-        if not _untouchable(args):  # a pruned call: let it use the cores left idle
-            inherited = " ".join(os.environ.get(v, "") for v in
-                                 ("NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS")).split()
-            args = add_split(args, _share(os.environ.get("WHEELCUDA_SPLIT_COMPILE")), inherited)
+        # a pruned call: let it use the cores its one target leaves idle
+        inherited = " ".join(os.environ.get(v, "") for v in
+                             ("NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS")).split()
+        args = add_split(args, _share(os.environ.get("WHEELCUDA_SPLIT_COMPILE")), inherited)
         if warning:
             sys.stderr.write(warning + "\n")
     if os.environ.get("WHEELCUDA_NVCC_LOG"):  # wheelcuda install counts the compiles

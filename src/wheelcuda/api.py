@@ -150,7 +150,28 @@ def build_env(python: str | None = None, arch: str | None = None,
               current: Mapping[str, str] | None = None, *, all_archs: bool = False
               ) -> dict[str, str]:
     """The variables a build needs (``wheelcuda env``), after every check passes."""
-    return build_env_stamped(python, arch, current, all_archs=all_archs)[0]
+    current = os.environ if current is None else current
+    return _checked_env(python, arch, current, all_archs)[0]
+
+
+def _checked_env(python: str | None, arch: str | None, current: Mapping[str, str],
+                 all_archs: bool
+                 ) -> tuple[dict[str, str], Setup, plan.TreePlan, Home, hostcc.HostCompiler]:
+    """The variables, and what they were made from: setup, tree, home, host compiler."""
+    setup = inspect(python)
+    # A plain CMake or Makefile build needs no torch: only a torch that cannot match
+    # the compiler (CPU-only, other CUDA major) stops ``env``.
+    kinds = ("missing", "components", "torch") if setup.torch else ("missing", "components")
+    _raise_first(setup.problems(), kinds)  # includes home_for's checks
+    tree = tree_plan(setup)
+    home = ensure(tree)
+    archs, _ = choose_archs(arch, current)
+    archmod.check(archs, home.gpu_codes, home.nvcc_version)
+    compiler = check_host(home, current)
+    homes = str(cache.cache_root(current) / "homes")
+    variables = environ.build_environ(str(home.path), archs, current, homes,
+                                      all_archs=all_archs)
+    return variables, setup, tree, home, compiler
 
 
 def build_env_stamped(python: str | None = None, arch: str | None = None,
@@ -165,19 +186,7 @@ def build_env_stamped(python: str | None = None, arch: str | None = None,
              os.path.join(target.prefix, "pyvenv.cfg"), *target.site_dirs,
              str(cache.cache_root(current) / "toolkits")]
     before = cache.fingerprint(early)
-    setup = inspect(python)
-    # A plain CMake or Makefile build needs no torch: only a torch that cannot match
-    # the compiler (CPU-only, other CUDA major) stops ``env``.
-    kinds = ("missing", "components", "torch") if setup.torch else ("missing", "components")
-    _raise_first(setup.problems(), kinds)
-    home = home_for(setup)
-    archs, _ = choose_archs(arch, current)
-    archmod.check(archs, home.gpu_codes, home.nvcc_version)
-    compiler = check_host(home, current)
-    homes = str(cache.cache_root(current) / "homes")
-    variables = environ.build_environ(str(home.path), archs, current, homes,
-                                      all_archs=all_archs)
-    tree = tree_plan(setup)
+    variables, setup, tree, home, compiler = _checked_env(python, arch, current, all_archs)
     late = [*setup.roots[len(target.site_dirs):], str(home.path / plan.MANIFEST),
             *(str(home.path / link.path) for link in tree.links),
             *(str(home.path / rel) for rel, _ in tree.files), compiler.path or ""]

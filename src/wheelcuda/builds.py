@@ -153,7 +153,7 @@ def keep_wheels(key: str, names: Sequence[str]) -> list[Path]:
 
 def cached_wheels(key: str, names: Sequence[str]) -> list[str] | None:
     """The kept wheel for each name, or None unless every one is there."""
-    dest = cache.cache_root() / "builds" / key / "wheels"
+    dest = folder(key) / "wheels"
     if not dest.is_dir():
         return None
     wheels = []

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import filelock
 
 from . import (
+    _nvcc_wrapper,
     api,
     arch,
     builds,
@@ -182,7 +183,8 @@ def explain(p: Prepared) -> str:
 
 def compile_summary(calls: Sequence[str]) -> str:
     """"3 nvcc compiles, split-compile 2" from the nvcc wrapper's log; "" for none (pure)."""
-    compiles = [c.split() for c in calls if " -c " in f" {c} " or "-dc" in c.split()]
+    compiles = [words for words in (c.split() for c in calls)
+                if any(w in _nvcc_wrapper.COMPILES for w in words)]
     if not compiles:
         return ""
     splits = sorted({w.split("=", 1)[1] for words in compiles for w in words

@@ -2,7 +2,7 @@
 
 Public API (see README): :func:`cuda_home`, :func:`build_env`, :func:`inspect`, and the
 error types in :mod:`wheelcuda.errors`. They are imported on first use, so that the
-``wheelcuda`` command's warm path (:mod:`wheelcuda.warm`) starts as fast as Python does.
+``wheelcuda`` command's warm path (:mod:`wheelcuda.entry`) starts as fast as Python does.
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ TYPE_CHECKING = False  # typing costs milliseconds the warm path does not have
 if TYPE_CHECKING:
     from typing import Any
 
-    from .api import Setup, build_env, cuda_home, inspect
+    from .api import Resolved, build_env, cuda_home, inspect
     from .errors import WheelcudaError
 
 __version__ = "0.1.0"
-__all__ = ["Setup", "WheelcudaError", "__version__", "build_env", "cuda_home", "inspect"]
+__all__ = ["Resolved", "WheelcudaError", "__version__", "build_env", "cuda_home", "inspect"]
 
-_HOMES = {"Setup": "api", "build_env": "api", "cuda_home": "api", "inspect": "api",
+_HOMES = {"Resolved": "api", "build_env": "api", "cuda_home": "api", "inspect": "api",
           "WheelcudaError": "errors"}
 
 

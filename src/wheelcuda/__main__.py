@@ -2,6 +2,6 @@
 
 import sys
 
-from .warm import main
+from .entry import main
 
 sys.exit(main())

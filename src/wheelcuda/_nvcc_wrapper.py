@@ -203,7 +203,13 @@ def main() -> None:
             log.write(" ".join(args) + "\n")
     # argv[0] stays bin/nvcc: nvcc finds nvcc.profile from it (_HERE_) and names itself
     # by it ("nvcc: NVIDIA (R) Cuda compiler driver", which CMake's compiler check reads).
-    os.execv(real, [os.path.join(here, "nvcc"), *args])  # noqa: S606 - argv list
+    try:
+        os.execv(real, [os.path.join(here, "nvcc"), *args])  # noqa: S606 - argv list
+    except OSError as exc:  # a compiler that cannot run: say which, not a traceback
+        sys.stderr.write(f"wheelcuda: cannot run the CUDA compiler {os.path.realpath(real)}: "
+                         f"{exc.strerror or exc}\n  fix: reinstall the compiler wheels, or "
+                         "run `wheelcuda cache prune` and build again\n")
+        sys.exit(127)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,14 @@
 """Errors that reach people as messages.
 
 Every failure wheelcuda expects carries what failed, the offending value, and the
-fix as a command to copy. The CLI prints ``str(error)`` on stderr and exits 1; a
-traceback means a bug in wheelcuda, not in the user's set-up.
+fix as a command to copy. The CLI prints ``str(error)`` on stderr and exits 1; anything
+else is a bug in wheelcuda, which the CLI reports as an internal error (see cli.py).
 """
 
 from __future__ import annotations
+
+__all__ = ["ArchError", "CacheError", "ComponentError", "HostCompilerError",
+           "InterpreterError", "ToolError", "TorchError", "WheelcudaError"]
 
 
 class WheelcudaError(Exception):

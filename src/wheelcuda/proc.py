@@ -1,12 +1,12 @@
 """The one module that runs child processes.
 
-Argument lists only (never a shell), an explicit environment, and failures turned
-into :class:`ToolError` with the command line and its last output lines.
+Argument lists only (never a shell), an explicit environment (always given: the
+caller's context, through :func:`child_environ`), and failures turned into
+:class:`ToolError` with the command line and its last output lines.
 """
 
 from __future__ import annotations
 
-import os
 import shlex
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -17,9 +17,10 @@ from .errors import ToolError
 _DROPPED = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE")
 
 
-def child_environ(overrides: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment for a child: ours, without PYTHON* leaks, plus ``overrides``."""
-    env = {k: v for k, v in os.environ.items() if k not in _DROPPED}
+def child_environ(base: Mapping[str, str], overrides: Mapping[str, str] | None = None
+                  ) -> dict[str, str]:
+    """The environment for a child: ``base`` without PYTHON* leaks, plus ``overrides``."""
+    env = {k: v for k, v in base.items() if k not in _DROPPED}
     if overrides:
         env.update(overrides)
     return env
@@ -38,7 +39,7 @@ def _start_error(argv: Sequence[str], exc: OSError) -> ToolError:
 def capture(
     argv: Sequence[str],
     *,
-    env: Mapping[str, str] | None = None,
+    env: Mapping[str, str],
     timeout: float = 60,
     cwd: str | None = None,
 ) -> str:
@@ -48,7 +49,7 @@ def capture(
             list(argv),
             capture_output=True,
             text=True,
-            env=dict(env) if env is not None else child_environ(),
+            env=dict(env),
             timeout=timeout,
             cwd=cwd,
             check=False,
@@ -63,9 +64,10 @@ def capture(
     return done.stdout
 
 
-def call(argv: Sequence[str], *, env: Mapping[str, str] | None = None) -> int:
-    """Run ``argv`` with inherited stdio (output streams to the user); return its exit code."""
+def call(argv: Sequence[str], *, env: Mapping[str, str]) -> int:
+    """Run ``argv`` with inherited stdio (output streams to the user); return its exit
+    code. ``env`` is the whole environment: build it with :func:`child_environ`."""
     try:
-        return subprocess.call(list(argv), env=dict(env) if env is not None else None)
+        return subprocess.call(list(argv), env=dict(env))
     except OSError as exc:
         raise _start_error(argv, exc) from exc

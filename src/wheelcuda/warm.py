@@ -5,7 +5,7 @@ should cost about what starting Python costs (issue 4, B3: at most twice
 ``python -c pass``). The full answer imports packaging, importlib.metadata and filelock,
 reads dist metadata, checks every link of the tree and asks the host compiler its
 version in two child processes. Once it has succeeded, what it printed is kept in
-``<cache>/memo/env-<hash>.marshal``, under
+``<cache>/memo/env/<hash>.marshal`` (:mod:`store.memo`), under
 
 - a key: the arguments (with ``--python`` made absolute), the whole environment less
   what a shell changes by itself (:data:`VOLATILE`), the interpreter and the copy of
@@ -20,18 +20,17 @@ else runs the full path, which records afresh. Errors are never kept. The memo i
 only from a cache folder that is ours and that nobody else can write to, since its
 text is evaluated by a shell.
 
-This module imports only ``os``, ``sys`` and ``marshal`` (and :mod:`cachedir`): that
-is the point of it. ``WHEELCUDA_NO_WARM=1`` turns it off.
+This module imports only ``os``, ``sys`` and ``marshal`` (and :mod:`store.memo`): that
+is the point of it. ``WHEELCUDA_NO_WARM=1`` turns it off. The entry point
+(:mod:`wheelcuda.entry`) replays; :mod:`wheelcuda.commands.env` records.
 """
 
 from __future__ import annotations
 
-import marshal
 import os
-import stat
 import sys
 
-from . import cachedir
+from .store import memo, paths
 
 TYPE_CHECKING = False  # typing and collections cost milliseconds this path does not have
 if TYPE_CHECKING:
@@ -41,12 +40,9 @@ if TYPE_CHECKING:
 #: Variables a shell changes on its own; no answer depends on them.
 VOLATILE = frozenset({"PWD", "OLDPWD", "SHLVL", "_"})
 
-#: Answers kept (one file each, per argument list and environment).
-KEEP = 32
-
 _VALUED = ("--python", "--arch", "--shell")
 _FLAGS = ("--all-archs",)
-_MEMO = "memo"
+_KIND = "env"
 
 
 def key_for(argv: Sequence[str], environ: Mapping[str, str]) -> tuple[Any, ...] | None:
@@ -76,7 +72,8 @@ def key_for(argv: Sequence[str], environ: Mapping[str, str]) -> tuple[Any, ...] 
     # Which wheelcuda answers matters too: without --python or VIRTUAL_ENV the target is
     # the interpreter running it (its sys.path: -s, -I, a user site folder), and two
     # installations must not share an answer.
-    here = (sys.executable, os.path.dirname(os.path.abspath(__file__)), tuple(sys.path[1:]))
+    here = (os.path.normpath(os.path.abspath(sys.executable)),
+            os.path.dirname(os.path.abspath(__file__)), tuple(sys.path[1:]))
     cwd = os.getcwd() if _reads_cwd(environ) else ""
     return ("env", tuple(sorted(options.items())), env, here, cwd, _machine_state())
 
@@ -117,46 +114,31 @@ def _machine_state() -> tuple[Any, ...]:
 def own_sources() -> list[str]:
     """wheelcuda's own files: a new or edited wheelcuda never replays an old answer."""
     here = os.path.dirname(os.path.abspath(__file__))
-    return [os.path.join(here, n) for n in sorted(os.listdir(here)) if n.endswith(".py")]
+    found = []
+    for folder, dirs, files in os.walk(here):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        found += [os.path.join(folder, n) for n in sorted(files) if n.endswith(".py")]
+    return found
 
 
-def _memo_file(environ: Mapping[str, str], key: tuple[Any, ...]) -> str:
-    """One file per key, named by a hash that is the same in every process: hashes of
-    ints and tuples do not depend on PYTHONHASHSEED (and hashlib would cost 2 ms)."""
-    digest = hash(tuple(marshal.dumps(key, 2))) & 0xFFFFFFFFFFFFFFFF
-    return os.path.join(cachedir.root(environ), _MEMO, f"env-{digest:016x}.marshal")
-
-
-def _load(path: str) -> tuple[Any, ...]:
-    """A memo entry, read only from folders that are ours alone, and only from a plain
-    file of ours that nobody else can write (opened without following a link)."""
-    uid = os.getuid()
-    folder = os.path.dirname(path)
-    for d in (os.path.dirname(folder), folder):
-        if cachedir.unsafe_reason(os.stat(d), uid):
-            raise ValueError(f"{d} is not private")
-    with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as f:
-        st = os.fstat(f.fileno())
-        if st.st_uid != uid or st.st_mode & 0o022 or not stat.S_ISREG(st.st_mode):
-            raise ValueError(f"{path} is not a private file")
-        entry = marshal.load(f)  # noqa: S302 (written by us, in folders only we can write)
-    if not isinstance(entry, tuple):
-        raise TypeError("not a memo entry")
-    return entry
+def _root(environ: Mapping[str, str]) -> str | None:
+    try:
+        return paths.root(environ)
+    except ValueError:
+        return None
 
 
 def replay(argv: Sequence[str], environ: Mapping[str, str], out: IO[str],
            err: IO[str]) -> bool:
     """Print the kept answer for ``argv`` and return True, if it is still right."""
     key = key_for(argv, environ)
-    if key is None:
+    root = _root(environ) if key is not None else None
+    if key is None or root is None:
         return False
-    try:
-        kept, text, notes, stamps = _load(_memo_file(environ, key))
-        if kept != key or cachedir.fingerprint([s[0] for s in stamps]) != stamps:
-            return False
-    except (OSError, ValueError, TypeError, EOFError, IndexError):
+    kept = memo.load(root, _KIND, key)
+    if not (isinstance(kept, tuple) and len(kept) == 2):
         return False
+    text, notes = kept
     err.write(notes)
     out.write(text)
     return True
@@ -164,32 +146,8 @@ def replay(argv: Sequence[str], environ: Mapping[str, str], out: IO[str],
 
 def record(argv: Sequence[str], environ: Mapping[str, str], text: str, notes: str,
            stamps: list[list[object]]) -> None:
-    """Keep an answer for :func:`replay`, and at most :data:`KEEP` of them. Best effort:
-    a memo that cannot be written costs time, not correctness."""
+    """Keep an answer for :func:`replay` (best effort)."""
     key = key_for(argv, environ)
-    if key is None:
-        return
-    path = _memo_file(environ, key)
-    folder = os.path.dirname(path)
-    try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        tmp = f"{path}.{os.getpid()}.tmp"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-        with open(os.open(tmp, flags, 0o600), "wb") as f:
-            marshal.dump((key, text, notes, stamps), f)
-        os.replace(tmp, path)
-        kept = [os.path.join(folder, n) for n in os.listdir(folder) if n.startswith("env-")]
-        for old in sorted(kept, key=os.path.getmtime)[:-KEEP]:
-            os.unlink(old)
-    except (OSError, ValueError):
-        return
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """The ``wheelcuda`` command: the warm replay first, the full CLI otherwise."""
-    args = sys.argv[1:] if argv is None else list(argv)
-    if replay(args, os.environ, sys.stdout, sys.stderr):
-        return 0
-    from .cli import main as full  # noqa: PLC0415 (the full CLI's imports are what we skip)
-
-    return full(args)
+    root = _root(environ) if key is not None else None
+    if key is not None and root is not None:
+        memo.save(root, _KIND, key, (text, notes), stamps)

@@ -17,7 +17,7 @@ from importlib import metadata
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from . import catalog
+from ..data import catalog
 
 
 @dataclass(frozen=True)

@@ -11,13 +11,14 @@ from __future__ import annotations
 import csv
 import ctypes
 import functools
-import os
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from . import proc
-from .errors import ToolError
+from .. import proc
+from ..context import Context
+from ..errors import ToolError
+from ..rules.checks import parse_version
 
 _NVML_LIBRARY = "libnvidia-ml.so.1"
 # Buffer sizes from nvml.h: NVML_DEVICE_NAME_V2_BUFFER_SIZE and
@@ -57,27 +58,32 @@ class _ProbeError(Exception):
     """One probing route failed; its message becomes part of ``GpuProbe.reason``."""
 
 
-@functools.cache
-def probe_gpus() -> GpuProbe:
-    """The GPUs visible to CUDA programs started from this process's environment.
+def probe_gpus(ctx: Context) -> GpuProbe:
+    """The GPUs visible to CUDA programs started with ``ctx``'s environment.
 
     ``WHEELCUDA_NO_GPU_PROBE=1`` turns probing off (tests, and machines where the
     driver hangs). ``CUDA_VISIBLE_DEVICES`` filters the list; see :func:`visible_gpus`.
-    Cached: the answer does not change while wheelcuda runs.
     """
-    if os.environ.get(_NO_PROBE) == "1":
+    if ctx.get(_NO_PROBE) == "1":
         return GpuProbe((), f"disabled by {_NO_PROBE}")
+    env = proc.child_environ(ctx.environ)
+    return visible_gpus(_all_gpus(tuple(sorted(env.items()))), ctx.get("CUDA_VISIBLE_DEVICES"))
+
+
+@functools.cache
+def _all_gpus(env_items: tuple[tuple[str, str], ...]) -> tuple[Gpu, ...] | str:
+    """Every GPU the driver shows, or why none: cached, since that does not change while
+    wheelcuda runs."""
     try:
-        gpus = _nvml_gpus()
+        return _nvml_gpus()
     except _ProbeError as nvml_error:
         try:
-            gpus = _smi_gpus()
+            return _smi_gpus(dict(env_items))
         except _ProbeError as smi_error:
-            return GpuProbe((), f"{nvml_error}; {smi_error}")
-    return visible_gpus(gpus, os.environ.get("CUDA_VISIBLE_DEVICES"))
+            return f"{nvml_error}; {smi_error}"
 
 
-def visible_gpus(gpus: tuple[Gpu, ...], cuda_visible_devices: str | None) -> GpuProbe:
+def visible_gpus(gpus: tuple[Gpu, ...] | str, cuda_visible_devices: str | None) -> GpuProbe:
     """Pure: ``gpus`` as CUDA_VISIBLE_DEVICES leaves them, in the order it lists them.
 
     Only the simple form is understood: comma-separated integer indices. Like the
@@ -87,6 +93,8 @@ def visible_gpus(gpus: tuple[Gpu, ...], cuda_visible_devices: str | None) -> Gpu
     unless CUDA_DEVICE_ORDER=PCI_BUS_ID, which is the same order on machines whose
     GPUs are all alike.
     """
+    if isinstance(gpus, str):  # none seen: the reason
+        return GpuProbe((), gpus)
     if cuda_visible_devices is None:
         return GpuProbe(gpus, None)
     indices = _simple_indices(cuda_visible_devices)
@@ -127,10 +135,8 @@ def driver_runs(driver_cuda: str | None, toolkit: str) -> bool | None:
 
 def _major_minor(version: str | None) -> tuple[int, int] | None:
     """``"13.0.88"`` -> (13, 0), ``"13"`` -> (13, 0); None when it is not a version."""
-    match = re.fullmatch(r"(\d+)(?:\.(\d+))?(?:\.\d+)*", (version or "").strip())
-    if match is None:
-        return None
-    return int(match[1]), int(match[2] or 0)
+    parsed = parse_version((version or "").strip())
+    return (parsed.major, parsed.minor) if parsed else None
 
 
 def cuda_version_text(code: int) -> str:
@@ -205,14 +211,14 @@ def _check(nvml: Any, code: int, call: str) -> None:
 # nvidia-smi --------------------------------------------------------------------------
 
 
-def _smi_gpus() -> tuple[Gpu, ...]:
+def _smi_gpus(env: dict[str, str]) -> tuple[Gpu, ...]:
     """Every GPU ``nvidia-smi`` lists; raise :class:`_ProbeError` when it cannot."""
     try:
-        text = proc.capture(_SMI_QUERY, timeout=_SMI_TIMEOUT)
+        text = proc.capture(_SMI_QUERY, env=env, timeout=_SMI_TIMEOUT)
     except ToolError as exc:
         raise _ProbeError(" ".join(str(exc).split())) from exc
     try:
-        gpus = parse_smi_csv(text, _smi_driver_cuda())
+        gpus = parse_smi_csv(text, _smi_driver_cuda(env))
     except ValueError as exc:
         raise _ProbeError(f"nvidia-smi: {exc}") from exc
     if not gpus:
@@ -220,10 +226,11 @@ def _smi_gpus() -> tuple[Gpu, ...]:
     return gpus
 
 
-def _smi_driver_cuda() -> str | None:
+def _smi_driver_cuda(env: dict[str, str]) -> str | None:
     """The driver's CUDA version from the plain ``nvidia-smi`` table; None if absent."""
     try:
-        return parse_smi_cuda_version(proc.capture(["nvidia-smi"], timeout=_SMI_TIMEOUT))
+        return parse_smi_cuda_version(proc.capture(["nvidia-smi"], env=env,
+                                                   timeout=_SMI_TIMEOUT))
     except ToolError:
         return None  # optional: the GPUs themselves are already known
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
-from . import proc
-from .errors import ComponentError
+from .. import proc
+from ..errors import ComponentError
 
 #: The SONAME of NVIDIA's driver library, and of its stub in ``lib64/stubs``.
 SONAME = "libcuda.so.1"
@@ -45,7 +45,7 @@ _STRING_GETTERS = {
 }
 
 
-def driver_symbols(cuda_h: str, cc: str = "gcc") -> list[str]:
+def driver_symbols(cuda_h: str, cc: str, env: Mapping[str, str]) -> list[str]:
     """Every name a program built against ``cuda_h`` may ask libcuda for, sorted.
 
     The real libcuda exports the plain names (``cuMemAlloc``), the versioned
@@ -62,7 +62,7 @@ def driver_symbols(cuda_h: str, cc: str = "gcc") -> list[str]:
     with open(cuda_h, encoding="utf-8", errors="replace") as header:
         names = set(_RAW_DECL.findall(header.read()))
     for defines in ([], ["-DCUDA_API_PER_THREAD_DEFAULT_STREAM"]):
-        expanded = _EXPANDED_DECL.findall(_preprocess(cuda_h, cc, defines))
+        expanded = _EXPANDED_DECL.findall(_preprocess(cuda_h, cc, defines, env))
         names.update(name for inline, name in expanded if not inline)
     if not names:
         raise ComponentError(
@@ -71,10 +71,10 @@ def driver_symbols(cuda_h: str, cc: str = "gcc") -> list[str]:
     return sorted(names)
 
 
-def _preprocess(cuda_h: str, cc: str, defines: Sequence[str]) -> str:
+def _preprocess(cuda_h: str, cc: str, defines: Sequence[str], env: Mapping[str, str]) -> str:
     """``cuda_h`` after the C preprocessor; ``-P`` drops line markers, which we never read."""
     include = os.path.dirname(os.path.abspath(cuda_h))
-    return proc.capture([cc, "-E", "-P", "-x", "c", *defines, f"-I{include}", cuda_h])
+    return proc.capture([cc, "-E", "-P", "-x", "c", *defines, f"-I{include}", cuda_h], env=env)
 
 
 def stub_source(symbols: Iterable[str]) -> str:
@@ -110,22 +110,25 @@ def _definition(name: str) -> str:
     )
 
 
-def build_stub(cuda_h: str, out_path: str, cc: str = "gcc") -> None:
-    """Compile the stub for ``cuda_h`` into ``out_path``, replacing it atomically.
+def build_stub(cuda_h: str, out_path: str, cc: str, env: Mapping[str, str]) -> None:
+    """Compile the stub for ``cuda_h`` into ``out_path`` with the host compiler ``cc``
+    (the one nvcc will use: g++ and clang++ compile it as C with ``-x c``), replacing
+    it atomically.
 
     The compiler writes into a temporary folder beside ``out_path`` (so the
     final rename stays on one file system); concurrent builds and readers see
     either the old file or the finished new one, never a half-written library.
     The folder of ``out_path`` must exist: making the tree is the caller's job.
     """
-    source = stub_source(driver_symbols(cuda_h, cc))
+    source = stub_source(driver_symbols(cuda_h, cc, env))
     folder = os.path.dirname(os.path.abspath(out_path))
     with tempfile.TemporaryDirectory(dir=folder, prefix=".libcuda-stub-") as scratch:
         c_file = os.path.join(scratch, "libcuda_stub.c")
         library = os.path.join(scratch, "libcuda.so")
         with open(c_file, "w", encoding="utf-8") as out:
             out.write(source)
-        proc.capture([cc, *_link_flags(), "-o", library, c_file], cwd=scratch)
+        proc.capture([cc, *_link_flags(), "-o", library, "-x", "c", c_file], env=env,
+                     cwd=scratch)
         os.replace(library, out_path)
 
 

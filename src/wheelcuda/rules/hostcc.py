@@ -8,17 +8,18 @@ check right for every CUDA release, including those newer than wheelcuda.
 
 from __future__ import annotations
 
-import functools
-import os
 import re
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from . import proc
-from .errors import HostCompilerError, ToolError
+from .checks import Kind, Problem, parse_version
 
-_PROBE_TIMEOUT = 30.0
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..probe.hostcc import HostCompiler
+
+__all__ = ["HostLimits", "banner_version", "check_host_compiler", "compiler_family",
+           "host_compiler_command", "parse_host_config"]
 _CCBIN_OPTIONS = ("-ccbin", "--compiler-bindir")
 
 
@@ -28,17 +29,6 @@ class HostLimits:
 
     gcc_max_major: int | None  # `#if __GNUC__ > 15` -> 15
     clang_max_major: int | None  # `(__clang_major__ >= 21)` -> 20
-
-
-@dataclass(frozen=True)
-class HostCompiler:
-    """A probed host compiler; ``reason`` says why ``version`` is None."""
-
-    command: str  # what nvcc will run, e.g. "gcc" or "/usr/bin/g++-12"
-    path: str | None  # resolved with shutil.which, None when not found
-    family: str  # "gcc", "clang" or "unknown"
-    version: str | None  # "12.2.0"
-    reason: str | None
 
 
 def parse_host_config(text: str) -> HostLimits:
@@ -100,41 +90,6 @@ def _ccbin_values(flags: str) -> list[str]:
     return values
 
 
-@functools.cache
-def probe_host_compiler(command: str) -> HostCompiler:
-    """Find ``command`` and ask it its family and version; never raises.
-
-    Cached per command: the compiler does not change while wheelcuda runs.
-    """
-    path = _resolve(command)
-    if path is None:
-        return HostCompiler(command, None, "unknown", None, f"{command} not found on PATH")
-    try:
-        banner = proc.capture([path, "--version"], timeout=_PROBE_TIMEOUT)
-    except ToolError as exc:
-        return HostCompiler(command, path, "unknown", None, " ".join(str(exc).split()))
-    family = compiler_family(banner)
-    version = (_gcc_full_version(path) if family == "gcc" else None) or banner_version(banner)
-    reason = None if version else f"no version in the output of `{command} --version`"
-    return HostCompiler(command, path, family, version, reason)
-
-
-def _resolve(command: str) -> str | None:
-    """The executable nvcc runs for ``command``: a directory means its ``gcc``."""
-    if os.path.isdir(command):
-        command = os.path.join(command, "gcc")
-    return shutil.which(command)
-
-
-def _gcc_full_version(path: str) -> str | None:
-    """``gcc -dumpfullversion`` (gcc >= 7): "12.2.0", whatever the vendor's banner says."""
-    try:
-        text = proc.capture([path, "-dumpfullversion"], timeout=_PROBE_TIMEOUT).strip()
-    except ToolError:
-        return None
-    return text if re.fullmatch(r"\d+(\.\d+)*", text) else None
-
-
 def compiler_family(banner: str) -> str:
     """Pure: "clang", "gcc" or "unknown" from the output of ``--version``."""
     if "clang version" in banner:
@@ -155,7 +110,8 @@ def banner_version(banner: str) -> str | None:
     return match[1] if match else None
 
 
-def check_host_compiler(cc: HostCompiler, limits: HostLimits, nvcc_version: str) -> str | None:
+def check_host_compiler(cc: HostCompiler, limits: HostLimits, nvcc_version: str
+                        ) -> Problem | None:
     """Pure: None when nvcc accepts ``cc``, else what is wrong and the fix.
 
     An unknown family, version or limit is not a rejection: nvcc decides then, and
@@ -163,7 +119,7 @@ def check_host_compiler(cc: HostCompiler, limits: HostLimits, nvcc_version: str)
     """
     if cc.path is None:
         message = f"host compiler {cc.command} not found on PATH; nvcc {nvcc_version} needs one"
-        return str(HostCompilerError(message, "apt-get install g++ (or export NVCC_CCBIN=<g++>)"))
+        return Problem(Kind.HOST, message, "apt-get install g++ (or export NVCC_CCBIN=<g++>)")
     limit = {"gcc": limits.gcc_max_major, "clang": limits.clang_max_major}.get(cc.family)
     major = _major(cc.version)
     if limit is None or major is None or major <= limit:
@@ -173,11 +129,11 @@ def check_host_compiler(cc: HostCompiler, limits: HostLimits, nvcc_version: str)
 
 def _major(version: str | None) -> int | None:
     """Major of a version: 12 for "12.2.0"; None when unknown."""
-    match = re.match(r"\d+", version or "")
-    return int(match[0]) if match else None
+    parsed = parse_version(version)
+    return parsed.major if parsed else None
 
 
-def _too_new(cc: HostCompiler, limit: int, nvcc_version: str) -> str:
+def _too_new(cc: HostCompiler, limit: int, nvcc_version: str) -> Problem:
     """The rejection: compiler, version, limit, and the commands that fix it."""
     message = (
         f"nvcc {nvcc_version} does not accept {cc.family} {cc.version} ({cc.path}) as host"
@@ -191,4 +147,4 @@ def _too_new(cc: HostCompiler, limit: int, nvcc_version: str) -> str:
         f"apt-get install {package} && export NVCC_CCBIN={compiler}"
         " (if CC is set, torch passes it to nvcc as -ccbin, which wins over NVCC_CCBIN: unset CC)"
     )
-    return str(HostCompilerError(message, fix))
+    return Problem(Kind.HOST, message, fix)

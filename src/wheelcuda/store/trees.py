@@ -4,6 +4,7 @@ Trees live in ``<cache>/homes/<key>``. Many processes may ask for the same tree 
 (8 parallel builds of one venv): a file lock per key lets one of them build while the
 others wait, and the rename makes the tree appear whole or not at all. Every use checks
 the manifest and the links; a tree whose links went stale is moved aside and rebuilt.
+What a killed build left beside it (``.build-<key>-*``) goes when the next one builds.
 """
 
 from __future__ import annotations
@@ -12,20 +13,22 @@ import contextlib
 import hashlib
 import json
 import os
-import re
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import filelock
+from .. import proc
+from ..context import Context
+from ..errors import CacheError, ComponentError, HostCompilerError, ToolError
+from ..probe.nvcc import probe_nvcc
+from ..rules import hostcc
+from ..rules import tree as plan
+from . import fs, stub
+from .layout import Layout
 
-from . import cache, hostcc, plan, proc, stub
-from .errors import CacheError, HostCompilerError, ToolError
+__all__ = ["Home", "ensure", "read_valid"]
 
 _LOCK_TIMEOUT = 900  # seconds; building a tree takes well under one
-_RELEASE = re.compile(r"release (\d+\.\d+), V([\d.]+)")
 
 
 @dataclass(frozen=True)
@@ -69,19 +72,7 @@ def read_valid(path: Path, tree: plan.TreePlan) -> Home | None:
         return None
 
 
-def _probe_nvcc(nvcc: Path) -> dict[str, Any]:
-    env = proc.child_environ()
-    for var in ("NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"):
-        env.pop(var, None)
-    text = proc.capture([str(nvcc), "--version"], env=env)
-    m = _RELEASE.search(text)
-    if not m:
-        raise ToolError(f"{nvcc} --version printed no 'release X.Y, VX.Y.Z' line:\n{text}")
-    codes = proc.capture([str(nvcc), "--list-gpu-code"], env=env).split()
-    return {"nvcc_release": m.group(1), "nvcc_version": m.group(2), "gpu_codes": codes}
-
-
-def _write(tmp: Path, tree: plan.TreePlan) -> dict[str, Any]:
+def _write(tmp: Path, tree: plan.TreePlan, ctx: Context, cc: str) -> dict[str, Any]:
     for link in tree.links:
         dest = tmp / link.path
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -93,13 +84,23 @@ def _write(tmp: Path, tree: plan.TreePlan) -> dict[str, Any]:
     if tree.stub_header:
         (tmp / plan.STUB).parent.mkdir(parents=True, exist_ok=True)
         try:
-            stub.build_stub(tree.stub_header, str(tmp / plan.STUB))
+            stub.build_stub(tree.stub_header, str(tmp / plan.STUB), cc,
+                            proc.child_environ(ctx.environ))
         except ToolError as exc:
-            raise HostCompilerError(f"cannot build {plan.STUB} (the driver stub): {exc}",
-                                    "install a C compiler: apt-get install gcc g++") from exc
+            raise HostCompilerError(f"cannot build {plan.STUB} (the driver stub) with {cc}: "
+                                    f"{exc}", "install a C compiler: apt-get install gcc g++"
+                                    ) from exc
     manifest: dict[str, Any] = {"key": tree.key, "format": plan.FORMAT,
                                 "plan": _plan_digest(tree)}
-    manifest.update(_probe_nvcc(tmp / "bin" / "nvcc"))  # through the wrapper, if any
+    try:
+        # The real nvcc, through its link in bin/ (nvcc.profile is read from there): the
+        # trampoline names the tree's final path, which does not exist yet.
+        real = tmp / (plan.REAL_NVCC if os.path.lexists(tmp / plan.REAL_NVCC) else plan.WRAPPER)
+        manifest.update(probe_nvcc(real, ctx))
+    except ToolError as exc:
+        raise ComponentError(f"the compiler in this tree does not run: {exc}",
+                             "reinstall the compiler wheels, or run `wheelcuda cache prune` "
+                             "and try again") from exc
     with contextlib.suppress(OSError):
         limits = hostcc.parse_host_config((tmp / "include/crt/host_config.h").read_text())
         manifest.update(gcc_max_major=limits.gcc_max_major,
@@ -108,40 +109,31 @@ def _write(tmp: Path, tree: plan.TreePlan) -> dict[str, Any]:
     return manifest
 
 
-def _discard(path: Path) -> None:
-    """Move a tree out of the way first (atomic), then delete it."""
-    aside = path.with_name(f".stale-{path.name}-{os.getpid()}")
-    with contextlib.suppress(OSError):
-        os.rename(path, aside)
-        shutil.rmtree(aside, ignore_errors=True)
-
-
-def _build(homes: Path, tree: plan.TreePlan) -> Home:
+def _build(homes: Path, tree: plan.TreePlan, ctx: Context, cc: str) -> Home:
     final = homes / tree.key
-    tmp = Path(tempfile.mkdtemp(dir=homes, prefix=f".build-{tree.key}-"))
+    for old in fs.leftovers(homes, tree.key):  # what killed builds of this key left
+        fs.discard(old)
+    tmp = fs.new_folder(homes, tree.key, "build")
     try:
-        manifest = _write(tmp, tree)
+        manifest = _write(tmp, tree, ctx, cc)
         if os.path.lexists(final):
-            _discard(final)
+            fs.discard(final)
         os.rename(tmp, final)
     except OSError as exc:
         raise CacheError(f"cannot write the tree {final}: {exc.strerror or exc}",
                          f"check the space and permissions of {homes}") from exc
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        fs.discard(tmp)
     return _home(final, manifest)
 
 
-def ensure(tree: plan.TreePlan, root: Path | None = None) -> Home:
-    """The tree for ``tree.key``, built if missing or stale; safe under concurrency."""
-    homes = cache.private_dir(cache.private_dir(root or cache.cache_root()) / "homes")
+def ensure(layout: Layout, tree: plan.TreePlan, ctx: Context, cc: str = "gcc") -> Home:
+    """The tree for ``tree.key``, built if missing or stale; safe under concurrency.
+    ``cc`` is the host compiler that builds the driver stub."""
+    homes = layout.private(layout.homes)
     found = read_valid(homes / tree.key, tree)
     if found:
         return found
-    try:
-        with filelock.FileLock(str(homes / f".{tree.key}.lock"), timeout=_LOCK_TIMEOUT):
-            found = read_valid(homes / tree.key, tree)
-            return found or _build(homes, tree)
-    except filelock.Timeout as exc:
-        raise CacheError(f"another wheelcuda has held {homes}/.{tree.key}.lock for "
-                         f"{_LOCK_TIMEOUT} s", "wait for it, or remove the lock file") from exc
+    with fs.locked(layout.lock(homes, tree.key), f"building the tree {tree.key}",
+                   _LOCK_TIMEOUT):
+        return read_valid(homes / tree.key, tree) or _build(homes, tree, ctx, cc)

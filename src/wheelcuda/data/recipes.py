@@ -7,19 +7,12 @@ entry (the packages' setup.py files, read for this table).
 
 from __future__ import annotations
 
-import os
-import re
-import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import InvalidSdistFilename, canonicalize_name, parse_sdist_filename
-
-from . import arch as archmod
-from . import jobs
+#: Peak RSS of one nvcc/cicc job when the package table says nothing (GB); see rules/jobs.py.
+DEFAULT_JOB_GB = 4.0
 
 _EMPTY: Mapping[str, str] = MappingProxyType({})
 
@@ -35,7 +28,7 @@ class Recipe:
     #: A variable that takes the arch list as bare numbers (``80;90;120``), if any.
     arch_var: str | None = None
     #: Peak memory of one compile job, for MAX_JOBS (GB).
-    job_gb: float = jobs.DEFAULT_JOB_GB
+    job_gb: float = DEFAULT_JOB_GB
     #: Why, for ``--explain``.
     note: str = ""
     #: Prefixes of the package's own variables: any the user sets enter the cache key.
@@ -88,76 +81,3 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType({
 })
 
 
-def distribution_name(spec: str) -> str | None:
-    """The canonical name behind a requirement, an sdist file, or a project folder."""
-    base = os.path.basename(spec.rstrip("/"))
-    try:
-        return str(parse_sdist_filename(base)[0])
-    except InvalidSdistFilename:
-        pass
-    if os.path.isdir(spec):
-        return _project_name(spec)
-    try:
-        return str(canonicalize_name(Requirement(spec).name))
-    except InvalidRequirement:
-        return None
-
-
-def _project_name(folder: str) -> str | None:
-    """``[project] name`` of a folder's pyproject.toml, else setup.py's ``name=``."""
-    try:
-        with open(os.path.join(folder, "pyproject.toml"), "rb") as f:
-            data = _toml(f.read())
-        name = data.get("project", {}).get("name")
-        if isinstance(name, str):
-            return str(canonicalize_name(name))
-    except (OSError, ValueError):
-        pass
-    try:
-        with open(os.path.join(folder, "setup.py"), encoding="utf-8", errors="replace") as f:
-            m = re.search(r"""\bname\s*=\s*["']([A-Za-z0-9._-]+)["']""", f.read())
-    except OSError:
-        return None
-    return str(canonicalize_name(m.group(1))) if m else None
-
-
-def _toml(raw: bytes) -> dict[str, Any]:
-    if sys.version_info >= (3, 11):
-        import tomllib  # noqa: PLC0415 - 3.11+ only
-
-        return tomllib.loads(raw.decode("utf-8", errors="replace"))
-    m = re.search(r'^\[project\].*?^name\s*=\s*["\']([^"\']+)', raw.decode(errors="replace"),
-                  re.M | re.S)  # Python 3.10: no tomllib in the standard library
-    return {"project": {"name": m.group(1)}} if m else {}
-
-
-def recipe_env(names: Sequence[str | None], archs: Sequence[archmod.Arch], gpu_seen: bool
-               ) -> dict[str, str]:
-    """The variables the known packages among ``names`` need (pure)."""
-    out: dict[str, str] = {}
-    for name in names:
-        recipe = RECIPES.get(name or "")
-        if recipe is None:
-            continue
-        out.update(recipe.env)
-        if not gpu_seen:
-            out.update(recipe.no_gpu_env)
-        if recipe.arch_var and archs:
-            numbers = sorted({a.major * 10 + a.minor for a in archs})
-            out[recipe.arch_var] = ";".join(map(str, numbers))
-    return out
-
-
-def job_gb(names: Sequence[str | None]) -> float:
-    """The heaviest per-job memory among the packages (for MAX_JOBS)."""
-    return max([jobs.DEFAULT_JOB_GB] + [RECIPES[n].job_gb for n in names if n and n in RECIPES])
-
-
-def user_wins(wanted: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
-    """Drop what the user already set: their environment always wins (pure)."""
-    return {k: v for k, v in wanted.items() if k not in environ}
-
-
-def prefixes(names: Sequence[str | None]) -> list[str]:
-    """The variable prefixes of the known packages among ``names``."""
-    return [p for n in names if n in RECIPES for p in RECIPES[n or ""].prefixes]

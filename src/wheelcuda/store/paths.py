@@ -1,7 +1,8 @@
-"""Where wheelcuda's cache lives, whether it is safe to trust, and file stamps.
+"""Where the cache is and whether it may be trusted: ``os`` and ``stat`` only.
 
-Only ``os`` and ``stat``: the warm path of ``wheelcuda env`` (:mod:`warm`) uses these
-before anything heavier is imported. :mod:`cache` builds on them.
+The warm path of ``wheelcuda env`` (:mod:`wheelcuda.entry`) needs these before anything
+heavier is imported; :mod:`.layout` builds the full layout object on them. Every
+folder name of the cache is spelled here, once.
 """
 
 from __future__ import annotations
@@ -9,19 +10,30 @@ from __future__ import annotations
 import os
 import stat
 
-TYPE_CHECKING = False  # see warm.py: nothing heavier than os on the warm path
+TYPE_CHECKING = False  # typing costs milliseconds the warm path does not have
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Mapping
 
 ENV_VAR = "WHEELCUDA_CACHE_DIR"
 
+#: The cache's folders: trees, fetched toolkits, the wheel cache, memos.
+HOMES, TOOLKITS, BUILDS, MEMO = "homes", "toolkits", "builds", "memo"
+
+#: nvcc runs its own steps through ``sh -c`` with the tree's paths in double quotes:
+#: a tree under a path holding one of these cannot compile (issue 8, defect 8).
+SHELL_UNSAFE = frozenset('$`"\\\n')
+
+
 def root(environ: Mapping[str, str]) -> str:
-    """``$WHEELCUDA_CACHE_DIR``, else ``$XDG_CACHE_HOME/wheelcuda``, else ``~/.cache/wheelcuda``."""
+    """``$WHEELCUDA_CACHE_DIR``, else ``$XDG_CACHE_HOME/wheelcuda``, else ``~/.cache/wheelcuda``.
+
+    Raises ValueError when there is no home folder to put it in.
+    """
     if environ.get(ENV_VAR):
-        return os.path.abspath(os.path.expanduser(environ[ENV_VAR]))
+        return os.path.normpath(os.path.abspath(os.path.expanduser(environ[ENV_VAR])))
     if environ.get("XDG_CACHE_HOME"):
         return os.path.join(os.path.abspath(environ["XDG_CACHE_HOME"]), "wheelcuda")
-    home = os.path.expanduser("~")
+    home = environ.get("HOME") or os.path.expanduser("~")
     if not os.path.isabs(home):  # no HOME and no passwd entry: never a folder under cwd
         raise ValueError("there is no home folder to keep the cache in")
     return os.path.join(home, ".cache", "wheelcuda")
@@ -38,7 +50,7 @@ def unsafe_reason(st: os.stat_result, uid: int) -> str | None:
     return None
 
 
-def fingerprint(paths: Sequence[str]) -> list[list[object]]:
+def stamps(paths: list[str] | tuple[str, ...]) -> list[list[object]]:
     """What changes when any of ``paths`` is replaced, rewritten or removed: for each,
     ``[path, mtime_ns, size, inode]``, or ``[path, None]`` when it is missing.
 

@@ -18,14 +18,12 @@ counted as one more job's memory, and the cores are oversubscribed at most twice
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
-from pathlib import Path
 
-from .errors import ToolError
+from ..data.recipes import DEFAULT_JOB_GB
+from .checks import Kind, Problem
 
-#: Peak RSS of one nvcc/cicc job when the package table says nothing (GB).
-DEFAULT_JOB_GB = 4.0
+__all__ = ["DEFAULT_JOB_GB", "for_build", "max_jobs", "problems", "split_compile"]
 
 
 def max_jobs(cores: int, available_bytes: int | None, job_gb: float) -> int:
@@ -45,57 +43,27 @@ def split_compile(cores: int, available_bytes: int | None, job_gb: float, jobs: 
     return max(1, min(by_cpu, by_memory))
 
 
-def for_build(job_gb: float, environ: Mapping[str, str], *, split: bool = True
-              ) -> dict[str, str]:
-    """MAX_JOBS and (with ``split``) WHEELCUDA_SPLIT_COMPILE for a build on this machine.
-    A value the user set is kept, and counts: split threads are sized for the user's
-    MAX_JOBS. An empty one counts as unset (CI files often export MAX_JOBS="")."""
+def problems(environ: Mapping[str, str]) -> list[Problem]:
+    """MAX_JOBS or WHEELCUDA_SPLIT_COMPILE set to something that is not a count (pure).
+    torch ignores such a MAX_JOBS without a word; some setup.py files crash on it."""
+    out = []
     for var in ("MAX_JOBS", "WHEELCUDA_SPLIT_COMPILE"):
         value = environ.get(var) or ""
         if value and not (value.strip().isdecimal() and int(value) > 0):
-            # torch ignores such a MAX_JOBS without a word; some setup.py files crash on it
-            raise ToolError(f"{var}={value!r} is not a whole number above 0",
-                            f"export {var}=2   (or unset {var}: wheelcuda picks one)")
-    n, memory = cores(), available_memory()
+            out.append(Problem(Kind.JOBS, f"{var}={value!r} is not a whole number above 0",
+                               f"export {var}=2   (or unset {var}: wheelcuda picks one)"))
+    return out
+
+
+def for_build(job_gb: float, environ: Mapping[str, str], n: int, memory: int | None, *,
+              split: bool = True) -> dict[str, str]:
+    """MAX_JOBS and (with ``split``) WHEELCUDA_SPLIT_COMPILE for a build on a machine of
+    ``n`` cores and ``memory`` bytes available (pure; :func:`problems` first). A value
+    the user set is kept, and counts: split threads are sized for the user's MAX_JOBS.
+    An empty one counts as unset (CI files often export MAX_JOBS="")."""
     user = environ.get("MAX_JOBS")
     jobs = int(user) if user else max_jobs(n, memory, job_gb)
     chosen = {"MAX_JOBS": str(jobs)}
     if split:
         chosen["WHEELCUDA_SPLIT_COMPILE"] = str(split_compile(n, memory, job_gb, jobs))
     return {k: v for k, v in chosen.items() if not environ.get(k)}
-
-
-def cores() -> int:
-    """CPUs this process may run on (affinity and cgroup cpusets count)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
-
-
-def _meminfo_available(text: str) -> int | None:
-    for line in text.splitlines():
-        if line.startswith("MemAvailable:"):
-            return int(line.split()[1]) * 1024
-    return None
-
-
-def _cgroup_room() -> int | None:
-    base = Path("/sys/fs/cgroup")
-    try:
-        limit = (base / "memory.max").read_text().strip()
-        used = int((base / "memory.current").read_text())
-    except (OSError, ValueError):
-        return None
-    return None if limit == "max" else max(0, int(limit) - used)
-
-
-def available_memory() -> int | None:
-    """Bytes a build may still use: MemAvailable, capped by the cgroup's room."""
-    try:
-        avail = _meminfo_available(Path("/proc/meminfo").read_text())
-    except OSError:
-        avail = None
-    room = _cgroup_room()
-    values = [v for v in (avail, room) if v is not None]
-    return min(values) if values else None

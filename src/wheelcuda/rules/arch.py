@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .errors import ArchError
+from ..errors import ArchError
 
 _ARCH = re.compile(r"^(?:sm_)?(\d+)\.?(\d)?([af]?)(\+PTX)?$", re.IGNORECASE)
 _FIX = "pass --arch with your GPU's compute capability, e.g. --arch 12.0 (RTX PRO 6000 " \

@@ -26,10 +26,11 @@ import shlex
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from . import catalog
+from ..data import catalog
+from .checks import release
 
 #: Bump when the tree layout changes: old trees are then rebuilt, not reused.
-FORMAT = 1
+FORMAT = 2  # 2: the trampoline names the wrapper by the tree's path
 #: Folders that are always real folders of links (see module docstring).
 _REAL = frozenset({"bin", "lib64"})
 _SONAME = re.compile(r"^(lib.+?\.so)\.\d[\d.]*$")
@@ -60,8 +61,8 @@ def tree_key(major: int, parts: Sequence[tuple[str, str | None, str]], machine: 
     blob = json.dumps([FORMAT, major, machine, sorted(parts, key=str)])
     digest = hashlib.sha256(blob.encode()).hexdigest()[:16]
     versions = [v for n, v, _ in parts if n == catalog.NVCC.name and v]
-    release = ".".join(versions[0].split(".")[:2]) if versions else str(major)
-    return f"cu{release}-{digest}"
+    rel = (release(versions[0]) if versions else None) or str(major)
+    return f"cu{rel}-{digest}"
 
 
 def _union(dst: str, sources: Sequence[str], listdir: Listdir) -> list[Link]:
@@ -117,16 +118,20 @@ WRAPPER_SOURCE = "bin/.nvcc-wrapper.py"
 REAL_NVCC = "bin/.nvcc-real"
 
 
-def wrapper_files(python: str, source: str) -> tuple[tuple[str, str], ...]:
+def wrapper_files(python: str, source: str, home: str) -> tuple[tuple[str, str], ...]:
     """``bin/nvcc``: a sh trampoline into the arch-pruning wrapper (see _nvcc_wrapper).
 
     A trampoline rather than a shebang: a shebang cannot hold a path with spaces and
-    passes at most one argument to the interpreter.
+    passes at most one argument to the interpreter. It names the wrapper by the tree's
+    final path ``home``, not by ``$0``: through a link to ``bin/nvcc`` (``~/bin/nvcc``, a
+    CMake toolchain link) ``$0`` is the link, and a ``.nvcc-wrapper.py`` beside the link
+    would run (issue 8, defect 2).
     """
+    wrapper = os.path.join(home, WRAPPER_SOURCE)
     trampoline = "\n".join([
         "#!/bin/sh",
         "# wheelcuda: prunes GPU targets to WHEELCUDA_ARCHS, then runs .nvcc-real",
-        f'exec {shlex.quote(python)} -IS "${{0%/*}}/.nvcc-wrapper.py" "$@"',
+        f"exec {shlex.quote(python)} -IS {shlex.quote(wrapper)} \"$@\"",
         "",
     ])
     return ((WRAPPER, trampoline), (WRAPPER_SOURCE, source))

@@ -7,36 +7,94 @@ Each check returns :class:`Problem` values; callers decide whether to raise the 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING
 
 from packaging.version import InvalidVersion, Version
 
-from . import catalog
-from .locate import Found, Inventory
-from .torchinfo import Torch
+from ..data import catalog
+from ..errors import (
+    ArchError,
+    CacheError,
+    ComponentError,
+    HostCompilerError,
+    ToolError,
+    TorchError,
+    WheelcudaError,
+)
+
+if TYPE_CHECKING:
+    from ..probe.locate import Found, Inventory
+    from ..probe.torch import Torch
 
 #: CUDA 12 wheels stop at ptxas: these parts of the compiler exist in no PyPI wheel.
 _CU12_GAP = "bin/nvcc, nvvm/bin/cicc, bin/cudafe++, bin/fatbinary, bin/nvlink"
 
 
+class Kind(str, Enum):
+    """What a problem is about; each kind maps to one error type (:data:`ERRORS`)."""
+
+    MISSING = "missing"  # compiler wheels absent: fetching them fixes it
+    COMPONENTS = "components"  # incomplete or mixed compiler parts, a tree that fails
+    TORCH = "torch"
+    ARCH = "arch"
+    HOST = "host"
+    BUILD_NEEDS = "build-needs"  # setuptools, wheel, ninja, packaging for --no-build-isolation
+    JOBS = "jobs"  # MAX_JOBS, WHEELCUDA_SPLIT_COMPILE
+    CACHE = "cache"
+    ENVIRONMENT = "environment"  # a CUDA_HOME of someone else's
+
+
+class Severity(str, Enum):
+    ERROR = "error"  # stops a build
+    WARNING = "warning"  # a person should know
+
+
+ERRORS: dict[Kind, type[WheelcudaError]] = {
+    Kind.MISSING: ComponentError, Kind.COMPONENTS: ComponentError, Kind.TORCH: TorchError,
+    Kind.ARCH: ArchError, Kind.HOST: HostCompilerError, Kind.BUILD_NEEDS: ToolError,
+    Kind.JOBS: ToolError, Kind.CACHE: CacheError, Kind.ENVIRONMENT: WheelcudaError,
+}
+
+
 @dataclass(frozen=True)
 class Problem:
-    """Something that stops a build (``error``) or that a person should know (``warning``)."""
+    """Something that stops a build (an error) or that a person should know (a warning)."""
 
-    kind: str  # "missing" (wheels), "components", "torch", "arch", "host", "environment"
+    kind: Kind
     message: str
     fix: str | None = None
-    severity: str = "error"
+    severity: Severity = Severity.ERROR
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity is Severity.ERROR
+
+    def error(self) -> WheelcudaError:
+        """The exception that carries this problem to the command line."""
+        return ERRORS[self.kind](self.message, self.fix)
+
+    @classmethod
+    def of(cls, kind: Kind, exc: WheelcudaError) -> Problem:
+        return cls(kind, exc.message, exc.fix)
+
+    def as_json(self) -> dict[str, str | None]:
+        return {"kind": self.kind.value, "severity": self.severity.value,
+                "message": self.message, "fix": self.fix}
+
+
+def parse_version(version: str | None) -> Version | None:
+    """A PEP 440 version, or None when there is none or it is not one (pure)."""
+    try:
+        return Version(version) if version else None
+    except InvalidVersion:
+        return None
 
 
 def release(version: str | None) -> str | None:
     """``13.0.88`` -> ``13.0`` (CUDA major.minor); None when unknown (pure)."""
-    if not version:
-        return None
-    try:
-        parts = Version(version).release
-    except InvalidVersion:
-        return None
-    return f"{parts[0]}.{parts[1] if len(parts) > 1 else 0}"
+    parsed = parse_version(version)
+    return f"{parsed.major}.{parsed.minor}" if parsed else None
 
 
 def wanted_specifier(torch: Torch | None, major: int) -> str:
@@ -67,7 +125,7 @@ def _cu12_gap(inventory: Inventory, torch: Torch | None) -> Problem:
     if torch is not None and torch.cuda_major == 13:
         fix = catalog.install_command(wanted_specifier(torch, 13))
     return Problem(
-        "components",
+        Kind.COMPONENTS,
         f"the CUDA 12 wheels in {where} hold no compiler: {_CU12_GAP} are missing "
         "(nvidia-cuda-nvcc-cu12 ships only ptxas)",
         fix,
@@ -81,13 +139,13 @@ def _missing(inventory: Inventory, major: int, torch: Torch | None) -> list[Prob
         return []
     names = ", ".join(c.wheels[major] for c in absent)
     where = ", ".join(inventory.roots) or "(no site folders)"
-    return [Problem("missing", f"missing CUDA {major} wheels: {names} (looked in {where})",
+    return [Problem(Kind.MISSING, f"missing CUDA {major} wheels: {names} (looked in {where})",
                     fix)]
 
 
 def _incomplete(found: Found, torch: Torch | None) -> Problem:
     return Problem(
-        "components",
+        Kind.COMPONENTS,
         f"{found.wheel} {found.version or '?'} in {found.folder} is incomplete: "
         f"{', '.join(found.missing)} missing",
         catalog.install_command(wanted_specifier(torch, found.major)).replace(
@@ -101,7 +159,7 @@ def _mixed(parts: list[Found], torch: Torch | None) -> list[Problem]:
         return []
     listing = ", ".join(f"{f.wheel} {f.version}" for f in parts)
     return [Problem(
-        "components",
+        Kind.COMPONENTS,
         f"the compiler parts are from different CUDA releases ({listing}); nvcc then fails "
         "with 'CUDA compiler and CUDA toolkit headers are incompatible'",
         catalog.install_command(wanted_specifier(torch, parts[0].major)),
@@ -128,22 +186,28 @@ def compiler_release(inventory: Inventory, major: int) -> str | None:
 def torch_problems(torch: Torch | None, compiler: str | None, python: str) -> list[Problem]:
     """torch missing, CPU-only, or built for another CUDA than the compiler's."""
     if torch is None:
-        return [Problem("torch", f"torch is not installed in {python}",
+        return [Problem(Kind.TORCH, f"torch is not installed in {python}",
                         f"uv pip install --python {python} torch")]
     if torch.cuda is None:
-        return [Problem("torch", f"torch {torch.version} in {torch.path} is a CPU-only build; "
+        return [Problem(Kind.TORCH, f"torch {torch.version} in {torch.path} is a CPU-only build; "
                         "CUDA extensions need a CUDA build of torch",
                         f"uv pip install --python {python} --reinstall torch "
                         "--index-url https://download.pytorch.org/whl/cu130")]
     if compiler is None:
         return []
-    if torch.cuda.split(".")[0] != compiler.split(".")[0]:
-        return [Problem("torch", f"torch {torch.version} is built with CUDA {torch.cuda} but the "
+    if _major(torch.cuda) != _major(compiler):
+        return [Problem(Kind.TORCH, f"torch {torch.version} is built with CUDA {torch.cuda} "
+                        "but the "
                         f"compiler is CUDA {compiler}; torch refuses a different major version",
                         catalog.install_command(wanted_specifier(torch, torch.cuda_major or 13)))]
-    if torch.cuda != compiler:
-        return [Problem("torch", f"torch is built with CUDA {torch.cuda}, the compiler is CUDA "
+    if release(torch.cuda) != release(compiler):
+        return [Problem(Kind.TORCH, f"torch is built with CUDA {torch.cuda}, the compiler is CUDA "
                         f"{compiler}: it usually works (torch warns), an exact match is safer",
                         catalog.install_command(wanted_specifier(torch, torch.cuda_major or 13)),
-                        severity="warning")]
+                        severity=Severity.WARNING)]
     return []
+
+
+def _major(version: str) -> int | None:
+    parsed = parse_version(version)
+    return parsed.major if parsed else None  # unknown on both sides compares equal

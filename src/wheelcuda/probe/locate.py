@@ -16,8 +16,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 
-from . import catalog
-from .catalog import Component
+from ..data import catalog
+from ..data.catalog import Component
 
 
 @dataclass(frozen=True)

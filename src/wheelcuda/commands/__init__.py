@@ -1,0 +1,11 @@
+"""The commands, one module each: ``NAME``, ``HELP``, ``add_arguments(parser)`` and
+``main(args, ctx) -> exit code``. Adding a command means adding a module and naming it
+in :data:`COMMANDS`; the CLI builds its parser from this list."""
+
+from __future__ import annotations
+
+from . import cache, doctor, env, home, install, run
+
+__all__ = ["COMMANDS"]
+
+COMMANDS = (env, home, doctor, install, run, cache)

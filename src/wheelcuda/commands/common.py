@@ -1,0 +1,41 @@
+"""What several commands share: their common options and how they talk to people.
+
+stdout carries data only (shell text, paths, JSON), so ``eval "$(wheelcuda env)"`` and
+``$(wheelcuda home)`` are safe; notes and warnings go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..pipeline import Request, Resolved
+from ..rules.checks import Severity
+
+__all__ = ["add_all_archs", "add_arch", "note", "request", "warn_problems"]
+
+
+def note(text: str) -> None:
+    sys.stderr.write(f"wheelcuda: {text}\n")
+
+
+def add_arch(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--arch", metavar="LIST", help="GPU archs, e.g. 12.0 or '8.0;9.0+PTX' "
+                   "(default: TORCH_CUDA_ARCH_LIST, else the visible GPUs)")
+
+
+def add_all_archs(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--all-archs", action="store_true",
+                   help="keep the package's own GPU targets instead of pruning to --arch")
+
+
+def request(args: argparse.Namespace, **flags: bool) -> Request:
+    """The pipeline request for a command's parsed arguments."""
+    return Request(python=args.python, arch=getattr(args, "arch", None),
+                   all_archs=getattr(args, "all_archs", False), **flags)
+
+
+def warn_problems(resolved: Resolved) -> list[str]:
+    """The warnings among the problems, as note lines (errors were raised before)."""
+    return [f"warning: {p.message}" + (f" ({p.fix})" if p.fix else "")
+            for p in resolved.problems if p.severity is Severity.WARNING]

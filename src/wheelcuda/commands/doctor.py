@@ -1,0 +1,168 @@
+"""``wheelcuda doctor``: one screen a person can act on.
+
+Gathers everything (never stopping at the first problem), as a JSON-ready mapping;
+:func:`to_text` lays it out. A build would work exactly when no problem is an error.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .. import pipeline, proc
+from ..context import Context
+from ..data import catalog
+from ..errors import WheelcudaError
+from ..probe import gpus
+from ..probe import torch as torch_probe
+from ..rules import arch, checks, render
+from ..rules.checks import Kind, Problem
+from .common import add_arch, request
+
+NAME = "doctor"
+HELP = "show what is there, what is missing, and how to fix it"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true")
+    add_arch(p)
+
+
+def _components(r: pipeline.Resolved) -> list[dict[str, Any]]:
+    rows = []
+    major = r.toolkit.major
+    for c in catalog.COMPONENTS:
+        f = r.toolkit.inventory.get(c.name, major)
+        status = "missing" if f is None else ("ok" if f.complete else "incomplete")
+        rows.append({
+            "name": c.name, "wheel": c.wheels[major], "required": c.compiler,
+            "status": status, "version": f.version if f else None,
+            "path": f.folder if f else None, "missing_files": list(f.missing) if f else [],
+            "found_via": r.toolkit.found_via.get(c.name) if f else None,
+        })
+    return rows
+
+
+def _torch(r: pipeline.Resolved) -> dict[str, Any] | None:
+    t = r.torch
+    if t is None:
+        return None
+    return {"version": t.version, "cuda": t.cuda, "path": t.path,
+            "cxx11_abi": torch_probe.cxx11_abi(t), "toolkit_pin": t.toolkit_pin}
+
+
+def _gpus(ctx: Context, release: str | None) -> dict[str, Any]:
+    probe = gpus.probe_gpus(ctx)
+    rows = [{"index": g.index, "name": g.name, "compute_capability": g.compute_capability,
+             "driver": g.driver_version, "driver_cuda": g.driver_cuda,
+             "driver_runs_toolkit": gpus.driver_runs(g.driver_cuda, release) if release else None}
+            for g in probe.gpus]
+    return {"devices": rows, "reason": probe.reason}
+
+
+def _host(r: pipeline.Resolved) -> dict[str, Any]:
+    cc = r.host
+    info: dict[str, Any] = {"command": cc.command, "path": cc.path, "family": cc.family,
+                            "version": cc.version, "reason": cc.reason}
+    if r.home is not None:
+        info.update(gcc_max_major=r.home.gcc_max_major, clang_max_major=r.home.clang_max_major)
+    return info
+
+
+def _run_nvcc(r: pipeline.Resolved) -> tuple[str | None, list[Problem]]:
+    """Run the tree's nvcc now: the compiler builds will actually run."""
+    if r.home is None:
+        return None, []
+    try:
+        out = proc.capture([str(r.home.path / "bin" / "nvcc"), "--version"],
+                           env=proc.child_environ(r.ctx.environ))
+    except WheelcudaError as exc:
+        return None, [Problem(Kind.COMPONENTS, f"the tree's nvcc does not run: {exc}",
+                              "wheelcuda doctor again after reinstalling the wheels")]
+    lines = out.strip().splitlines()
+    return (lines[-2] if len(lines) >= 2 else "".join(lines)), []
+
+
+def diagnose(ctx: Context, req: pipeline.Request) -> dict[str, Any]:
+    """Everything doctor shows, as data; ``ok`` is True when a build would work. The
+    checks are install's own (one pipeline), so doctor and install agree."""
+    r = pipeline.resolve(ctx, req)
+    banner, nvcc_problems = _run_nvcc(r)
+    problems = [*r.problems, *nvcc_problems]
+    release = (r.home.nvcc_release if r.home
+               else checks.compiler_release(r.toolkit.inventory, r.toolkit.major))
+    home = r.home
+    return {
+        "ok": not any(p.is_error for p in problems),
+        "environment": {"python": r.target.python, "prefix": r.target.prefix,
+                        "version": ".".join(map(str, r.target.version)),
+                        "site_dirs": list(r.target.site_dirs)},
+        "torch": _torch(r), "cuda_major": r.toolkit.major, "components": _components(r),
+        "home": str(home.path) if home else None,
+        "nvcc": {"path": str(home.path / "bin" / "nvcc"), "version": home.nvcc_version,
+                 "release": home.nvcc_release, "banner": banner,
+                 "gpu_codes": list(home.gpu_codes)} if home else None,
+        "host_compiler": _host(r), "gpus": _gpus(ctx, release),
+        "arch": {"list": arch.to_torch(r.archs) if r.archs else None,
+                 "source": r.arch_source},
+        "problems": [p.as_json() for p in problems],
+    }
+
+
+def main(args: argparse.Namespace, ctx: Context) -> int:
+    report = diagnose(ctx, request(args, need_torch=True, build_needs=True, jobs=True))
+    if args.json:
+        print(render.envelope("doctor", report), end="")
+    else:
+        print(to_text(report), end="")
+    return 0 if report["ok"] else 1
+
+
+def _line(label: str, value: object) -> str:
+    return f"  {label:<14} {value}"
+
+
+def _text_components(report: dict[str, Any]) -> list[str]:
+    lines = [f"CUDA {report['cuda_major']} components"]
+    for c in report["components"]:
+        if c["status"] == "missing" and not c["required"]:
+            continue
+        mark = {"ok": "ok", "incomplete": "INCOMPLETE", "missing": "MISSING"}[c["status"]]
+        where = c["path"] or ""
+        extra = f"  (missing: {', '.join(c['missing_files'])})" if c["missing_files"] else ""
+        lines.append(f"  {mark:<10} {c['wheel']:<24} {c['version'] or '-':<12} {where}{extra}")
+    return lines
+
+
+def _text_gpus(report: dict[str, Any]) -> list[str]:
+    g = report["gpus"]
+    if not g["devices"]:
+        return ["GPUs", _line("none seen", g["reason"] or "")]
+    lines = ["GPUs"]
+    for d in g["devices"]:
+        runs = {True: "runs", False: "TOO OLD for", None: "?"}[d["driver_runs_toolkit"]]
+        lines.append(f"  [{d['index']}] {d['name']}  sm {d['compute_capability']}  driver "
+                     f"{d['driver']} (CUDA {d['driver_cuda'] or '?'}: {runs} this toolkit)")
+    return lines
+
+
+def to_text(report: dict[str, Any]) -> str:
+    """The report as a person reads it."""
+    env, t, n, h, a = (report[k] for k in ("environment", "torch", "nvcc", "host_compiler",
+                                            "arch"))
+    torch_text = (f"{t['version']} (CUDA {t['cuda'] or 'none: CPU-only'}, "
+                  f"C++11 ABI {t['cxx11_abi']})  {t['path']}" if t else "not installed")
+    lines = ["Environment", _line("python", f"{env['python']} ({env['version']})"),
+             _line("torch", torch_text), *_text_components(report), "Compiler",
+             _line("CUDA_HOME", report["home"] or "not built (see problems)")]
+    if n:
+        lines += [_line("nvcc", f"{n['path']}"), _line("", n["banner"])]
+    limit = f" (this nvcc takes gcc <= {h['gcc_max_major']})" if h.get("gcc_max_major") else ""
+    lines += [_line("host compiler", f"{h['command']} {h['version'] or h['reason']}{limit}"),
+              *_text_gpus(report), "Architectures",
+              _line("list", f"{a['list']} (from {a['source']})" if a["list"] else "unknown")]
+    for p in report["problems"]:
+        lines += [f"{p['severity'].upper()}: {p['message']}"] + (
+            [f"  fix: {p['fix']}"] if p["fix"] else [])
+    lines.append("OK: a build would work" if report["ok"] else "NOT OK: fix the errors above")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,60 @@
+"""``wheelcuda env``: shell code that sets CUDA_HOME, PATH and the arch variables.
+
+Its answer is kept for the warm path (:mod:`wheelcuda.warm`), with stamps of every file
+it came from; an answer is not kept when one of them changed while it was read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from .. import pipeline, warm
+from ..context import Context
+from ..rules import render
+from ..rules import tree as plan
+from ..store import paths
+from .common import add_all_archs, add_arch, request
+
+NAME = "env"
+HELP = "print shell code that sets CUDA_HOME, PATH and arch variables"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--shell", choices=render.SHELLS, default="sh")
+    add_arch(p)
+    add_all_archs(p)
+
+
+def main(args: argparse.Namespace, ctx: Context) -> int:
+    start = pipeline.start(ctx, request(args))
+    target = start.target
+    early = [*warm.own_sources(), target.python, os.path.join(target.prefix, "pyvenv.cfg"),
+             *target.site_dirs, str(start.layout.toolkits)]
+    before = paths.stamps(early)
+    r = pipeline.finish(start)
+    # A plain CMake or Makefile build needs no torch: only a torch that cannot match the
+    # compiler (CPU-only, another CUDA major) stops ``env``.
+    r.raise_first()
+    assert r.home is not None and r.tree is not None
+    notes = []
+    if r.torch is None:
+        notes.append(f"note: torch is not installed in {target.python}; fine for CMake "
+                     "or Makefile builds, torch extensions need it")
+    if r.foreign:
+        notes.append(f"warning: {r.foreign} was set; wheelcuda's tree wins once this output "
+                     "is evaluated, because it exports CUDA_HOME and CUDA_PATH and torch "
+                     "reads CUDA_HOME first. To keep your toolkit, do not eval wheelcuda env.")
+    err = "".join(f"wheelcuda: {n}\n" for n in notes)
+    text = render.render(r.variables(), args.shell)
+    sys.stderr.write(err)
+    sys.stdout.write(text)
+    late = [*r.toolkit.inventory.roots[len(target.site_dirs):],
+            str(r.home.path / plan.MANIFEST),
+            *(str(r.home.path / link.path) for link in r.tree.links),
+            *(str(r.home.path / rel) for rel, _ in r.tree.files), r.host.path or ""]
+    stamps = paths.stamps(early + late)
+    if stamps[:len(early)] == before:
+        warm.record(args.argv, ctx.environ, text, err, stamps)
+    return 0

@@ -1,0 +1,214 @@
+"""``wheelcuda install``: preflight, then one child process.
+
+Preflight answers in seconds what would otherwise fail 25 minutes into a build: torch
+present and built with CUDA, the arch list, MAX_JOBS, the build needs of
+``--no-build-isolation``, then the matching compiler (fetched into the store if the
+environment lacks it: the one slow step, so it comes after every cheap check), the host
+compiler. Then the installer runs with the environment of ``wheelcuda env`` plus what
+the package table and the machine say (MAX_JOBS).
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import shlex
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .. import _nvcc_wrapper, pipeline, proc
+from ..context import Context
+from ..data import catalog
+from ..data.recipes import RECIPES
+from ..errors import ComponentError
+from ..probe import gpus, locate, machine, source
+from ..probe import installer as installer_probe
+from ..probe import torch as torch_probe
+from ..rules import arch, buildkey, checks, installer, jobs, packages
+from ..rules.checks import Kind
+from ..store import toolkits, wheels
+from .common import add_all_archs, add_arch, note, request
+
+NAME = "install"
+HELP = ("build and install CUDA extension packages (uv pip install --no-build-isolation); "
+        "args after -- go to uv/pip")
+TAKES_REST = True
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("packages", nargs="+", metavar="PKG",
+                   help="a requirement (causal-conv1d==1.7.0), a folder or an sdist")
+    add_arch(p)
+    p.add_argument("--no-fetch", action="store_true",
+                   help="never fetch the compiler wheels into wheelcuda's store")
+    p.add_argument("--explain", action="store_true",
+                   help="print what would be set and run, and stop (fetches and writes nothing)")
+    add_all_archs(p)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Everything decided before the build starts; ``--explain`` prints it."""
+
+    resolved: pipeline.Resolved
+    tool: installer.Tool
+    argv: list[str]
+    variables: dict[str, str]  # what wheelcuda sets on top of the current environment
+    names: list[str | None]
+    key: str
+    fields: dict[str, object]
+    specs: tuple[str, ...] = ()
+    would_fetch: str | None = None  # --explain: the set a real install would fetch
+
+
+def prepare(ctx: Context, pkgs: Sequence[str], req: pipeline.Request,
+            extra: Sequence[str], *, explain: bool = False) -> Prepared:
+    """Preflight and the full plan of the install; raises before any build starts.
+    With ``explain``, a missing compiler set is what install would fetch, not an error."""
+    r = pipeline.resolve(ctx, req)
+    would_fetch = _would_fetch(r) if explain else None
+    for p in r.errors():
+        if p.kind is Kind.MISSING and would_fetch:
+            continue
+        if p.kind is Kind.MISSING and not req.fetch:
+            raise ComponentError(f"{p.message} (and --no-fetch forbids fetching them)", p.fix)
+        raise p.error()
+    names = [source.distribution_name(p) for p in pkgs]
+    recipe = packages.recipe_env(names, r.archs, bool(gpus.probe_gpus(ctx).gpus))
+    in_key = buildkey.build_variables(recipe, ctx.environ, packages.prefixes(names))
+    fields = _key_fields(r, pkgs, in_key, extra)
+    fields["names"] = [n or "" for n in names]
+    key = buildkey.key_id(fields)
+    variables = r.run_variables() if r.home else {}
+    variables.update(packages.user_wins(recipe, ctx.environ))
+    # for_build keeps the user's own values itself (and replaces an empty MAX_JOBS).
+    variables.update(jobs.for_build(packages.job_gb(names), ctx.environ, machine.cores(),
+                                    machine.available_memory()))
+    tool = installer_probe.choose(ctx)
+    # Not the user's to win: a shared installer cache hands back wheels built against
+    # another torch (uv 16850, 3599). Each key gets its own.
+    variables.update(wheels.installer_cache(r.layout, tool.name, key))
+    argv = installer.install_argv(tool, r.target.python, _sources(r, key, pkgs, names), extra)
+    return Prepared(r, tool, argv, variables, names, key, fields, tuple(pkgs), would_fetch)
+
+
+def _would_fetch(r: pipeline.Resolved) -> str | None:
+    """The requirement ``install`` would fetch, when only the compiler is missing."""
+    errors = r.errors()
+    if r.torch is None or r.torch.cuda_major is None or not errors:
+        return None
+    if not all(p.kind is Kind.MISSING for p in errors):
+        return None
+    spec = checks.wanted_specifier(r.torch, r.toolkit.major)
+    return f"{catalog.toolkit_requirements(spec)[0]} into {toolkits.folder(r.layout, spec)}"
+
+
+def _sources(r: pipeline.Resolved, key: str, pkgs: Sequence[str],
+             names: Sequence[str | None]) -> list[str]:
+    """The wheels kept under this key when every package has one and its source is
+    exact (a folder, a file, name==version), else the packages as given."""
+    if all(buildkey.exact(p) for p in pkgs) and all(names):
+        kept = wheels.cached_wheels(r.layout, key, [n for n in names if n])
+        if kept:
+            return kept
+    return list(pkgs)
+
+
+def _key_fields(r: pipeline.Resolved, pkgs: Sequence[str], variables: dict[str, str],
+                extra: Sequence[str]) -> dict[str, object]:
+    torch = r.torch
+    assert torch is not None  # the pipeline checked it (need_torch)
+    host = r.host
+    return buildkey.key_fields(
+        packages=[source.source_id(p) for p in pkgs], torch=torch.version,
+        torch_cuda=torch.cuda, compiler=r.home.nvcc_version if r.home else "(not fetched)",
+        archs=arch.to_torch(r.archs), prune=not r.request.all_archs, python_tag=r.target.tag,
+        cxx11_abi=torch_probe.cxx11_abi(torch), variables=variables, installer_args=extra,
+        machine=platform.machine(), host_compiler=f"{host.family} {host.version or host.path}")
+
+
+def explain(p: Prepared) -> str:
+    """What ``install`` would set and run, without running it."""
+    r = p.resolved
+    mode = "the package's own list" if r.request.all_archs else "pruned to these"
+    lines = [f"target     {r.target.python}", f"installer  {p.tool.name}",
+             f"archs      {arch.to_torch(r.archs)} (from {r.arch_source}; {mode})",
+             f"cache key  {p.key}"]
+    if r.toolkit.fetched:
+        lines.append(f"compiler   fetched into {r.toolkit.fetched}")
+    if p.would_fetch:
+        lines.append(f"compiler   would fetch {p.would_fetch}")
+    for name in p.names:
+        recipe = RECIPES.get(name or "")
+        if recipe:
+            lines.append(f"package    {name}: {recipe.note}")
+    lines += [f"set        {k}={v}" for k, v in p.variables.items()]
+    lines.append("run        " + shlex.join(p.argv))
+    return "\n".join(lines) + "\n"
+
+
+def compile_summary(calls: Sequence[str]) -> str:
+    """"3 nvcc compiles, split-compile 2" from the nvcc wrapper's log; "" for none (pure)."""
+    compiles = [words for words in (c.split() for c in calls)
+                if any(w in _nvcc_wrapper.COMPILES for w in words)]
+    if not compiles:
+        return ""
+    splits = sorted({w.split("=", 1)[1] for words in compiles for w in words
+                     if w.startswith("--split-compile=")})
+    return f"{len(compiles)} nvcc compiles" + (
+        f", split-compile {'/'.join(splits)}" if splits else "")
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(round(seconds), 60)
+    return f"{minutes}m{secs:02d}s" if minutes else f"{seconds:.1f}s"
+
+
+def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
+    """Run the installer (output streams through) under the key's lock; the exit code
+    and the summary line. Concurrent installs of one key build once: the second waits,
+    then finds the wheel in the key's installer cache. The record and the kept wheels
+    are written before the lock is let go; a failed build leaves no entry."""
+    r = p.resolved
+    with wheels.building(r.layout, p.key) as build, \
+            tempfile.NamedTemporaryFile("r", prefix="wheelcuda-nvcc-") as log:
+        env = proc.child_environ(ctx.environ, {**p.variables, "WHEELCUDA_NVCC_LOG": log.name})
+        start = time.monotonic()
+        code = proc.call(p.argv, env=env)
+        seconds = time.monotonic() - start
+        compiles = compile_summary(log.read().splitlines())
+        took = _duration(seconds)
+        if code != 0:
+            return code, f"{p.tool.name} exited with {code} after {took}; nothing was installed"
+        done = [f"{n}=={v}" if (v := _version(r.target.site_dirs, n)) else (n or spec)
+                for n, spec in zip(p.names, p.specs or [""] * len(p.names), strict=False)]
+        build.done(p.fields, done, seconds, p.tool.name, [n for n in p.names if n])
+    archs = ", ".join(f"sm_{a.number}" for a in r.archs)
+    built = archs if not r.request.all_archs else "the package's own arch list (--all-archs)"
+    how = (f"built {built} ({compiles})" if compiles
+           else "from wheelcuda's wheel cache (nothing compiled)")
+    return 0, (f"installed {', '.join(done)} with {p.tool.name} in {took}: {how}; "
+               f"cache key {p.key}")
+
+
+def _version(site_dirs: Sequence[str], name: str | None) -> str | None:
+    if not name:
+        return None
+    return next((v for d in site_dirs if (v := locate.dist_version(d, name))), None)
+
+
+def main(args: argparse.Namespace, ctx: Context) -> int:
+    fetch = not args.no_fetch and not args.explain  # --explain downloads nothing
+    req = request(args, need_torch=True, build_needs=True, jobs=True, fetch=fetch)
+    prepared = prepare(ctx, args.packages, req, args.rest, explain=args.explain)
+    if args.explain:
+        print(explain(prepared), end="")
+        return 0
+    r = prepared.resolved
+    note(f"building with {prepared.tool.name} for {arch.to_torch(r.archs)} "
+         f"(from {r.arch_source}): {shlex.join(prepared.argv)}")
+    code, summary = execute(ctx, prepared)
+    note(summary)
+    return code

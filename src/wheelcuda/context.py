@@ -1,0 +1,75 @@
+"""The one place that reads the process's environment.
+
+Everything below takes a :class:`Context`: the variables, the working folder and the
+interpreter that runs wheelcuda. A command builds one at its start
+(:meth:`Context.current`) and hands it down, so a caller (the Python API, a test, the
+PEP 517 backend) can answer for another environment without touching ``os.environ``,
+and per-process caches keyed on a context can never serve an answer computed for
+another (issue 8: ``build_env(current=B)`` used to put CUDA_HOME in A and clean PATH
+for B).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+__all__ = ["Context"]
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a run depends on from outside: hashable, so caches can be keyed on it."""
+
+    items: tuple[tuple[str, str], ...]
+    cwd: str
+    #: The interpreter running wheelcuda (absolute: a relative spelling is the same one).
+    executable: str
+    #: Its import path less sys.path[0]: which copy of wheelcuda and packaging answer.
+    sys_path: tuple[str, ...] = ()
+    _map: Mapping[str, str] = field(init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_map", MappingProxyType(dict(self.items)))
+
+    @classmethod
+    def current(cls) -> Context:
+        """This process: ``os.environ``, ``os.getcwd()``, ``sys.executable``."""
+        return cls.of(os.environ)
+
+    @classmethod
+    def of(cls, environ: Mapping[str, str], cwd: str | None = None) -> Context:
+        """A context with these variables, for this interpreter."""
+        return cls(tuple(sorted(environ.items())), cwd or _cwd(),
+                   os.path.normpath(os.path.abspath(sys.executable)), tuple(sys.path[1:]))
+
+    @property
+    def environ(self) -> Mapping[str, str]:
+        return self._map
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        return self._map.get(name, default)
+
+    def flag(self, name: str) -> bool:
+        """A switch variable: ``1``, ``true``, ``yes`` or ``on``."""
+        return (self._map.get(name) or "").strip().lower() in ("1", "true", "yes", "on")
+
+    def with_env(self, **changes: str | None) -> Context:
+        """The same context with variables set (or removed, for None)."""
+        env = dict(self.items)
+        for name, value in changes.items():
+            if value is None:
+                env.pop(name, None)
+            else:
+                env[name] = value
+        return Context(tuple(sorted(env.items())), self.cwd, self.executable, self.sys_path)
+
+
+def _cwd() -> str:
+    try:
+        return os.getcwd()
+    except OSError:  # the working folder was removed under us
+        return "/"

@@ -1,0 +1,25 @@
+"""The ``wheelcuda`` command: the warm replay of ``env`` first, the full CLI otherwise.
+
+Only :mod:`.warm` is imported up front; the CLI and everything behind it are imported
+when the replay has nothing to give (see warm.py for why that matters).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from . import warm
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else list(argv)
+    if warm.replay(args, os.environ, sys.stdout, sys.stderr):
+        return 0
+    from .cli import main as full  # noqa: PLC0415 (the full CLI's imports are what we skip)
+
+    return full(args)

@@ -1,0 +1,329 @@
+"""One answer to "which target, torch, toolkit, tree, archs and host compiler", per run.
+
+Every command (env, home, doctor, install, run) and the Python API ask :func:`resolve`
+once and read the :class:`Resolved` it returns; nothing below is computed twice
+(issue 8). The steps run cheap to expensive, and the expensive ones (fetching a
+compiler set, building a tree) only when nothing cheaper already stops the build:
+
+1. the cache layout and the target interpreter (these raise: nothing works without);
+2. torch, MAX_JOBS, the arch list, the build needs (cheap reads);
+3. the toolkit from the sources (:mod:`wheelcuda.sources`), fetched into the store when
+   asked and when it is the only thing missing;
+4. the host compiler, the tree (built or reused), then the checks that need the tree's
+   nvcc: can it build these archs, does it take this host compiler.
+
+Problems are gathered, not raised: ``doctor`` shows them all, the others raise the
+first error (:meth:`Resolved.raise_first`), so doctor and the commands agree.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from . import sources
+from .context import Context
+from .data import catalog
+from .errors import CacheError, WheelcudaError
+from .probe import gpus, interpreter, locate
+from .probe import hostcc as hostcc_probe
+from .probe import torch as torch_probe
+from .probe.hostcc import HostCompiler
+from .probe.interpreter import Target
+from .probe.locate import Found, Inventory
+from .probe.torch import Torch
+from .rules import arch as archmod
+from .rules import checks, environ, hostcc, jobs
+from .rules import installer as installer_rules
+from .rules import tree as plan
+from .rules.checks import Kind, Problem, Severity
+from .store import memo, paths, toolkits, trees
+from .store.layout import Layout
+from .store.trees import Home
+
+__all__ = ["Request", "Resolved", "Start", "Toolkit", "finish", "resolve", "start"]
+
+#: What --no-build-isolation builds need from the environment.
+BUILD_NEEDS = ("setuptools", "wheel", "ninja", "packaging")
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a command asks for; the flags switch on the checks only some commands need."""
+
+    python: str | None = None
+    arch: str | None = None
+    all_archs: bool = False
+    #: torch must be there and built with CUDA (install, run, doctor; not env or home).
+    need_torch: bool = False
+    #: the arch list must be known (everything but home).
+    need_archs: bool = True
+    #: setuptools, wheel, ninja, packaging in the target (install, doctor).
+    build_needs: bool = False
+    #: MAX_JOBS and WHEELCUDA_SPLIT_COMPILE must be counts (install, run, doctor).
+    jobs: bool = False
+    #: fetch a missing compiler set into the store (install without --no-fetch/--explain).
+    fetch: bool = False
+    #: build the tree (everything but ``install --explain``, which must not write).
+    build_tree: bool = True
+
+
+@dataclass(frozen=True)
+class Toolkit:
+    """The compiler set found for the target, and where each part came from."""
+
+    major: int
+    inventory: Inventory
+    found_via: Mapping[str, str]  # component name -> source name ("venv", "store")
+    fetched: Path | None = None  # the store folder fetched during this run
+
+    def compiler_parts(self) -> list[Found]:
+        return [f for c in catalog.COMPILER if (f := self.inventory.get(c.name, self.major))]
+
+
+@dataclass(frozen=True)
+class Start:
+    """Step 1: what everything else needs, resolved first (the warm path stamps it)."""
+
+    ctx: Context
+    request: Request
+    layout: Layout
+    target: Target
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """Everything a command needs, computed once."""
+
+    ctx: Context
+    request: Request
+    layout: Layout
+    target: Target
+    torch: Torch | None
+    toolkit: Toolkit
+    archs: tuple[archmod.Arch, ...]
+    arch_source: str | None
+    host: HostCompiler
+    tree: plan.TreePlan | None
+    home: Home | None
+    problems: tuple[Problem, ...] = field(default=())
+    #: ``CUDA_HOME=/opt/cuda`` when the user set a toolkit other than our tree.
+    foreign: str | None = None
+
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.is_error]
+
+    def raise_first(self, *, ignore: tuple[Kind, ...] = ()) -> None:
+        """Raise the first error (less the ``ignore`` kinds) as its
+        :class:`WheelcudaError`, if there is one."""
+        for p in self.problems:
+            if p.is_error and p.kind not in ignore:
+                raise p.error()
+
+    def variables(self) -> dict[str, str]:
+        """What ``wheelcuda env`` exports (after :meth:`raise_first`)."""
+        assert self.home is not None, "raise_first() first"
+        return environ.build_environ(str(self.home.path), self.archs, self.ctx.environ,
+                                     str(self.layout.homes), all_archs=self.request.all_archs)
+
+    def run_variables(self) -> dict[str, str]:
+        """:meth:`variables` with the target's bin after the tree's (its ninja and
+        console scripts, as if it were activated): for install and run."""
+        variables = self.variables()
+        target_bin = os.path.dirname(self.target.python)
+        parts = variables["PATH"].split(os.pathsep)
+        if target_bin not in parts:
+            parts.insert(1, target_bin)
+        variables["PATH"] = os.pathsep.join(parts)
+        return variables
+
+
+def start(ctx: Context, request: Request) -> Start:
+    """The cache layout and the target; raises when either is unusable."""
+    layout = Layout.for_environ(ctx.environ)
+    return Start(ctx, request, layout, resolve_target(ctx, layout, request.python))
+
+
+def resolve(ctx: Context, request: Request) -> Resolved:
+    """Every step, once (see the module's docstring)."""
+    return finish(start(ctx, request))
+
+
+def finish(s: Start) -> Resolved:
+    ctx, request, layout, target = s.ctx, s.request, s.layout, s.target
+    torch = torch_probe.find_torch(target.site_dirs)
+    problems: list[Problem] = []
+    if torch is not None or request.need_torch:
+        problems += checks.torch_problems(torch, None, target.python)
+    if request.jobs:
+        problems += jobs.problems(ctx.environ)
+    archs, arch_source = _archs(ctx, request, problems)
+    if request.build_needs:
+        problems += _build_needs(ctx, target)
+    toolkit = locate_toolkit(target, torch, layout)
+    found = checks.component_problems(toolkit.inventory, toolkit.major, torch)
+    if request.fetch and _only_fetch_missing(found, problems, torch):
+        toolkit = _fetch(ctx, layout, target, torch, toolkit)
+        found = checks.component_problems(toolkit.inventory, toolkit.major, torch)
+    problems += found
+    release = checks.compiler_release(toolkit.inventory, toolkit.major)
+    if torch is not None and torch.cuda is not None:
+        problems += checks.torch_problems(torch, release, target.python)
+    host = hostcc_probe.probe_host_compiler(ctx)
+    tree = home = foreign = None
+    if not any(p.is_error and p.kind in (Kind.MISSING, Kind.COMPONENTS) for p in found):
+        tree = tree_for(ctx, layout, toolkit)
+        home = _home(ctx, layout, tree, host, request=request, problems=problems)
+    if home is not None:
+        problems += _checks_with_nvcc(home, archs, host)
+        foreign = environ.foreign_home(ctx.environ, str(home.path), str(layout.homes))
+        problems += _foreign(foreign)
+    return Resolved(ctx, request, layout, target, torch, toolkit, archs, arch_source, host,
+                    tree, home, tuple(problems), foreign)
+
+
+def resolve_target(ctx: Context, layout: Layout, python: str | None) -> Target:
+    """The target interpreter, asked once and remembered until it changes (its answer is
+    kept in the memo, so the warm path spawns no child)."""
+    path = interpreter.executable(interpreter.requested_python(python, ctx), ctx)
+    if path == ctx.executable:
+        return interpreter.target(path, interpreter.ask(path, ctx))
+    root = str(layout.root)
+    info = memo.load(root, "interpreter", path)
+    if not isinstance(info, dict):
+        info = interpreter.ask(path, ctx)
+        with contextlib.suppress(OSError, WheelcudaError):  # costs time, not correctness
+            layout.private()
+            memo.save(root, "interpreter", path, info, paths.stamps(interpreter.watch(path, info)))
+    return interpreter.target(path, info)
+
+
+def _archs(ctx: Context, request: Request, problems: list[Problem]
+           ) -> tuple[tuple[archmod.Arch, ...], str | None]:
+    if not request.need_archs:
+        return (), None
+    try:
+        if request.arch or (ctx.get("TORCH_CUDA_ARCH_LIST") or "").strip():
+            return archmod.choose(request.arch, ctx.get("TORCH_CUDA_ARCH_LIST"), (), None)
+        probe = gpus.probe_gpus(ctx)
+        return archmod.choose(None, None, [g.compute_capability for g in probe.gpus],
+                              probe.reason)
+    except WheelcudaError as exc:
+        problems.append(Problem.of(Kind.ARCH, exc))
+        return (), None
+
+
+def _build_needs(ctx: Context, target: Target) -> list[Problem]:
+    """Build needs absent from the environment (ninja may also come from PATH)."""
+    import shutil  # noqa: PLC0415 (only install and doctor need it)
+
+    search = os.pathsep.join([os.path.dirname(target.python), ctx.get("PATH") or ""])
+    missing = [n for n in BUILD_NEEDS
+               if not any(locate.dist_version(d, n) for d in target.site_dirs)
+               and not (n == "ninja" and shutil.which("ninja", path=search))]
+    if not missing:
+        return []
+    return [Problem(Kind.BUILD_NEEDS,
+                    f"{', '.join(missing)} missing in {target.python}: "
+                    "--no-build-isolation builds use the environment's own",
+                    f"uv pip install --python {target.python} {' '.join(missing)}")]
+
+
+def locate_toolkit(target: Target, torch: Torch | None, layout: Layout,
+                   fetched: Path | None = None) -> Toolkit:
+    """Each component in the first source's root that holds it."""
+    offers = sources.offers(target, torch, layout)
+    roots = tuple(dict.fromkeys(r for o in offers for r in o.roots))
+    inventory = locate.locate(roots)
+    via: dict[str, str] = {}
+    for f in inventory.found:
+        via.setdefault(f.component.name, next(o.source for o in offers if f.root in o.roots))
+    return Toolkit(checks.choose_major(inventory, torch), inventory, via, fetched)
+
+
+def _only_fetch_missing(found: list[Problem], problems: list[Problem],
+                        torch: Torch | None) -> bool:
+    """Fetch only what a fetch fixes, and only when nothing cheaper stops the build."""
+    errors = [p for p in [*found, *problems] if p.is_error]
+    return (torch is not None and torch.cuda_major is not None and bool(errors)
+            and all(p.kind is Kind.MISSING for p in errors))
+
+
+def _fetch(ctx: Context, layout: Layout, target: Target, torch: Torch | None,
+           toolkit: Toolkit) -> Toolkit:
+    from .probe import installer  # noqa: PLC0415 (only a fetch needs it)
+
+    assert torch is not None
+    spec = checks.wanted_specifier(torch, toolkit.major)
+    tool: installer_rules.Tool = installer.choose(ctx)
+    folder = toolkits.fetch(layout, ctx, tool, spec, python=target.python,
+                            major=toolkit.major)
+    return locate_toolkit(target, torch, layout, folder)
+
+
+def tree_for(ctx: Context, layout: Layout, toolkit: Toolkit) -> plan.TreePlan:
+    """The tree for this component set (pure once the folders are listed)."""
+    found = [f for f in toolkit.inventory.found if f.major == toolkit.major]
+    folders = list(dict.fromkeys(f.folder for f in found))
+    metas = (locate.dist_version(r, catalog.METAPACKAGE) for r in toolkit.inventory.roots)
+    release = checks.compiler_release(toolkit.inventory, toolkit.major)
+    cuda = next((v for v in metas if v), None) or f"{release}.0"
+    parts = [(f.component.name, f.version, f.folder) for f in found]
+    # The wrapper runs on this Python: each wheelcuda installation gets its own tree.
+    # version.json holds the metapackage's version: a change there is a new tree too.
+    parts += [("wrapper", _wrapper_version(), ctx.executable), (catalog.METAPACKAGE, cuda, "")]
+    key = plan.tree_key(toolkit.major, parts, catalog.target_dir())
+    versions = {f.component.name: f.version for f in toolkit.compiler_parts() if f.version}
+    return plan.plan_tree(key, folders, plan.os_listdir, versions=versions,
+                          cuda=".".join(cuda.split(".")[:3]), target_dir=catalog.target_dir(),
+                          wrapper=plan.wrapper_files(ctx.executable, _wrapper_source(),
+                                                     str(layout.home(key))))
+
+
+@functools.cache
+def _wrapper_source() -> str:
+    return resources.files("wheelcuda").joinpath("_nvcc_wrapper.py").read_text()
+
+
+def _wrapper_version() -> str:
+    return hashlib.sha256(_wrapper_source().encode()).hexdigest()[:12]
+
+
+def _home(ctx: Context, layout: Layout, tree: plan.TreePlan, host: HostCompiler, *,
+          request: Request, problems: list[Problem]) -> Home | None:
+    """The tree, built if needed (or only read, for ``--explain``)."""
+    if not request.build_tree:
+        return trees.read_valid(layout.home(tree.key), tree)
+    try:
+        return trees.ensure(layout, tree, ctx, host.path or host.command)
+    except WheelcudaError as exc:
+        kind = Kind.CACHE if isinstance(exc, CacheError) else Kind.COMPONENTS
+        problems.append(Problem.of(kind, exc))
+        return None
+
+
+def _checks_with_nvcc(home: Home, archs: tuple[archmod.Arch, ...], host: HostCompiler
+                      ) -> list[Problem]:
+    out = []
+    try:
+        archmod.check(archs, home.gpu_codes, home.nvcc_version)
+    except WheelcudaError as exc:
+        out.append(Problem.of(Kind.ARCH, exc))
+    limits = hostcc.HostLimits(home.gcc_max_major, home.clang_max_major)
+    host_problem = hostcc.check_host_compiler(host, limits, home.nvcc_version)
+    return out + ([host_problem] if host_problem else [])
+
+
+def _foreign(other: str | None) -> list[Problem]:
+    if not other:
+        return []
+    return [Problem(
+        Kind.ENVIRONMENT, f"{other} is set: in this shell torch and CMake build with that "
+        "toolkit, not with wheelcuda's tree (torch reads CUDA_HOME first)",
+        'eval "$(wheelcuda env)" to use wheelcuda\'s tree, or unset it', Severity.WARNING)]

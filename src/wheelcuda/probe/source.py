@@ -1,0 +1,112 @@
+"""What a package source is: its distribution name, and what identifies its content.
+
+Reads the source (a folder, an sdist, a requirement string) and nothing else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import InvalidSdistFilename, canonicalize_name, parse_sdist_filename
+
+__all__ = ["distribution_name", "source_id"]
+
+def distribution_name(spec: str) -> str | None:
+    """The canonical name behind a requirement, an sdist file, or a project folder."""
+    base = os.path.basename(spec.rstrip("/"))
+    try:
+        return str(parse_sdist_filename(base)[0])
+    except InvalidSdistFilename:
+        pass
+    if os.path.isdir(spec):
+        return _project_name(spec)
+    try:
+        return str(canonicalize_name(Requirement(spec).name))
+    except InvalidRequirement:
+        return None
+
+
+def _project_name(folder: str) -> str | None:
+    """``[project] name`` of a folder's pyproject.toml, else setup.py's ``name=``."""
+    try:
+        with open(os.path.join(folder, "pyproject.toml"), "rb") as f:
+            data = _toml(f.read())
+        name = data.get("project", {}).get("name")
+        if isinstance(name, str):
+            return str(canonicalize_name(name))
+    except (OSError, ValueError):
+        pass
+    try:
+        with open(os.path.join(folder, "setup.py"), encoding="utf-8", errors="replace") as f:
+            m = re.search(r"""\bname\s*=\s*["']([A-Za-z0-9._-]+)["']""", f.read())
+    except OSError:
+        return None
+    return str(canonicalize_name(m.group(1))) if m else None
+
+
+def _toml(raw: bytes) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):
+        import tomllib  # noqa: PLC0415 - 3.11+ only
+
+        return tomllib.loads(raw.decode("utf-8", errors="replace"))
+    m = re.search(r'^\[project\].*?^name\s*=\s*["\']([^"\']+)', raw.decode(errors="replace"),
+                  re.M | re.S)  # Python 3.10: no tomllib in the standard library
+    return {"project": {"name": m.group(1)}} if m else {}
+
+
+
+
+#: Folders a build writes into its own source tree: not part of the source's identity.
+_NOT_SOURCE = {"build", "dist", ".eggs", ".tox", ".venv", "venv"}
+_ALWAYS_OUT = {"__pycache__", ".git"}
+
+
+def source_id(spec: str) -> str:
+    """What identifies a package source: a folder's or file's content hash, else the
+    requirement as written (the installer resolves it inside the key's own cache)."""
+    if os.path.isdir(spec):
+        return f"dir:{_tree_hash(Path(spec))}"
+    if os.path.isfile(spec):
+        return f"file:{os.path.basename(spec)}:{_file_hash(Path(spec))}"
+    return spec
+
+
+def _file_hash(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()[:16]
+
+
+def _tree_hash(root: Path) -> str:
+    """Content hash of a source folder, leaving out what a build writes at the top
+    (build/, dist/, *.egg-info) and caches anywhere.
+
+    Links are not followed into folders (a ``loop -> .`` link, or one leading out of
+    the source, would walk outside it: issue 8, defect 7); a link counts by its target
+    text, a regular file by its content.
+    """
+    digest = hashlib.sha256()
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        top = Path(folder) == root
+        links = [d for d in dirs if os.path.islink(os.path.join(folder, d))]
+        dirs[:] = sorted(d for d in dirs if d not in links and not d.endswith(".egg-info")
+                         and d not in _ALWAYS_OUT and not (top and d in _NOT_SOURCE))
+        for name in sorted([*files, *links]):
+            path = Path(folder, name)
+            digest.update(str(path.relative_to(root)).encode() + b"\0")
+            if path.is_symlink():
+                with contextlib.suppress(OSError):
+                    digest.update(b"->" + os.readlink(path).encode())
+            elif path.is_file():  # a FIFO or a socket counts by its name only
+                with contextlib.suppress(OSError):
+                    digest.update(_file_hash(path).encode())
+    return digest.hexdigest()[:16]

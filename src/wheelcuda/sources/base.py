@@ -1,0 +1,29 @@
+"""What every toolkit source gives: an :class:`Offer`, through the :class:`Source` protocol."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from ..probe.interpreter import Target
+    from ..probe.torch import Torch
+    from ..store.layout import Layout
+
+__all__ = ["Offer", "Source"]
+
+
+@dataclass(frozen=True)
+class Offer:
+    """What one source has for this build: its name, its roots, and what it is."""
+
+    source: str
+    roots: tuple[str, ...]
+    description: str
+
+
+class Source(Protocol):
+    name: str
+
+    def offer(self, target: Target, torch: Torch | None, layout: Layout) -> Offer | None:
+        """The roots this source has for ``target`` and ``torch``; None when none."""

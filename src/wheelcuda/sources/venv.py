@@ -1,0 +1,23 @@
+"""The target environment's own CUDA wheels (``uv pip install "cuda-toolkit[nvcc,cccl]"``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .base import Offer
+
+if TYPE_CHECKING:
+    from ..probe.interpreter import Target
+    from ..probe.torch import Torch
+    from ..store.layout import Layout
+
+
+class _Venv:
+    name = "venv"
+
+    def offer(self, target: Target, torch: Torch | None,  # noqa: ARG002 (the protocol's)
+              layout: Layout) -> Offer | None:  # noqa: ARG002
+        return Offer(self.name, target.site_dirs, f"the wheels in {target.python}'s site folders")
+
+
+SOURCE = _Venv()

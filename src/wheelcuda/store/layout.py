@@ -1,0 +1,98 @@
+"""The cache layout: one object with a property per folder (after pipx's ``paths.py``).
+
+The cache holds trees whose binaries every build executes, so it must be private: a
+folder that another user can write to could be used to plant a tree that our builds
+then run. Folders are created 0700, and one that is not ours, or that others can
+write to, is refused. A root whose path nvcc's own shell steps cannot quote is
+refused too (issue 8, defect 8), naming the variable that moves it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import CacheError
+from . import paths
+
+__all__ = ["Layout"]
+
+_FIX = f"export {paths.ENV_VAR}=$HOME/.cache/wheelcuda  (a folder only you can write to)"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where everything of one cache lives. Properties name folders; :meth:`private`
+    creates and checks one before anything is written into it or run from it."""
+
+    root: Path
+
+    @classmethod
+    def for_environ(cls, environ: Mapping[str, str]) -> Layout:
+        try:
+            root = paths.root(environ)
+        except ValueError as exc:
+            raise CacheError(str(exc), f"export HOME=... or {_FIX}") from exc
+        bad = sorted(set(root) & paths.SHELL_UNSAFE)
+        if bad:
+            shown = " ".join(repr(c) for c in bad)
+            raise CacheError(
+                f"the cache folder {root!r} holds {shown}: nvcc runs its steps through sh, "
+                "which cannot quote that, so no tree there could compile",
+                f"export {paths.ENV_VAR}=/a/path/without/those/characters")
+        return cls(Path(root))
+
+    @property
+    def homes(self) -> Path:
+        """Synthesized CUDA_HOME trees, one folder per tree key."""
+        return self.root / paths.HOMES
+
+    @property
+    def toolkits(self) -> Path:
+        """Compiler sets fetched into the store, one folder per requirement and machine."""
+        return self.root / paths.TOOLKITS
+
+    @property
+    def builds(self) -> Path:
+        """The wheel cache: one folder per build key (installer cache, kept wheels)."""
+        return self.root / paths.BUILDS
+
+    @property
+    def memo(self) -> Path:
+        return self.root / paths.MEMO
+
+    def home(self, key: str) -> Path:
+        return self.homes / key
+
+    def build(self, key: str) -> Path:
+        return self.builds / key
+
+    def lock(self, folder: Path, name: str) -> Path:
+        """The lock file guarding ``folder/name``: ``folder/.name.lock``."""
+        return folder / f".{name}.lock"
+
+    def private(self, folder: Path | None = None) -> Path:
+        """Create ``folder`` (the root when None) and every folder between it and the
+        root, 0700, and check that only we can write to each."""
+        folder = folder or self.root
+        chain = [folder, *folder.parents]
+        wanted = [p for p in chain if p == self.root or self.root in p.parents]
+        for path in reversed(wanted):
+            _private_dir(path)
+        return folder
+
+
+def _private_dir(path: Path) -> None:
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = path.stat()
+    except OSError as exc:
+        raise CacheError(f"cannot create the cache folder {path}: {exc.strerror or exc}",
+                         _FIX) from exc
+    reason = paths.unsafe_reason(st, os.getuid())
+    if reason:
+        raise CacheError(f"refusing to use the cache folder {path}: {reason}", _FIX)
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise CacheError(f"cannot write to the cache folder {path}", _FIX)

@@ -1,0 +1,89 @@
+"""Answers kept until a file they came from changes: the one memo format.
+
+An entry is ``(key, value, stamps)`` in ``<cache>/memo/<kind>/<hash>.marshal``; it is
+replayed only when its key equals the asked one and every stamp
+(:func:`.paths.stamps`) is unchanged. Used by the warm path of ``wheelcuda env``
+(kind ``env``) and by the interpreter probe (kind ``interpreter``).
+
+Entries are read only from folders that are ours alone, and only from plain files of
+ours that nobody else can write (opened without following a link): the env memo's text
+is evaluated by a shell. Writes are best effort: a memo that cannot be written costs
+time, not correctness. ``os``, ``stat`` and ``marshal`` only, for the warm path.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import stat
+
+from . import paths
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+#: Entries kept per kind (the oldest go first).
+KEEP = 32
+
+
+def file_for(root: str, kind: str, key: Any) -> str:
+    """One file per key, named by a hash that is the same in every process: hashes of
+    ints and tuples do not depend on PYTHONHASHSEED (and hashlib would cost 2 ms)."""
+    digest = hash(tuple(marshal.dumps(key, 2))) & 0xFFFFFFFFFFFFFFFF
+    return os.path.join(root, paths.MEMO, kind, f"{digest:016x}.marshal")
+
+
+def _read(path: str) -> tuple[Any, ...]:
+    uid = os.getuid()
+    folder = os.path.dirname(path)
+    for d in (os.path.dirname(os.path.dirname(folder)), os.path.dirname(folder), folder):
+        if paths.unsafe_reason(os.stat(d), uid):
+            raise ValueError(f"{d} is not private")
+    with open(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as f:
+        st = os.fstat(f.fileno())
+        if st.st_uid != uid or st.st_mode & 0o022 or not stat.S_ISREG(st.st_mode):
+            raise ValueError(f"{path} is not a private file")
+        entry = marshal.load(f)  # noqa: S302 (written by us, in folders only we can write)
+    if not isinstance(entry, tuple) or len(entry) != 3:
+        raise TypeError("not a memo entry")
+    return entry
+
+
+def load(root: str, kind: str, key: Any) -> Any:
+    """The value kept for ``key`` if every file it came from is unchanged, else None."""
+    try:
+        kept, value, stamps = _read(file_for(root, kind, key))
+        if kept != key or paths.stamps([s[0] for s in stamps]) != stamps:
+            return None
+    except (OSError, ValueError, TypeError, EOFError, IndexError):
+        return None
+    return value
+
+
+def save(root: str, kind: str, key: Any, value: Any, stamps: list[list[object]]) -> None:
+    """Keep ``value`` for ``key`` until one of the stamped files changes."""
+    path = file_for(root, kind, key)
+    folder = os.path.dirname(path)
+    try:
+        for d in (root, os.path.dirname(folder), folder):
+            os.makedirs(d, mode=0o700, exist_ok=True)
+            if paths.unsafe_reason(os.stat(d), os.getuid()):
+                return
+        tmp = f"{path}.{os.getpid()}.tmp"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+        with open(os.open(tmp, flags, 0o600), "wb") as f:
+            marshal.dump((key, value, stamps), f)
+        os.replace(tmp, path)
+        kept = [os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".marshal")]
+        for old in sorted(kept, key=_mtime)[:-KEEP]:
+            os.unlink(old)
+    except (OSError, ValueError):
+        return
+
+
+def _mtime(path: str) -> float:
+    try:
+        return os.path.getmtime(path)
+    except OSError:
+        return 0.0

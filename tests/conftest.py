@@ -7,11 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from wheelcuda import api, gpus, hostcc, interpreter
+from wheelcuda.probe import gpus
+from wheelcuda.probe import hostcc as hostcc_probe
 
 
 def _clear() -> None:
-    for fn in (api.inspect, interpreter.resolve, gpus.probe_gpus, hostcc.probe_host_compiler):
+    # Both are keyed on everything they read; cleared so a test that fakes the driver
+    # or a compiler at the same path starts afresh.
+    for fn in (gpus._all_gpus, hostcc_probe._probe):
         fn.cache_clear()
 
 

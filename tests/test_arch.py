@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from wheelcuda import arch
 from wheelcuda.errors import ArchError
+from wheelcuda.rules import arch
 
 
 @pytest.mark.parametrize(("text", "torch_form", "cmake_form"), [

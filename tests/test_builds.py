@@ -9,7 +9,10 @@ from typing import Any
 import pytest
 
 from tests.test_cli import run
-from wheelcuda import builds
+from wheelcuda.probe import source
+from wheelcuda.rules import buildkey
+from wheelcuda.store import wheels
+from wheelcuda.store.layout import Layout
 
 BASE: dict[str, Any] = {
     "packages": ["causal-conv1d==1.7.0"], "torch": "2.14.1+cu130", "torch_cuda": "13.0",
@@ -18,7 +21,7 @@ BASE: dict[str, Any] = {
 
 
 def key(**changes: Any) -> str:
-    return builds.key_id(builds.key_fields(**{**BASE, **changes}))
+    return buildkey.key_id(buildkey.key_fields(**{**BASE, **changes}))
 
 
 def test_same_inputs_same_key() -> None:
@@ -47,7 +50,7 @@ def test_variables_in_the_key() -> None:
     recipe = {"CAUSAL_CONV1D_FORCE_BUILD": "TRUE", "MAX_JOBS": "2"}
     env = {"CAUSAL_CONV1D_FORCE_BUILD": "FALSE", "NVCC_APPEND_FLAGS": "-lineinfo", "HOME": "/x",
            "MAX_JOBS": "16", "CAUSAL_CONV1D_SKIP_CUDA_BUILD": "TRUE", "TORCH_NVCC_FLAGS": "-G"}
-    assert builds.build_variables(recipe, env, ["CAUSAL_CONV1D_"]) == {
+    assert buildkey.build_variables(recipe, env, ["CAUSAL_CONV1D_"]) == {
         "CAUSAL_CONV1D_FORCE_BUILD": "FALSE", "CAUSAL_CONV1D_SKIP_CUDA_BUILD": "TRUE",
         "NVCC_APPEND_FLAGS": "-lineinfo", "TORCH_NVCC_FLAGS": "-G"}
 
@@ -56,39 +59,46 @@ def test_source_identity(tmp_path: Path) -> None:
     src = tmp_path / "ext"
     (src / "csrc").mkdir(parents=True)
     (src / "csrc/k.cu").write_text("__global__ void k() {}")
-    first = builds.source_id(str(src))
+    first = source.source_id(str(src))
     (src / "build").mkdir()  # what a build writes into its own tree
     (src / "build/x.o").write_text("obj")
     (src / "ext.egg-info").mkdir()
     (src / "dangling").symlink_to(tmp_path / "nowhere")
-    assert builds.source_id(str(src)).startswith("dir:")
-    assert builds.source_id(str(src)) != first  # the dangling link is a new entry
+    assert source.source_id(str(src)).startswith("dir:")
+    assert source.source_id(str(src)) != first  # the dangling link is a new entry
     (src / "dangling").unlink()
-    assert builds.source_id(str(src)) == first
+    assert source.source_id(str(src)) == first
     (src / "csrc/k.cu").write_text("__global__ void k2() {}")
-    assert builds.source_id(str(src)) != first
-    assert builds.source_id("causal-conv1d==1.7.0") == "causal-conv1d==1.7.0"
-    assert builds.exact("causal-conv1d==1.7.0") and builds.exact(str(src))
-    assert not builds.exact("causal-conv1d") and not builds.exact("causal-conv1d==1.*")
+    assert source.source_id(str(src)) != first
+    assert source.source_id("causal-conv1d==1.7.0") == "causal-conv1d==1.7.0"
+    assert buildkey.exact("causal-conv1d==1.7.0") and buildkey.exact(str(src))
+    assert not buildkey.exact("causal-conv1d") and not buildkey.exact("causal-conv1d==1.*")
+
+
+def record(layout: Layout, key: str, fields: dict[str, Any], installed: list[str]) -> None:
+    """What a successful install leaves: its record, under the key's lock."""
+    with wheels.building(layout, key) as build:
+        build.done(fields, installed, 50.0, "uv", [])
 
 
 def test_list_and_clear(isolated: Path) -> None:
-    fields = builds.key_fields(**BASE)
-    k = builds.key_id(fields)
-    builds.record(k, fields, ["causal-conv1d==1.7.0"], 277.0, "uv")
-    other = builds.key_id(builds.key_fields(**{**BASE, "packages": ["./ext"]}))
-    builds.record(other, fields, ["wheelcuda-demo-ext==0.1.0"], 50.0, "pip")
-    scatter = builds.key_id(builds.key_fields(**{**BASE, "packages": ["torch-scatter"]}))
-    builds.record(scatter, fields, ["torch-scatter==2.1.2"], 50.0, "uv")
-    (builds.folder(k) / "uv").mkdir()
-    (builds.folder(k) / "uv" / "wheel").write_bytes(b"x" * 1000)
+    layout = Layout(isolated)
+    fields = buildkey.key_fields(**BASE)
+    k = buildkey.key_id(fields)
+    record(layout, k, fields, ["causal-conv1d==1.7.0"])
+    other = buildkey.key_id(buildkey.key_fields(**{**BASE, "packages": ["./ext"]}))
+    record(layout, other, fields, ["wheelcuda-demo-ext==0.1.0"])
+    scatter = buildkey.key_id(buildkey.key_fields(**{**BASE, "packages": ["torch-scatter"]}))
+    record(layout, scatter, fields, ["torch-scatter==2.1.2"])
+    (layout.build(k) / "uv").mkdir()
+    (layout.build(k) / "uv" / "wheel").write_bytes(b"x" * 1000)
     listing = run("cache", "list")
     assert listing.returncode == 0
     assert k in listing.stdout and "causal-conv1d==1.7.0" in listing.stdout
     assert "archs 9.0" in listing.stdout
     assert run("cache", "clear", "causal_conv1d").returncode == 0
-    assert not builds.folder(k).exists() and builds.folder(other).exists()
+    assert not layout.build(k).exists() and layout.build(other).exists()
     assert run("cache", "clear", "torch").returncode == 0  # not a prefix match
-    assert builds.folder(scatter).exists()
+    assert layout.build(scatter).exists()
     assert run("cache", "clear").returncode == 0
-    assert builds.entries() == []
+    assert wheels.entries(layout) == []

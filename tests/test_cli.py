@@ -33,7 +33,7 @@ def fail(result: subprocess.CompletedProcess[str], *needles: str) -> None:
 
 @pytest.fixture
 def good(tmp_path: Path) -> Path:
-    site = fakes.torch(fakes.cu13_site(tmp_path / "site"))
+    site = fakes.build_needs(fakes.torch(fakes.cu13_site(tmp_path / "site")))
     return fakes.python(tmp_path, [site])
 
 

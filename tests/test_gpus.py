@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from wheelcuda import gpus
-from wheelcuda.gpus import Gpu, GpuProbe
+from wheelcuda.context import Context
+from wheelcuda.probe import gpus
+from wheelcuda.probe.gpus import Gpu, GpuProbe
 
 QUERY = "--query-gpu=index,name,compute_cap,driver_version"
 RTX = "0, NVIDIA RTX PRO 6000 Blackwell Server Edition, 12.0, 580.95.05"
@@ -29,9 +30,9 @@ def _fresh(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Each test probes anew, with no switch or filter inherited from the caller."""
     monkeypatch.delenv("WHEELCUDA_NO_GPU_PROBE", raising=False)
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    gpus.probe_gpus.cache_clear()
+    gpus._all_gpus.cache_clear()
     yield
-    gpus.probe_gpus.cache_clear()
+    gpus._all_gpus.cache_clear()
 
 
 @pytest.fixture
@@ -136,19 +137,19 @@ def test_visible_gpus_says_when_it_hides_them_all(value: str) -> None:
 def test_disabled_by_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("WHEELCUDA_NO_GPU_PROBE", "1")
     monkeypatch.setattr(gpus, "_load_nvml", lambda: pytest.fail("probed anyway"))
-    assert gpus.probe_gpus() == GpuProbe((), "disabled by WHEELCUDA_NO_GPU_PROBE")
+    assert gpus.probe_gpus(Context.current()) == GpuProbe((), "disabled by WHEELCUDA_NO_GPU_PROBE")
 
 
 @pytest.mark.usefixtures("no_nvml")
 def test_falls_back_to_nvidia_smi(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake_smi(tmp_path, monkeypatch, RTX + "\n1, NVIDIA H200, 9.0, 580.95.05\n")
-    probe = gpus.probe_gpus()
+    probe = gpus.probe_gpus(Context.current())
     assert probe.reason is None
     assert [(g.index, g.compute_capability, g.driver_cuda) for g in probe.gpus] == [
         (0, "12.0", "13.0"),
         (1, "9.0", "13.0"),
     ]
-    assert gpus.probe_gpus() is probe  # cached per process
+    assert gpus.probe_gpus(Context.current()) == probe  # cached per process
 
 
 @pytest.mark.usefixtures("no_nvml")
@@ -157,13 +158,13 @@ def test_nvidia_smi_respects_cuda_visible_devices(
 ) -> None:
     fake_smi(tmp_path, monkeypatch, RTX + "\n1, NVIDIA H200, 9.0, 580.95.05\n")
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
-    assert [gpu.name for gpu in gpus.probe_gpus().gpus] == ["NVIDIA H200"]
+    assert [gpu.name for gpu in gpus.probe_gpus(Context.current()).gpus] == ["NVIDIA H200"]
 
 
 @pytest.mark.usefixtures("no_nvml")
 def test_reason_when_nvidia_smi_is_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
-    probe = gpus.probe_gpus()
+    probe = gpus.probe_gpus(Context.current())
     assert probe.gpus == ()
     assert probe.reason == "NVML: no library in this test; cannot run nvidia-smi: not found"
 
@@ -172,7 +173,7 @@ def test_reason_when_nvidia_smi_is_missing(tmp_path: Path, monkeypatch: pytest.M
 def test_reason_when_nvidia_smi_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     words = "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver."
     fake_smi(tmp_path, monkeypatch, words, code=9)
-    reason = gpus.probe_gpus().reason or ""
+    reason = gpus.probe_gpus(Context.current()).reason or ""
     assert reason.startswith("NVML: no library in this test; nvidia-smi ")
     assert "exit code 9" in reason
     assert words in reason
@@ -183,7 +184,7 @@ def test_reason_when_nvidia_smi_lists_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     fake_smi(tmp_path, monkeypatch, "")
-    assert gpus.probe_gpus() == GpuProbe(
+    assert gpus.probe_gpus(Context.current()) == GpuProbe(
         (), "NVML: no library in this test; nvidia-smi: no devices"
     )
 
@@ -194,7 +195,7 @@ def test_reason_when_nvidia_smi_prints_garbage(
 ) -> None:
     fake_smi(tmp_path, monkeypatch, "0, Tesla K80, [N/A], 470.1")
     assert "nvidia-smi: unexpected line '0, Tesla K80, [N/A], 470.1'" in (
-        gpus.probe_gpus().reason or ""
+        gpus.probe_gpus(Context.current()).reason or ""
     )
 
 
@@ -248,7 +249,7 @@ def fake_nvml(names: list[str], init: int = 0) -> types.SimpleNamespace:
 def test_nvml_reads_every_device(monkeypatch: pytest.MonkeyPatch) -> None:
     nvml = fake_nvml(["NVIDIA H200", "NVIDIA H100 80GB HBM3"])
     monkeypatch.setattr(gpus, "_load_nvml", lambda: nvml)
-    assert gpus.probe_gpus() == GpuProbe(
+    assert gpus.probe_gpus(Context.current()) == GpuProbe(
         (
             Gpu(0, "NVIDIA H200", "9.0", "580.159", "13.0"),
             Gpu(1, "NVIDIA H100 80GB HBM3", "9.1", "580.159", "13.0"),
@@ -263,7 +264,7 @@ def test_nvml_error_falls_back_with_nvml_words(
 ) -> None:
     monkeypatch.setattr(gpus, "_load_nvml", lambda: fake_nvml([], init=9))
     monkeypatch.setenv("PATH", str(tmp_path))
-    assert gpus.probe_gpus().reason == (
+    assert gpus.probe_gpus(Context.current()).reason == (
         "NVML: nvmlInit_v2 returned 9 (Driver Not Loaded); cannot run nvidia-smi: not found"
     )
 
@@ -274,7 +275,7 @@ def test_nvml_without_devices_asks_nvidia_smi(
     nvml = fake_nvml([])
     monkeypatch.setattr(gpus, "_load_nvml", lambda: nvml)
     fake_smi(tmp_path, monkeypatch, RTX)
-    assert [gpu.compute_capability for gpu in gpus.probe_gpus().gpus] == ["12.0"]
+    assert [gpu.compute_capability for gpu in gpus.probe_gpus(Context.current()).gpus] == ["12.0"]
     assert nvml.calls == ["shutdown"]
 
 
@@ -285,7 +286,7 @@ def test_nvml_missing_entry_point_falls_back(
     del nvml.nvmlSystemGetCudaDriverVersion_v2
     monkeypatch.setattr(gpus, "_load_nvml", lambda: nvml)
     monkeypatch.setenv("PATH", str(tmp_path))
-    reason = gpus.probe_gpus().reason or ""
+    reason = gpus.probe_gpus(Context.current()).reason or ""
     assert re.match(r"NVML: .*nvmlSystemGetCudaDriverVersion_v2", reason)
     assert nvml.calls == ["shutdown"]
 
@@ -299,10 +300,10 @@ def test_real_loader_reports_a_missing_library(monkeypatch: pytest.MonkeyPatch) 
 @pytest.mark.gpu
 @pytest.mark.skipif(ctypes.util.find_library("nvidia-ml") is None, reason="no libnvidia-ml")
 def test_real_gpus_through_nvml_and_nvidia_smi(monkeypatch: pytest.MonkeyPatch) -> None:
-    by_nvml = gpus.probe_gpus()
+    by_nvml = gpus.probe_gpus(Context.current())
     assert by_nvml.gpus, by_nvml.reason
     assert all(re.fullmatch(r"\d+\.\d+", gpu.compute_capability) for gpu in by_nvml.gpus)
     assert by_nvml.gpus[0].driver_cuda is not None
-    gpus.probe_gpus.cache_clear()
+    gpus._all_gpus.cache_clear()
     monkeypatch.setattr(gpus, "_nvml_gpus", gpus._smi_gpus)  # the fallback, on the same GPUs
-    assert gpus.probe_gpus() == by_nvml
+    assert gpus.probe_gpus(Context.current()) == by_nvml

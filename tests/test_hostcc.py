@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from wheelcuda import hostcc
-from wheelcuda.hostcc import HostCompiler, HostLimits
+from wheelcuda.context import Context
+from wheelcuda.probe import hostcc as hostcc_probe
+from wheelcuda.probe.hostcc import HostCompiler
+from wheelcuda.rules import hostcc
+from wheelcuda.rules.checks import Problem
+from wheelcuda.rules.hostcc import HostLimits
 
 REAL_HEADERS = [
     "/tmp/tv/lib/python3.11/site-packages/nvidia/cu13/include/crt/host_config.h",
@@ -50,11 +53,13 @@ EXCERPT_13_0 = """\
 """
 
 
-@pytest.fixture(autouse=True)
-def _fresh() -> Iterator[None]:
-    hostcc.probe_host_compiler.cache_clear()
-    yield
-    hostcc.probe_host_compiler.cache_clear()
+def probe(command: str) -> HostCompiler:
+    """The probe as a build under CC=command sees it (CC is what nvcc gets as -ccbin)."""
+    return hostcc_probe.probe_host_compiler(Context.current().with_env(CC=command))
+
+
+def text(problem: Problem | None) -> str:
+    return str(problem.error()) if problem else ""
 
 
 def script(path: Path, version_banner: str, full_version: str = "", code: int = 0) -> Path:
@@ -137,41 +142,41 @@ def test_host_compiler_command(environ: dict[str, str], command: str) -> None:
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="no gcc on PATH")
 def test_probe_real_gcc() -> None:
-    cc = hostcc.probe_host_compiler("gcc")
+    cc = probe("gcc")
     assert (cc.command, cc.path, cc.family, cc.reason) == ("gcc", shutil.which("gcc"), "gcc", None)
     assert re.fullmatch(r"\d+\.\d+\.\d+", cc.version or "")
-    assert hostcc.probe_host_compiler("gcc") is cc  # cached per process
+    assert probe("gcc") is cc  # cached per process
 
 
 def test_probe_fake_clang(tmp_path: Path) -> None:
     banner = "Ubuntu clang version 18.1.3 (1ubuntu1)\nTarget: x86_64-pc-linux-gnu"
     fake = script(tmp_path / "clang++-18", banner)
-    assert hostcc.probe_host_compiler(str(fake)) == HostCompiler(
+    assert probe(str(fake)) == HostCompiler(
         str(fake), str(fake), "clang", "18.1.3", None
     )
 
 
 def test_probe_gcc_trusts_dumpfullversion_over_the_banner(tmp_path: Path) -> None:
     fake = script(tmp_path / "g++", "g++ (GCC) 11.4.1 20231218 (Red Hat 11.4.1-3)", "11.4.1")
-    assert hostcc.probe_host_compiler(str(fake)).version == "11.4.1"
+    assert probe(str(fake)).version == "11.4.1"
 
 
 def test_probe_directory_means_its_gcc(tmp_path: Path) -> None:
     fake = script(tmp_path / "gcc", "gcc (Debian 14.2.0-19) 14.2.0", "14.2.0")
-    cc = hostcc.probe_host_compiler(str(tmp_path))
+    cc = probe(str(tmp_path))
     assert (cc.path, cc.family, cc.version) == (str(fake), "gcc", "14.2.0")
 
 
 def test_probe_missing_compiler(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
-    assert hostcc.probe_host_compiler("g++-99") == HostCompiler(
+    assert probe("g++-99") == HostCompiler(
         "g++-99", None, "unknown", None, "g++-99 not found on PATH"
     )
 
 
 def test_probe_failing_compiler(tmp_path: Path) -> None:
     fake = script(tmp_path / "cc", "licence expired", code=3)
-    cc = hostcc.probe_host_compiler(str(fake))
+    cc = probe(str(fake))
     assert (cc.family, cc.version) == ("unknown", None)
     assert "exit code 3" in (cc.reason or "")
     assert "licence expired" in (cc.reason or "")
@@ -181,7 +186,7 @@ def test_probe_unknown_compiler(tmp_path: Path) -> None:
     fake = script(
         tmp_path / "icpx", "Intel(R) oneAPI DPC++/C++ Compiler 2024.0.0 (2024.0.0.20231017)"
     )
-    cc = hostcc.probe_host_compiler(str(fake))
+    cc = probe(str(fake))
     assert (cc.family, cc.version) == ("unknown", None)
     assert cc.reason == f"no version in the output of `{fake} --version`"
 
@@ -220,7 +225,7 @@ def test_accepts_gcc_12_under_15() -> None:
 
 
 def test_rejects_gcc_16_with_the_fix() -> None:
-    message = hostcc.check_host_compiler(gcc("16.1.0"), LIMITS, "13.0") or ""
+    message = text(hostcc.check_host_compiler(gcc("16.1.0"), LIMITS, "13.0"))
     assert "nvcc 13.0" in message
     assert "gcc 16.1.0 (/usr/bin/gcc)" in message
     assert "up to 15" in message
@@ -229,7 +234,7 @@ def test_rejects_gcc_16_with_the_fix() -> None:
 
 def test_rejects_clang_21_with_a_clang_fix() -> None:
     clang = HostCompiler("clang++", "/usr/bin/clang++", "clang", "21.1.0", None)
-    message = hostcc.check_host_compiler(clang, LIMITS, "13.0") or ""
+    message = text(hostcc.check_host_compiler(clang, LIMITS, "13.0"))
     assert "clang 21.1.0" in message
     assert "up to 20" in message
     assert "apt-get install clang-20 && export NVCC_CCBIN=clang++-20" in message
@@ -244,6 +249,6 @@ def test_unknown_is_not_a_rejection() -> None:
 
 def test_missing_compiler_is_a_rejection() -> None:
     missing = HostCompiler("g++-99", None, "unknown", None, "g++-99 not found on PATH")
-    message = hostcc.check_host_compiler(missing, LIMITS, "13.0") or ""
+    message = text(hostcc.check_host_compiler(missing, LIMITS, "13.0"))
     assert "g++-99 not found" in message
     assert "fix:" in message

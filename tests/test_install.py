@@ -11,7 +11,7 @@ import pytest
 
 from tests import fakes
 from tests.test_cli import fail, run
-from wheelcuda import install
+from wheelcuda.commands import install
 
 
 @pytest.fixture

@@ -5,7 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests import fakes
-from wheelcuda import catalog, checks, locate, torchinfo
+from wheelcuda.data import catalog
+from wheelcuda.probe import locate
+from wheelcuda.probe import torch as torchinfo
+from wheelcuda.rules import checks
 
 
 def test_cu13_set_found_with_versions(tmp_path: Path) -> None:
@@ -94,9 +97,9 @@ def test_torch_problems() -> None:
     assert "not installed" in checks.torch_problems(None, "13.0", "/py")[0].message
     assert "CPU-only" in checks.torch_problems(cpu, "13.0", "/py")[0].message
     (major,) = checks.torch_problems(cu12, "13.0", "/py")
-    assert major.severity == "error" and "CUDA 12.8" in major.message
+    assert major.is_error and "CUDA 12.8" in major.message
     (minor,) = checks.torch_problems(cu130, "13.1", "/py")
-    assert minor.severity == "warning"
+    assert not minor.is_error
     assert checks.torch_problems(cu130, "13.0", "/py") == []
 
 

@@ -11,19 +11,29 @@ from pathlib import Path
 import pytest
 
 from tests import fakes
-from wheelcuda import api, cache, materialize
+from wheelcuda import api, pipeline
+from wheelcuda.context import Context
 from wheelcuda.errors import CacheError
+from wheelcuda.rules.checks import Kind
+from wheelcuda.store import paths, trees
+from wheelcuda.store.trees import Home
 
 
-def _setup(tmp_path: Path) -> api.Setup:
+def _setup(tmp_path: Path) -> str:
     site = fakes.cu13_site(tmp_path / "site")
-    python = fakes.python(tmp_path, [site])
-    return api.inspect(str(python))
+    return str(fakes.python(tmp_path, [site]))
+
+
+def home_for(python: str) -> Home:
+    r = pipeline.resolve(Context.current(), pipeline.Request(python=python, need_archs=False))
+    r.raise_first(ignore=(Kind.TORCH,))
+    assert r.home is not None
+    return r.home
 
 
 def test_tree_is_built_whole_and_reused(tmp_path: Path, isolated: Path) -> None:
     setup = _setup(tmp_path)
-    home = api.home_for(setup)
+    home = home_for(setup)
     assert home.path.parent == isolated / "homes"
     assert (home.path / "bin/.nvcc-real").resolve() == (tmp_path / "site/nvidia/cu13/bin/nvcc")
     assert os.access(home.path / "bin/nvcc", os.X_OK)  # the arch-pruning wrapper
@@ -33,7 +43,7 @@ def test_tree_is_built_whole_and_reused(tmp_path: Path, isolated: Path) -> None:
     assert home.nvcc_version == "13.0.88" and "sm_120" in home.gpu_codes
     assert home.gcc_max_major == 15
     inode = (home.path / "wheelcuda.json").stat().st_ino
-    again = api.home_for(setup)
+    again = home_for(setup)
     assert again.path == home.path and (home.path / "wheelcuda.json").stat().st_ino == inode
     leftovers = [p.name for p in (isolated / "homes").iterdir() if p.name.startswith(".build")]
     assert leftovers == []
@@ -44,7 +54,7 @@ def test_tree_is_built_whole_and_reused(tmp_path: Path, isolated: Path) -> None:
                                     "no_wrapper"])
 def test_stale_tree_is_rebuilt(tmp_path: Path, damage: str) -> None:
     setup = _setup(tmp_path)
-    home = api.home_for(setup)
+    home = home_for(setup)
     if damage == "dangling_link":  # what `pip install -U` leaves behind
         (home.path / "bin/ptxas").unlink()
         (home.path / "bin/ptxas").symlink_to(tmp_path / "gone/ptxas")
@@ -54,21 +64,20 @@ def test_stale_tree_is_rebuilt(tmp_path: Path, damage: str) -> None:
         (home.path / "wheelcuda.json").unlink()
     else:
         (home.path / "wheelcuda.json").write_text(json.dumps({"key": "other"}))
-    rebuilt = api.home_for(setup)
+    rebuilt = home_for(setup)
     assert rebuilt.path == home.path
     assert (rebuilt.path / "bin/ptxas").exists() and (rebuilt.path / "bin/nvcc").exists()
     assert json.loads((rebuilt.path / "wheelcuda.json").read_text())["key"] == home.path.name
 
 
 def test_upgrade_gives_a_new_tree(tmp_path: Path) -> None:
-    first = api.home_for(_setup(tmp_path))
-    api.inspect.cache_clear()
+    first = home_for(_setup(tmp_path))
     site = tmp_path / "site"
     for dist in site.glob("nvidia_cuda_nvcc-*.dist-info"):
         dist.rename(site / "nvidia_cuda_nvcc-13.0.99.dist-info")
         meta = site / "nvidia_cuda_nvcc-13.0.99.dist-info/METADATA"
         meta.write_text(meta.read_text().replace("13.0.88", "13.0.99"))
-    second = api.home_for(api.inspect(str(tmp_path / "python")))
+    second = home_for(str(tmp_path / "python"))
     assert second.path != first.path
 
 
@@ -87,8 +96,8 @@ def test_eight_processes_get_one_valid_tree(tmp_path: Path, isolated: Path) -> N
     assert len(set(homes)) == 1
     entries = sorted(p.name for p in (isolated / "homes").iterdir() if not p.name.endswith(".lock"))
     assert entries == [Path(homes[0]).name]
-    setup = api.inspect(str(python))
-    assert materialize.read_valid(Path(homes[0]), api.tree_plan(setup)) is not None
+    tree = api.inspect(str(python)).tree
+    assert tree is not None and trees.read_valid(Path(homes[0]), tree) is not None
 
 
 def test_cache_others_can_write_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -98,7 +107,7 @@ def test_cache_others_can_write_is_refused(tmp_path: Path, monkeypatch: pytest.M
     shared.chmod(0o777)
     monkeypatch.setenv("WHEELCUDA_CACHE_DIR", str(shared))
     with pytest.raises(CacheError) as err:
-        api.home_for(_setup(tmp_path))
+        home_for(_setup(tmp_path))
     assert "others can write to it" in str(err.value)
     assert "WHEELCUDA_CACHE_DIR" in str(err.value)
 
@@ -108,14 +117,14 @@ def test_cache_that_cannot_be_created(tmp_path: Path, monkeypatch: pytest.Monkey
     blocker.write_text("")
     monkeypatch.setenv("WHEELCUDA_CACHE_DIR", str(blocker / "cache"))
     with pytest.raises(CacheError) as err:
-        api.home_for(_setup(tmp_path))
+        home_for(_setup(tmp_path))
     assert "cannot create the cache folder" in str(err.value)
 
 
 def test_unsafe_reason_is_pure() -> None:
     st = os.stat_result((0o40777, 0, 0, 0, 1000, 0, 0, 0, 0, 0))
-    assert cache.unsafe_reason(st, 1000) == "others can write to it (mode 777)"
+    assert paths.unsafe_reason(st, 1000) == "others can write to it (mode 777)"
     st = os.stat_result((0o40700, 0, 0, 0, 1001, 0, 0, 0, 0, 0))
-    assert "belongs to uid 1001" in (cache.unsafe_reason(st, 1000) or "")
+    assert "belongs to uid 1001" in (paths.unsafe_reason(st, 1000) or "")
     st = os.stat_result((0o40700, 0, 0, 0, 1000, 0, 0, 0, 0, 0))
-    assert cache.unsafe_reason(st, 1000) is None
+    assert paths.unsafe_reason(st, 1000) is None

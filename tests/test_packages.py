@@ -6,8 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from wheelcuda import arch, installer, jobs, packages
+from wheelcuda.context import Context
 from wheelcuda.errors import ToolError
+from wheelcuda.probe import installer as installer_probe
+from wheelcuda.probe import source
+from wheelcuda.rules import arch, installer, jobs, packages
 
 GB = 1024**3
 
@@ -21,14 +24,14 @@ GB = 1024**3
     ("git+https://example.invalid/x.git", None),
 ])
 def test_distribution_names(spec: str, name: str | None) -> None:
-    assert packages.distribution_name(spec) == name
+    assert source.distribution_name(spec) == name
 
 
 def test_folder_name_from_pyproject(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[build-system]\nrequires=[]\n[project]\n'
                                              'name = "Wheelcuda_Demo-Ext"\nversion="1"\n')
-    assert packages.distribution_name(str(tmp_path)) == "wheelcuda-demo-ext"
-    assert packages.distribution_name(str(tmp_path / "nothing")) is None
+    assert source.distribution_name(str(tmp_path)) == "wheelcuda-demo-ext"
+    assert source.distribution_name(str(tmp_path / "nothing")) is None
 
 
 def test_recipes() -> None:
@@ -74,11 +77,19 @@ def test_split_compile(cores: int, memory: int | None, job: float, jobs_: int,
 
 
 def test_for_build_keeps_the_users_values() -> None:
-    assert jobs.for_build(4.0, {"MAX_JOBS": "3", "WHEELCUDA_SPLIT_COMPILE": "1"}) == {}
-    chosen = jobs.for_build(4.0, {"MAX_JOBS": "1"})
+    machine = (2, 24 * GB)
+    assert jobs.for_build(4.0, {"MAX_JOBS": "3", "WHEELCUDA_SPLIT_COMPILE": "1"}, *machine) == {}
+    chosen = jobs.for_build(4.0, {"MAX_JOBS": "1"}, *machine)
     assert set(chosen) == {"WHEELCUDA_SPLIT_COMPILE"}
-    assert set(jobs.for_build(4.0, {"MAX_JOBS": ""})) == {"MAX_JOBS", "WHEELCUDA_SPLIT_COMPILE"}
-    assert set(jobs.for_build(4.0, {}, split=False)) == {"MAX_JOBS"}
+    assert set(jobs.for_build(4.0, {"MAX_JOBS": ""}, *machine)) == {"MAX_JOBS",
+                                                                     "WHEELCUDA_SPLIT_COMPILE"}
+    assert set(jobs.for_build(4.0, {}, *machine, split=False)) == {"MAX_JOBS"}
+
+
+def test_job_counts_that_are_not_counts_are_problems() -> None:
+    assert jobs.problems({"MAX_JOBS": "4", "WHEELCUDA_SPLIT_COMPILE": ""}) == []
+    (bad,) = jobs.problems({"MAX_JOBS": "abc"})
+    assert "MAX_JOBS='abc'" in bad.message and bad.fix
 
 
 def test_installer_argv() -> None:
@@ -93,6 +104,7 @@ def test_installer_argv() -> None:
 
 
 def test_installer_choice() -> None:
-    assert installer.choose({"WHEELCUDA_INSTALLER": "pip"}).name == "pip"
+    ctx = Context.of({"WHEELCUDA_INSTALLER": "pip"})
+    assert installer_probe.choose(ctx).name == "pip"
     with pytest.raises(ToolError):
-        installer.choose({"WHEELCUDA_INSTALLER": "conda"})
+        installer_probe.choose(ctx.with_env(WHEELCUDA_INSTALLER="conda"))

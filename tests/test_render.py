@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from wheelcuda import render
+from wheelcuda.rules import render
 
 #: Values that break naive quoting; each must come back byte for byte.
 TRICKY = {

@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from wheelcuda import stub
 from wheelcuda.errors import ComponentError, ToolError
+from wheelcuda.store import stub
+
+ENV = dict(os.environ)
 
 #: Where the real header lives here: the CUDA 13 wheel first, then the system toolkit.
 _REAL_HEADERS = (
@@ -93,7 +95,7 @@ _FAKE_BODY = textwrap.dedent(
 def test_driver_symbols_keeps_names_before_and_after_macros(tmp_path: Path, guard: str) -> None:
     header = tmp_path / "cuda.h"
     header.write_text(guard + _FAKE_BODY)
-    assert stub.driver_symbols(str(header)) == [
+    assert stub.driver_symbols(str(header), "gcc", ENV) == [
         "cuBar",
         "cuFoo",
         "cuFoo_v2",
@@ -104,7 +106,7 @@ def test_driver_symbols_keeps_names_before_and_after_macros(tmp_path: Path, guar
 
 def test_driver_symbols_missing_header_says_where_it_looked(tmp_path: Path) -> None:
     with pytest.raises(ComponentError, match=re.escape(str(tmp_path / "cuda.h"))):
-        stub.driver_symbols(str(tmp_path / "cuda.h"))
+        stub.driver_symbols(str(tmp_path / "cuda.h"), "gcc", ENV)
 
 
 @needs_gcc
@@ -112,7 +114,7 @@ def test_driver_symbols_refuses_a_header_without_driver_api(tmp_path: Path) -> N
     header = tmp_path / "cuda.h"
     header.write_text("int main(void);\n")
     with pytest.raises(ComponentError, match="declares no CUDA driver API"):
-        stub.driver_symbols(str(header))
+        stub.driver_symbols(str(header), "gcc", ENV)
 
 
 # -- build_stub failures ----------------------------------------------------------------
@@ -125,7 +127,7 @@ def test_build_stub_failing_compiler_raises_and_writes_nothing(tmp_path: Path, c
     out = tmp_path / "lib" / "libcuda.so"
     out.parent.mkdir()
     with pytest.raises(ToolError):
-        stub.build_stub(str(header), str(out), cc=cc)
+        stub.build_stub(str(header), str(out), cc, ENV)
     assert list(out.parent.iterdir()) == []
 
 
@@ -146,7 +148,7 @@ def test_build_stub_link_failure_keeps_the_old_file_and_no_scraps(tmp_path: Path
     out.parent.mkdir()
     out.write_text("old")
     with pytest.raises(ToolError, match="exit code 1"):
-        stub.build_stub(str(header), str(out), cc=str(cc))
+        stub.build_stub(str(header), str(out), str(cc), ENV)
     assert out.read_text() == "old"
     assert [p.name for p in out.parent.iterdir()] == ["libcuda.so"]
 
@@ -161,7 +163,7 @@ def real_stub(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip("needs gcc")
     header = _real_cuda_h()
     out = tmp_path_factory.mktemp("cuda_home") / "libcuda.so"
-    stub.build_stub(str(header), str(out))
+    stub.build_stub(str(header), str(out), "gcc", ENV)
     return out
 
 

@@ -14,6 +14,7 @@ import pytest
 
 from tests import fakes
 from wheelcuda import warm
+from wheelcuda.store import memo, paths
 
 ENV = {"PATH": "/usr/bin", "HOME": "/home/u"}
 
@@ -85,7 +86,7 @@ def test_record_then_replay_until_a_stamped_file_changes(tmp_path: Path) -> None
     watched.mkdir()
     (tmp_path / "cache").mkdir(mode=0o700)
     warm.record(["env"], env, "export A='1'\n", "wheelcuda: note\n",
-                warm.cachedir.fingerprint([str(watched)]))
+                paths.stamps([str(watched)]))
     assert _replay(["env"], env) == (True, "export A='1'\n", "wheelcuda: note\n")
     assert _replay(["env", "--arch", "9.0"], env)[0] is False  # other arguments
     assert _replay(["env"], {**env, "CC": "clang"})[0] is False  # other environment
@@ -107,11 +108,12 @@ def test_no_replay_from_a_folder_others_can_write(tmp_path: Path) -> None:
 def test_a_corrupt_memo_is_a_miss_and_is_rewritten(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     env = {**ENV, "WHEELCUDA_CACHE_DIR": str(cache)}
-    (cache / "memo").mkdir(parents=True, mode=0o700)
+    (cache / "memo" / "env").mkdir(parents=True, mode=0o700)
     cache.chmod(0o700)
+    (cache / "memo").chmod(0o700)
     key = warm.key_for(["env"], env)
     assert key is not None
-    Path(warm._memo_file(env, key)).write_bytes(b"\x00garbage")
+    Path(memo.file_for(str(cache), "env", key)).write_bytes(b"\x00garbage")
     assert _replay(["env"], env)[0] is False
     warm.record(["env"], env, "x\n", "", [])
     assert _replay(["env"], env) == (True, "x\n", "")
@@ -120,10 +122,10 @@ def test_a_corrupt_memo_is_a_miss_and_is_rewritten(tmp_path: Path) -> None:
 def test_the_memo_keeps_the_newest_entries(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     env = {**ENV, "WHEELCUDA_CACHE_DIR": str(cache)}
-    for i in range(warm.KEEP + 3):
+    for i in range(memo.KEEP + 3):
         warm.record(["env", "--arch", f"{i}.0"], env, f"{i}\n", "", [])
     assert _replay(["env", "--arch", "0.0"], env)[0] is False
-    assert _replay(["env", "--arch", f"{warm.KEEP + 2}.0"], env)[0] is True
+    assert _replay(["env", "--arch", f"{memo.KEEP + 2}.0"], env)[0] is True
 
 
 # --- through the command, with a fake environment ----------------------------------

@@ -178,10 +178,11 @@ def finish(s: Start) -> Resolved:
     host = hostcc_probe.probe_host_compiler(ctx)
     tree = home = foreign = None
     if not any(p.is_error and p.kind in (Kind.MISSING, Kind.COMPONENTS) for p in found):
+        problems += _host_problems(toolkit, host)
         tree = tree_for(ctx, layout, toolkit)
         home = _home(ctx, layout, tree, host, request=request, problems=problems)
     if home is not None:
-        problems += _checks_with_nvcc(home, archs, host)
+        problems += _arch_problems(home, archs)
         foreign = environ.foreign_home(ctx.environ, str(home.path), str(layout.homes))
         problems += _foreign(foreign)
     return Resolved(ctx, request, layout, target, torch, toolkit, archs, arch_source, host,
@@ -308,16 +309,28 @@ def _home(ctx: Context, layout: Layout, tree: plan.TreePlan, host: HostCompiler,
         return None
 
 
-def _checks_with_nvcc(home: Home, archs: tuple[archmod.Arch, ...], host: HostCompiler
-                      ) -> list[Problem]:
-    out = []
+def _host_problems(toolkit: Toolkit, host: HostCompiler) -> list[Problem]:
+    """Whether this nvcc takes the host compiler, from the compiler's own
+    ``crt/host_config.h`` (read before the tree is built: the tree's driver stub is
+    compiled with that host compiler)."""
+    crt = toolkit.inventory.get(catalog.CRT.name, toolkit.major)
+    nvcc = toolkit.inventory.get(catalog.NVCC.name, toolkit.major)
+    try:
+        text = Path(crt.folder if crt else "", "include/crt/host_config.h").read_text(
+            errors="replace")
+    except OSError:
+        return []
+    problem = hostcc.check_host_compiler(host, hostcc.parse_host_config(text),
+                                         (nvcc.version if nvcc else None) or "?")
+    return [problem] if problem else []
+
+
+def _arch_problems(home: Home, archs: tuple[archmod.Arch, ...]) -> list[Problem]:
     try:
         archmod.check(archs, home.gpu_codes, home.nvcc_version)
     except WheelcudaError as exc:
-        out.append(Problem.of(Kind.ARCH, exc))
-    limits = hostcc.HostLimits(home.gcc_max_major, home.clang_max_major)
-    host_problem = hostcc.check_host_compiler(host, limits, home.nvcc_version)
-    return out + ([host_problem] if host_problem else [])
+        return [Problem.of(Kind.ARCH, exc)]
+    return []
 
 
 def _foreign(other: str | None) -> list[Problem]:

@@ -1,0 +1,141 @@
+"""The architecture, checked: data flows down (data -> rules -> probe -> store -> sources
+-> pipeline -> commands -> cli -> entry), nothing imports the CLI but the entry point,
+there are no import cycles, and one module reads the process environment (issue 8).
+
+Imports under ``if TYPE_CHECKING:`` are types only and do not count; imports inside
+functions do (they run)."""
+
+from __future__ import annotations
+
+import ast
+import functools
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+PKG = SRC / "wheelcuda"
+
+#: Layer of each top-level part, and the layers it may import at run time.
+ALLOWED = {
+    "data": {"data", "errors"},
+    "rules": {"data", "rules", "errors"},
+    "probe": {"data", "rules", "probe", "errors", "proc", "context"},
+    "store": {"data", "rules", "probe", "store", "errors", "proc", "context"},
+    "sources": {"data", "rules", "probe", "store", "sources", "errors", "context"},
+    "pipeline": {"data", "rules", "probe", "store", "sources", "errors", "proc", "context"},
+    "commands": {"data", "rules", "probe", "store", "sources", "errors", "proc", "context",
+                 "pipeline", "commands", "warm", "_nvcc_wrapper"},
+    "api": {"pipeline", "context", "rules", "errors"},
+    "cli": {"commands", "context", "errors", "__init__"},
+    "entry": {"warm", "cli"},
+    "warm": {"store"},
+    "proc": {"errors"},
+    "context": set(),
+    "errors": set(),
+}
+
+
+def _modules() -> dict[str, Path]:
+    return {".".join(p.relative_to(SRC).with_suffix("").parts): p for p in PKG.rglob("*.py")}
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    return isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+
+
+def _runtime_imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
+    found: list[ast.Import | ast.ImportFrom] = []
+
+    def walk(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _is_type_checking(child):
+                for stmt in child.orelse:
+                    walk(stmt)
+                continue
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                found.append(child)
+            walk(child)
+
+    walk(tree)
+    return found
+
+
+def _targets(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The wheelcuda modules ``name`` (at ``path``) imports at run time."""
+    package = name.removesuffix(".__init__") if path.name == "__init__.py" \
+        else name.rsplit(".", 1)[0]
+    out = set()
+    for node in _runtime_imports(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.startswith("wheelcuda")}
+            continue
+        base = node.module or ""
+        if node.level:
+            parts = package.split(".")
+            parts = parts[:len(parts) - node.level + 1]
+            base = ".".join([*parts, base] if base else parts)
+        if not base.startswith("wheelcuda"):
+            continue
+        for alias in node.names:
+            sub = f"{base}.{alias.name}"
+            out.add(sub if sub in modules or f"{sub}.__init__" in modules else base)
+    return {t.removesuffix(".__init__") for t in out}
+
+
+@functools.cache
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    return {name.removesuffix(".__init__"): _targets(name, path, modules)
+            for name, path in modules.items()}
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+@pytest.mark.parametrize("module", sorted(_graph()))
+def test_imports_follow_the_layers(module: str) -> None:
+    layer = _layer(module)
+    if layer in ("__init__", "__main__", "_nvcc_wrapper"):
+        return
+    allowed = ALLOWED[layer] | {layer}
+    bad = sorted(t for t in _graph()[module] if _layer(t) not in allowed and t != "wheelcuda")
+    assert not bad, f"{module} ({layer}) may not import {bad}"
+
+
+def test_nothing_imports_the_cli_but_the_entry_point() -> None:
+    users = sorted(m for m, targets in _graph().items() if "wheelcuda.cli" in targets)
+    assert users == ["wheelcuda.entry"]
+
+
+def test_no_import_cycles() -> None:
+    graph = _graph()
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                cycle = stack[stack.index(nxt):] + [nxt]
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            if nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+
+
+def test_one_module_reads_the_process_environment() -> None:
+    """context.py builds the Context everything else is handed; entry.py is the warm
+    path, which runs before anything (dataclasses included) may be imported; the nvcc
+    wrapper runs inside builds, standalone."""
+    readers = sorted(str(p.relative_to(PKG)) for p in PKG.rglob("*.py")
+                     if "os.environ" in p.read_text() or "os.getenv" in p.read_text())
+    assert readers == ["_nvcc_wrapper.py", "context.py", "entry.py"]

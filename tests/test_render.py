@@ -1,4 +1,8 @@
-"""render: every format is read back by its real reader and must give each value exactly."""
+"""render: every format is read back by its real reader and must give each value exactly.
+
+The shell formats go through bash, dash, zsh and fish themselves; a missing shell fails
+the test (with the command that installs it) instead of skipping it.
+"""
 
 from __future__ import annotations
 
@@ -47,11 +51,16 @@ SHELL_ENV = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"}
 Readback = tuple[list[bytes], list[bytes], dict[bytes, bytes]]
 
 
+#: How to get every reader these tests run (.ci/run does this when one is missing).
+INSTALL_SHELLS = "apt-get update -q && apt-get install -y -q zsh fish"
+
+
 def _which(program: str) -> str:
-    """The program's path, or skip: these tests need the real reader."""
+    """The program's path, or fail: a round trip that skips proves nothing, so a
+    missing reader is a broken test machine, not a test to leave out."""
     path = shutil.which(program)
     if path is None:
-        pytest.skip(f"{program} is not installed")
+        pytest.fail(f"{program} is not installed, so its round trip cannot run: {INSTALL_SHELLS}")
     return path
 
 

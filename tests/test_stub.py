@@ -6,7 +6,6 @@ import os
 import re
 import shutil
 import subprocess
-import sysconfig
 import textwrap
 from pathlib import Path
 
@@ -17,21 +16,25 @@ from wheelcuda.store import stub
 
 ENV = dict(os.environ)
 
-#: Where the real header lives here: the CUDA 13 wheel first, then the system toolkit.
-_REAL_HEADERS = (
-    Path(sysconfig.get_paths()["purelib"]) / "nvidia/cu13/include/cuda.h",
-    Path("/tmp/tv/lib/python3.11/site-packages/nvidia/cu13/include/cuda.h"),
-    Path("/usr/local/cuda/include/cuda.h"),
-)
+#: The environment `make wheels-venv` makes with NVIDIA's CUDA 13 wheels (the path make
+#: exports, else the repository's default; as tests/integration/conftest.py finds it).
+WHEELS_VENV = Path(os.environ.get("WHEELCUDA_TEST_WHEELS_VENV",
+                                  Path(__file__).resolve().parents[1] / ".venv-wheels"))
 
 needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
 
 
 def _real_cuda_h() -> Path:
-    for path in _REAL_HEADERS:
+    """The real cuda.h: the CUDA 13 wheel in that environment first, then the system
+    toolkit. None: fail under `make test` (WHEELCUDA_REQUIRE_INTEGRATION=1), else skip."""
+    wheels = sorted(WHEELS_VENV.glob("lib/python*/site-packages/nvidia/cu13/include/cuda.h"))
+    for path in [*wheels, Path("/usr/local/cuda/include/cuda.h")]:
         if path.is_file():
             return path
-    pytest.skip("no real cuda.h (CUDA 13 wheel or /usr/local/cuda) on this machine")
+    message = "no real cuda.h (CUDA 13 wheel or /usr/local/cuda) here: run `make wheels-venv`"
+    if os.environ.get("WHEELCUDA_REQUIRE_INTEGRATION"):
+        pytest.fail(message)
+    pytest.skip(message)
 
 
 # -- stub_source: pure ------------------------------------------------------------------

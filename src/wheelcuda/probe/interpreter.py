@@ -24,6 +24,9 @@ from . import _interp_probe
 
 __all__ = ["Target", "ask", "executable", "requested_python", "target", "watch"]
 
+#: The oldest target Python: what the probe (_interp_probe) and the fixes promise.
+MIN_VERSION = (3, 8)
+
 
 @dataclass(frozen=True)
 class Target:
@@ -55,14 +58,17 @@ def executable(python: str, ctx: Context) -> str:
     path is made absolute against ``ctx``'s working folder."""
     path = os.path.normpath(os.path.join(ctx.cwd, os.path.expanduser(python)))
     if os.path.isdir(path):
-        for name in ("bin/python", "bin/python3"):
-            if os.path.exists(os.path.join(path, name)):
-                return os.path.join(path, name)
-        raise InterpreterError(
-            f"{python} is a folder but holds no bin/python: not a Python environment",
-            f"uv venv {python}   (or pass --python /path/to/bin/python)",
-        )
+        found = [os.path.join(path, name) for name in ("bin/python", "bin/python3")
+                 if os.path.lexists(os.path.join(path, name))]
+        if not found:
+            raise InterpreterError(
+                f"{python} is a folder but holds no bin/python: not a Python environment",
+                f"uv venv {python}   (or pass --python /path/to/bin/python)",
+            )
+        path = found[0]
     if not os.path.exists(path):
+        if os.path.islink(path):
+            raise _dangling(path)
         raise InterpreterError(
             f"no Python at {python}",
             "pass --python with an existing interpreter or environment, "
@@ -72,6 +78,20 @@ def executable(python: str, ctx: Context) -> str:
         raise InterpreterError(f"{python} is not executable, so it is not a Python",
                                "pass --python /path/to/bin/python")
     return path
+
+
+def _dangling(path: str) -> InterpreterError:
+    """A link to nothing: most often an environment whose base Python was removed or
+    upgraded away, which is neither "no Python here" nor "not an environment"."""
+    env = os.path.dirname(os.path.dirname(path))
+    if os.path.isfile(os.path.join(env, "pyvenv.cfg")):
+        return InterpreterError(
+            f"{path} links to {os.readlink(path)}, which no longer exists: the Python "
+            f"the environment {env} was made with is gone",
+            f"make it again with an installed Python: uv venv --clear {env}",
+        )
+    return InterpreterError(f"{path} links to {os.readlink(path)}, which does not exist",
+                            "pass --python with an existing interpreter or environment")
 
 
 def watch(python: str, info: Mapping[str, Any]) -> list[str]:
@@ -107,6 +127,12 @@ def _checked(python: str, info: object) -> dict[str, Any]:
     if not ok:
         raise InterpreterError(f"{python} did not answer as a Python interpreter "
                                "(its answer lacks prefix, version or site_dirs)",
+                               "pass --python with a Python 3.8+ executable")
+    version = tuple(info["version"][:3])  # type: ignore[index]
+    if version < MIN_VERSION:
+        shown = ".".join(map(str, version))
+        raise InterpreterError(f"{python} is Python {shown}: wheelcuda installs into "
+                               f"Python {'.'.join(map(str, MIN_VERSION))} or later only",
                                "pass --python with a Python 3.8+ executable")
     return info  # type: ignore[return-value]
 

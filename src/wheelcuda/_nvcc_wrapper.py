@@ -199,8 +199,11 @@ def main() -> None:
         if warning:
             sys.stderr.write(warning + "\n")
     if os.environ.get("WHEELCUDA_NVCC_LOG"):  # wheelcuda install counts the compiles
-        with open(os.environ["WHEELCUDA_NVCC_LOG"], "a") as log:
-            log.write(" ".join(args) + "\n")
+        try:
+            with open(os.environ["WHEELCUDA_NVCC_LOG"], "a") as log:
+                log.write(" ".join(args) + "\n")
+        except OSError:  # a log it cannot write costs the count, never the compile
+            pass
     # argv[0] stays bin/nvcc: nvcc finds nvcc.profile from it (_HERE_) and names itself
     # by it ("nvcc: NVIDIA (R) Cuda compiler driver", which CMake's compiler check reads).
     try:

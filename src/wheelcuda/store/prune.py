@@ -67,7 +67,9 @@ def _tree_problem(home: Path) -> str | None:
 
 
 def _links_into(homes: list[Path]) -> set[str]:
-    """Every absolute target of the trees' links."""
+    """Where every link of the trees leads, resolved: a tree built while the cache was
+    spelled another way (through a linked folder: ``WHEELCUDA_CACHE_DIR``, ``HOME``)
+    names the toolkit by that spelling, and still uses it."""
     targets = set()
     for home in homes:
         for folder, dirs, files in os.walk(home):
@@ -75,7 +77,7 @@ def _links_into(homes: list[Path]) -> set[str]:
                 path = os.path.join(folder, name)
                 if os.path.islink(path):
                     with contextlib.suppress(OSError):
-                        targets.add(os.readlink(path))
+                        targets.add(os.path.realpath(path))
     return targets
 
 
@@ -107,12 +109,14 @@ def _trees(layout: Layout, kept: list[Path]) -> Iterator[tuple[Path, Path, str]]
 
 
 def _toolkits(layout: Layout, targets: set[str]) -> Iterator[tuple[Path, Path, str]]:
+    """``targets``: where the kept trees' links lead, resolved (:func:`_links_into`)."""
     for kit in _entries(layout.toolkits):
         if kit.name.startswith(".") or not kit.is_dir():
             continue
+        real = os.path.realpath(kit)
         if not (kit / toolkits.MARK).is_file():
             yield kit, layout.lock(layout.toolkits, kit.name), "toolkit: never completed"
-        elif not any(t == str(kit) or t.startswith(f"{kit}/") for t in targets):
+        elif not any(t == real or t.startswith(f"{real}/") for t in targets):
             yield kit, layout.lock(layout.toolkits, kit.name), "toolkit: no tree uses it"
 
 

@@ -1,0 +1,468 @@
+"""Issue 8: one test (or a few) per defect, each named after it.
+
+Every test here failed on the flat layout (commit 2322797) and passes now, except one
+whose docstring says why it passed there too; each docstring says what happened
+before. The CLI is the level where a person met the defect, so most tests drive
+``python -m wheelcuda`` on fake environments (tests/fakes.py) with a fake ``uv`` first
+on PATH; the rest call the one function that was wrong. Nothing here needs a real
+nvcc: the fakes' nvcc answers ``--version`` and ``--list-gpu-code``. Defect 6 (what
+killed runs leave, ``cache prune``) is in tests/test_prune.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import filelock
+import pytest
+
+from tests import fakes
+from tests.test_builds import BASE, record
+from tests.test_cli import fail, run
+from wheelcuda import cli, pipeline
+from wheelcuda.commands import home as home_command
+from wheelcuda.context import Context
+from wheelcuda.probe import installer as installer_probe
+from wheelcuda.probe import source
+from wheelcuda.rules import buildkey
+from wheelcuda.rules import tree as plan
+from wheelcuda.store import toolkits, wheels
+from wheelcuda.store.layout import Layout
+
+REPO = Path(__file__).resolve().parents[1]
+
+#: The requirement torch's fake pin (``cuda-toolkit==13.0.3``) makes install fetch.
+SPEC = "==13.0.3"
+
+FAKE_UV = """# A fake uv: records each call; a fetch (--target) unpacks the fake compiler set or
+# nothing; an install creates its cache folder as uv does and exits with CODE.
+import json, os, sys
+sys.path[:0] = [{repo!r}, {src!r}]
+args = sys.argv[1:]
+with open({log!r}, "a") as f:
+    f.write(json.dumps(args) + "\\n")
+if "--target" in args:
+    if {unpack!r}:
+        from pathlib import Path
+        from tests import fakes
+        fakes.cu13_site(Path(args[args.index("--target") + 1]))
+    sys.exit(0)
+if os.environ.get("UV_CACHE_DIR"):
+    os.makedirs(os.environ["UV_CACHE_DIR"], exist_ok=True)
+    open(os.path.join(os.environ["UV_CACHE_DIR"], "half-built.whl"), "w").close()
+if {lock!r}:  # is the toolkit store's lock free while the build runs?
+    import filelock
+    try:
+        filelock.FileLock({lock!r}, timeout=0).acquire()
+        state = "free"
+    except filelock.Timeout:
+        state = "held"
+    with open({log!r} + ".lock", "w") as f:
+        f.write(state)
+sys.exit({code!r})
+"""
+
+
+def fake_uv(tmp: Path, *, unpack: bool = False, code: int = 0,
+            lock: Path | None = None) -> dict[str, str]:
+    """Variables that put a fake ``uv`` first on PATH (calls logged in ``tmp/uv-calls``)."""
+    bin_dir = tmp / "fakebin"
+    bin_dir.mkdir(exist_ok=True)
+    script = bin_dir / "uv.py"
+    script.write_text(FAKE_UV.format(repo=str(REPO), src=str(REPO / "src"),
+                                     log=str(tmp / "uv-calls"), unpack=unpack, code=code,
+                                     lock=str(lock) if lock else ""))
+    uv = bin_dir / "uv"  # sh, not a #! line: that cannot hold a long path or spaces
+    uv.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(script))} '
+                  '"$@"\n')
+    uv.chmod(0o755)
+    return {"PATH": f"{bin_dir}:{os.environ['PATH']}", "WHEELCUDA_INSTALLER": "uv"}
+
+
+def uv_calls(tmp: Path) -> list[list[str]]:
+    log = tmp / "uv-calls"
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def torch_only(tmp: Path) -> Path:
+    """An environment with torch cu130 and the build needs, but no compiler wheels."""
+    return fakes.python(tmp, [fakes.build_needs(fakes.torch(tmp / "site"))])
+
+
+def store_marks(cache: Path) -> list[Path]:
+    return sorted((cache / "toolkits").glob(f"*/{toolkits.MARK}"))
+
+
+def nvcc_of(tmp: Path) -> Path:
+    """The fake compiler's nvcc in ``fakes.user_env(tmp)``'s site folder."""
+    return tmp / "site/nvidia/cu13/bin/nvcc"
+
+
+def tree_of(py: Path, env: dict[str, str] | None = None) -> Path:
+    r = run("home", "--python", str(py), env=env)
+    assert r.returncode == 0, r.stderr
+    return Path(r.stdout.strip())
+
+
+# --- 1. store fetch: one lock, and no completion mark without the compiler -----------
+
+def test_defect1_fetch_that_unpacks_nothing_marks_no_store(tmp_path: Path,
+                                                           isolated: Path) -> None:
+    """Before: the mark was written whatever the installer unpacked. A uv that exited 0
+    having unpacked nothing left ``toolkits/cuda-toolkit-13.0.3-*/wheelcuda-store.json``
+    beside an empty folder, and every later install trusted that store (and failed
+    further on, with "missing CUDA 13 wheels", never fetching again)."""
+    py = torch_only(tmp_path)
+    env = fake_uv(tmp_path, unpack=False)
+    for _ in range(2):  # the second run fetches again: nothing was trusted
+        r = run("install", "--python", str(py), "--arch", "9.0", "causal-conv1d", env=env)
+        fail(r, "uv reported success fetching cuda-toolkit[nvcc,cccl]==13.0.3",
+             "did not arrive in the store", "nvidia-cuda-nvcc", "fix: run uv by hand")
+        assert store_marks(isolated) == []
+    assert [c[:3] for c in uv_calls(tmp_path)] == [["pip", "install", "--quiet"]] * 2
+    assert all("--target" in c for c in uv_calls(tmp_path))  # no build ever started
+    leftovers = [p.name for p in (isolated / "toolkits").iterdir()
+                 if not p.name.endswith(".lock")]
+    assert leftovers == []
+
+
+def test_defect1_fetch_leaves_its_lock_free(tmp_path: Path, isolated: Path) -> None:
+    """What a good fetch leaves: a complete store whose lock is free while the build runs
+    (the fake uv checks it) and after it. (This one passed on the old code as well: its
+    doubly-acquired lock object was collected when fetch returned, and filelock's
+    ``__del__`` dropped the leaked hold; the next test holds on to the object.)"""
+    lock = isolated / "toolkits" / f".{toolkits.folder_name(SPEC)}.lock"
+    env = fake_uv(tmp_path, unpack=True, lock=lock)
+    r = run("install", "--python", str(torch_only(tmp_path)), "--arch", "9.0",
+            "causal-conv1d", env=env)
+    assert r.returncode == 0, r.stderr
+    assert store_marks(isolated) == [isolated / "toolkits" / toolkits.folder_name(SPEC)
+                                     / toolkits.MARK]
+    calls = uv_calls(tmp_path)
+    assert "--target" in calls[0] and "--no-build-isolation" in calls[1]
+    assert (tmp_path / "uv-calls.lock").read_text() == "free"  # during the build
+    guard = filelock.FileLock(str(lock), timeout=0)  # and after it
+    guard.acquire()
+    guard.release()
+
+
+def test_defect1_fetch_takes_its_lock_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                           ) -> None:
+    """Before: fetch called ``lock.acquire()`` and then ``with lock:``, so the lock's
+    count was 2 inside and still 1 after: the store's lock stayed held after the fetch
+    for as long as the lock object lived (on CPython it died, and let go, when fetch
+    returned; here the test keeps it, as any other reference would), and another
+    process's fetch timed out on it (after 30 minutes)."""
+    made: list[filelock.BaseFileLock] = []
+    real = filelock.FileLock
+
+    def spy(*args: Any, **kwargs: Any) -> filelock.BaseFileLock:
+        lock = real(*args, **kwargs)
+        made.append(lock)
+        return lock
+
+    monkeypatch.setattr(filelock, "FileLock", spy)
+    env = fake_uv(tmp_path, unpack=True)
+    ctx = Context.of({**os.environ, **env})
+    layout = Layout.for_environ(ctx.environ)
+    found = toolkits.fetch(layout, ctx, installer_probe.choose(ctx), SPEC,
+                           python=str(torch_only(tmp_path)), major=13)
+    assert found == toolkits.existing(layout, SPEC)
+    lock = layout.lock(layout.toolkits, found.name)
+    assert [m.lock_file for m in made] == [str(lock)]
+    assert not made[0].is_locked
+    other = subprocess.run([sys.executable, "-c", "import filelock, sys; "
+                            "filelock.FileLock(sys.argv[1], timeout=0).acquire()", str(lock)],
+                           capture_output=True, text=True, check=False)
+    assert other.returncode == 0, other.stderr  # another process takes it at once
+
+
+# --- 2. the trampoline names the tree's own wrapper ----------------------------------
+
+def test_defect2_nvcc_through_a_link_runs_the_trees_wrapper(tmp_path: Path) -> None:
+    """Before: ``bin/nvcc`` ran ``"${0%/*}/.nvcc-wrapper.py"``. Through a link to it
+    (``~/bin/nvcc``, a CMake toolchain link) ``$0`` is the link: the call failed when
+    nothing was beside the link, and ran whatever ``.nvcc-wrapper.py`` was planted
+    beside it (here: the marker was written and no nvcc answered)."""
+    tree = tree_of(fakes.user_env(tmp_path))
+    links = tmp_path / "bin"
+    links.mkdir()
+    (links / "nvcc").symlink_to(tree / "bin/nvcc")
+    r = subprocess.run([str(links / "nvcc"), "--version"], capture_output=True, text=True,
+                       check=False)
+    assert r.returncode == 0, r.stderr  # before: python could not open the file
+    assert "Cuda compilation tools, release 13.0, V13.0.88" in r.stdout
+    marker = tmp_path / "planted-ran"
+    (links / ".nvcc-wrapper.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    r = subprocess.run([str(links / "nvcc"), "--version"], capture_output=True, text=True,
+                       check=False)
+    assert r.returncode == 0, r.stderr
+    assert "release 13.0, V13.0.88" in r.stdout
+    assert not marker.exists()
+    assert str(tree / plan.WRAPPER_SOURCE) in (tree / "bin/nvcc").read_text()
+
+
+# --- 3. no traceback reaches a user ---------------------------------------------------
+
+@pytest.mark.parametrize("answer", [
+    {"prefix": "P", "site_dirs": []},  # no version
+    {"prefix": "P", "site_dirs": [], "version": "3.11.7"},
+    {"prefix": "P", "site_dirs": "nope", "version": [3, 11, 7]},
+])
+def test_defect3_interpreter_answer_without_version(tmp_path: Path, answer: object) -> None:
+    """Before: a probe answer without ``version`` ended in a KeyError traceback, a
+    version string in a ValueError traceback (exit 1 both), and a string for site_dirs
+    was read letter by letter ("missing CUDA 13 wheels ... (looked in n, o, p, e)").
+    Now: one message saying what the answer lacks."""
+    fake = tmp_path / "python"
+    fake.write_text(f"#!/bin/sh\nprintf '%s\\n' '{json.dumps(answer)}'\n")
+    fake.chmod(0o755)
+    for command in (["home"], ["env", "--arch", "9.0"]):
+        fail(run(*command, "--python", str(fake)),
+             "did not answer as a Python interpreter", "lacks", "fix:")
+
+
+def test_defect3_compiler_that_cannot_run(tmp_path: Path) -> None:
+    """Before: the wrapper's ``os.execv`` raised PermissionError out of main(): a Python
+    traceback in the middle of a build log, exit 1. Now one line naming the compiler
+    and the fix, exit 127 (what a shell says for a command it cannot run)."""
+    py = fakes.user_env(tmp_path)
+    tree = tree_of(py)
+    real = Path(os.path.realpath(tree / plan.REAL_NVCC))
+    assert real == nvcc_of(tmp_path).resolve()
+    real.chmod(real.stat().st_mode & ~(stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH))
+    (tmp_path / "k.cu").write_text("__global__ void k() {}\n")
+    env = {**os.environ, "WHEELCUDA_ARCHS": "9.0"}
+    r = subprocess.run([str(tree / "bin/nvcc"), "-c", "k.cu", "-o", "k.o"], cwd=tmp_path,
+                       capture_output=True, text=True, env=env, check=False)
+    assert r.returncode == 127, r.stderr
+    assert f"wheelcuda: cannot run the CUDA compiler {real}" in r.stderr
+    assert "fix:" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_defect3_compile_log_that_cannot_be_written(tmp_path: Path) -> None:
+    """Found while writing these tests (the old wrapper did the same): when
+    WHEELCUDA_NVCC_LOG (install's count of the compiles) could not be opened, the wrapper
+    died with a FileNotFoundError traceback and the compile failed. Now the count is
+    lost and nvcc runs."""
+    tree = tree_of(fakes.user_env(tmp_path))
+    env = {**os.environ, "WHEELCUDA_NVCC_LOG": str(tmp_path / "gone" / "log")}
+    r = subprocess.run([str(tree / "bin/nvcc"), "--version"], capture_output=True, text=True,
+                       env=env, check=False)
+    assert r.returncode == 0, r.stderr
+    assert "release 13.0, V13.0.88" in r.stdout and "Traceback" not in r.stderr
+
+
+def test_defect3_doctor_with_a_one_line_nvcc_banner(tmp_path: Path) -> None:
+    """Before: doctor took ``splitlines()[-2]`` of ``nvcc --version``: a compiler that
+    printed one line crashed doctor with an IndexError traceback."""
+    py = fakes.user_env(tmp_path)
+    tree_of(py)
+    nvcc_of(tmp_path).write_text(  # after the tree was built: its manifest stays valid
+        "#!/bin/sh\ncase \"$1\" in\n  --version) echo 'nvcc 13.0.88' ;;\n"
+        "  --list-gpu-code) printf 'sm_90\\n' ;;\n  *) exit 3 ;;\nesac\n")
+    r = run("doctor", "--python", str(py), "--arch", "9.0")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr
+    assert "nvcc 13.0.88" in r.stdout and "OK: a build would work" in r.stdout
+
+
+def _boom(args: object, ctx: object) -> int:
+    raise RuntimeError("kaboom")
+
+
+def test_defect3_unexpected_error_is_one_line(monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: cli.main caught only WheelcudaError and KeyboardInterrupt; any other
+    exception left as a traceback. Now one line, exit 1, and the traceback with
+    WHEELCUDA_DEBUG=1."""
+    monkeypatch.setattr(home_command, "main", _boom)
+    assert cli.main(["home"]) == 1
+    err = capsys.readouterr().err
+    assert "wheelcuda: internal error: RuntimeError: kaboom" in err
+    assert "WHEELCUDA_DEBUG=1" in err and "Traceback" not in err
+    assert cli.main(["home"], environ={**os.environ, "WHEELCUDA_DEBUG": "1"}) == 1
+    err = capsys.readouterr().err
+    assert "Traceback (most recent call last)" in err and "in _boom" in err
+    assert "wheelcuda: internal error: RuntimeError: kaboom" in err
+
+
+# --- 4. cache clear and the build lock; a failed install leaves no entry ----------------
+
+def test_defect4_clear_leaves_a_key_a_build_holds(isolated: Path) -> None:
+    """Before: ``cache clear`` renamed and deleted every key folder, also the one a
+    running install was building into (its UV_CACHE_DIR vanished mid-build)."""
+    layout = Layout(isolated)
+    fields = buildkey.key_fields(**BASE)
+    key = buildkey.key_id(fields)
+    record(layout, key, fields, ["causal-conv1d==1.7.0"])
+    guard = filelock.FileLock(str(layout.lock(layout.builds, key)), timeout=0)
+    guard.acquire()
+    try:
+        r = run("cache", "clear")
+        assert r.returncode == 0, r.stderr
+        assert layout.build(key).is_dir()
+        assert f"left {layout.build(key)}: a running wheelcuda holds it" in r.stderr
+        assert wheels.clear(layout, None) == ([], [layout.build(key)])
+    finally:
+        guard.release()
+    r = run("cache", "clear")
+    assert r.returncode == 0 and "removed 1 cached build(s)" in r.stderr
+    assert not layout.build(key).exists()
+
+
+def test_defect4_failed_install_leaves_no_entry(tmp_path: Path, isolated: Path) -> None:
+    """Before: a failed install left ``builds/<key>`` (the installer's cache folder)
+    behind, and ``cache list`` showed it as an entry with nothing recorded."""
+    env = fake_uv(tmp_path, code=3)
+    args = ["install", "--python", str(fakes.user_env(tmp_path)), "--arch", "9.0",
+            "causal-conv1d"]
+    explained = run(*args, "--explain", env=env)
+    assert explained.returncode == 0, explained.stderr
+    key = next(line.split()[-1] for line in explained.stdout.splitlines()
+               if line.startswith("cache key"))
+    r = run(*args, env=env)
+    assert r.returncode == 3 and "uv exited with 3" in r.stderr
+    assert len(uv_calls(tmp_path)) == 1  # the build ran, and made its cache folder
+    listing = run("cache", "list", "--json")
+    assert listing.returncode == 0, listing.stderr
+    assert json.loads(listing.stdout)["entries"] == []
+    assert not (isolated / "builds" / key).exists()
+    assert [p.name for p in (isolated / "builds").iterdir() if not p.name.startswith(".")] == []
+
+
+# --- 5. the cheap checks come before the fetch ----------------------------------------
+
+def test_defect5_arch_error_before_any_fetch(tmp_path: Path) -> None:
+    """Before: install fetched the compiler set (minutes, a download) and only then said
+    "no GPU architecture given"."""
+    env = fake_uv(tmp_path)
+    fail(run("install", "--python", str(torch_only(tmp_path)), "causal-conv1d", env=env),
+         "no GPU architecture given", "--arch 12.0")
+    assert uv_calls(tmp_path) == []
+
+
+def test_defect5_bad_max_jobs_before_any_fetch(tmp_path: Path) -> None:
+    """Before: MAX_JOBS='abc' was reported after the fetch."""
+    env = {**fake_uv(tmp_path), "MAX_JOBS": "abc"}
+    fail(run("install", "--python", str(torch_only(tmp_path)), "--arch", "9.0",
+             "causal-conv1d", env=env), "MAX_JOBS='abc' is not a whole number above 0")
+    assert uv_calls(tmp_path) == []
+
+
+def test_defect5_explain_fetches_nothing(tmp_path: Path, isolated: Path) -> None:
+    """Before: ``install --explain`` downloaded the compiler set into the store to
+    explain what it would do."""
+    env = fake_uv(tmp_path, unpack=True)
+    r = run("install", "--python", str(torch_only(tmp_path)), "--arch", "9.0", "--explain",
+            "causal-conv1d", env=env)
+    assert r.returncode == 0, r.stderr
+    assert "compiler   would fetch cuda-toolkit[nvcc,cccl]==13.0.3 into " \
+        f"{isolated / 'toolkits' / toolkits.folder_name(SPEC)}" in r.stdout
+    assert uv_calls(tmp_path) == []
+    kits = isolated / "toolkits"
+    assert not kits.exists() or [p for p in kits.iterdir() if not p.name.endswith(".lock")] == []
+
+
+# --- 7. the tree key, the source hash, the stub's compiler ----------------------------
+
+def test_defect7_relative_interpreter_spelling_gives_the_same_tree(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: the tree key and the trampoline held ``sys.executable`` as spelled: a
+    relative spelling gave a second tree, whose ``bin/nvcc`` ran ``./python`` and so
+    worked only from that folder."""
+    py = fakes.user_env(tmp_path)
+    here = Path(sys.executable)
+    req = pipeline.Request(python=str(py), need_archs=False, build_tree=False)
+    keys, wrappers = [], []
+    for spelling, cwd in ((str(here), tmp_path), (f"./{here.name}", here.parent),
+                          (str(here.parent / ".." / here.parent.name / here.name), tmp_path)):
+        monkeypatch.chdir(cwd)
+        monkeypatch.setattr(sys, "executable", spelling)
+        ctx = Context.of(os.environ)
+        assert ctx.executable == str(here)
+        tree = pipeline.resolve(ctx, req).tree
+        assert tree is not None
+        keys.append(tree.key)
+        wrappers.append(dict(tree.files)[plan.WRAPPER])
+    assert len(set(keys)) == 1 and len(set(wrappers)) == 1
+    assert f"exec {here} -IS " in wrappers[0]
+
+
+def _count_hashes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    hashed: list[Path] = []
+    real = source._file_hash
+
+    def counting(path: Path) -> str:
+        hashed.append(path)
+        return real(path)
+
+    monkeypatch.setattr(source, "_file_hash", counting)
+    return hashed
+
+
+def test_defect7_source_hash_does_not_follow_links(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before: ``_tree_hash`` walked with ``followlinks=True``: a ``loop -> .`` link made
+    it walk loop/loop/loop/... (40 levels, until ELOOP), hashing everything again at each
+    level, and a link to a folder outside (a dataset, a checkout) hashed all of that
+    folder, 40 times over here; retargeting such a link to a folder with the same files
+    gave the same key."""
+    src = tmp_path / "ext"
+    (src / "csrc").mkdir(parents=True)
+    (src / "csrc/k.cu").write_text("__global__ void k() {}\n")
+    (src / "setup.py").write_text("from setuptools import setup\nsetup(name='ext')\n")
+    (src / "loop").symlink_to(".")
+    for name in ("big", "big2"):
+        for i in range(300):
+            (tmp_path / name).mkdir(exist_ok=True)
+            (tmp_path / name / f"f{i}.bin").write_bytes(b"x" * 4096)
+    (src / "data").symlink_to(tmp_path / "big")
+    hashed = _count_hashes(monkeypatch)
+    start = time.monotonic()
+    first = source.source_id(str(src))
+    assert time.monotonic() - start < 2.0
+    assert sorted(p.relative_to(src) for p in hashed) == [Path("csrc/k.cu"), Path("setup.py")]
+    (src / "data").unlink()
+    (src / "data").symlink_to(tmp_path / "big2")  # the same files, another target
+    assert source.source_id(str(src)) != first
+    (src / "data").unlink()
+    (src / "data").symlink_to(tmp_path / "big")
+    assert source.source_id(str(src)) == first
+
+
+def test_defect7_stub_built_with_the_chosen_host_compiler(tmp_path: Path) -> None:
+    """Before: ``stub.build_stub`` always ran ``gcc`` from PATH, whatever CC said (the
+    compiler nvcc would use, and the one checked against host_config.h)."""
+    log = tmp_path / "cc-calls"
+    cc = tmp_path / "my-cc"
+    cc.write_text(f'#!/bin/sh\nprintf "%s\\n" "$*" >> {log}\nexec gcc "$@"\n')
+    cc.chmod(0o755)
+    tree = tree_of(fakes.user_env(tmp_path), env={"CC": str(cc)})
+    calls = log.read_text().splitlines()
+    assert any(c.startswith("-E -P -x c") and c.endswith("/cuda.h") for c in calls), calls
+    assert any("-shared" in c and "-Wl,-soname,libcuda.so.1" in c for c in calls), calls
+    assert (tree / plan.STUB).is_file()
+
+
+# --- 8. a cache path the shell steps cannot quote --------------------------------------
+
+@pytest.mark.parametrize("name", ["a$b", "a`b", 'a"b'])
+def test_defect8_cache_path_with_shell_characters(tmp_path: Path, name: str) -> None:
+    """Before: ``env`` exited 0 and built a tree under that path, which could not
+    compile: nvcc runs its steps through ``sh -c`` with the paths in double quotes."""
+    cache = tmp_path / name
+    py = fakes.user_env(tmp_path)
+    for command in (["env", "--arch", "9.0"], ["home"]):
+        r = run(*command, "--python", str(py), env={"WHEELCUDA_CACHE_DIR": str(cache)})
+        fail(r, "WHEELCUDA_CACHE_DIR", "cannot quote")
+        assert not cache.exists()
+

@@ -381,7 +381,7 @@ def test_defect7_relative_interpreter_spelling_gives_the_same_tree(
     worked only from that folder."""
     py = fakes.user_env(tmp_path)
     here = Path(sys.executable)
-    req = pipeline.Request(python=str(py), need_archs=False, build_tree=False)
+    req = pipeline.Request(python=str(py), need_archs=False)
     keys, wrappers = [], []
     for spelling, cwd in ((str(here), tmp_path), (f"./{here.name}", here.parent),
                           (str(here.parent / ".." / here.parent.name / here.name), tmp_path)):

@@ -29,6 +29,7 @@ from tests.test_cli import run
 from tests.test_defects import SPEC, fake_uv, torch_only, uv_calls
 from wheelcuda.rules import buildkey
 from wheelcuda.rules import tree as plan
+from wheelcuda.store import prune as prune_mod
 from wheelcuda.store import toolkits
 from wheelcuda.store.layout import Layout
 
@@ -43,6 +44,12 @@ release 13.0, V13.0.88\\nBuild fake\\n' ;;
   *) exit 3 ;;
 esac
 """
+
+
+def aged(mark: Path) -> None:
+    """A store mark written two hours ago: older than prune's grace for fresh fetches."""
+    then = time.time() - 2 * prune_mod.FRESH
+    os.utime(mark, (then, then))
 
 
 def partial(folder: Path, prefix: str = ".build-") -> list[Path]:
@@ -179,10 +186,15 @@ def test_prune_removes_what_nothing_uses_and_keeps_the_rest(tmp_path: Path,
     }
     for path in junk:
         path.mkdir(parents=True, exist_ok=True)
-    (kits / "cuda-toolkit-12.9.1-x86_64" / toolkits.MARK).write_text("{}\n")
+    unused = kits / "cuda-toolkit-12.9.1-x86_64" / toolkits.MARK
+    unused.write_text("{}\n")
+    aged(unused)
+    fresh = kits / "cuda-toolkit-13.2.0-x86_64"  # fetched a minute ago: its tree comes next
+    fresh.mkdir()
+    (fresh / toolkits.MARK).write_text("{}\n")
     gone_target.rmdir()  # now the dangling tree's link leads nowhere
     locks = sorted(p for parent in (homes, kits, builds) for p in parent.glob(".*.lock"))
-    kept = [tree, kit, layout.build(key), *locks]
+    kept = [tree, kit, fresh, layout.build(key), *locks]
 
     dry = prune("--dry-run")
     for path, why in junk.items():
@@ -231,6 +243,7 @@ def test_prune_leaves_what_a_live_run_holds(tmp_path: Path, isolated: Path) -> N
     for path in (building, kit, unrecorded):
         path.mkdir()
     (kit / toolkits.MARK).write_text("{}\n")
+    aged(kit / toolkits.MARK)
     guards = [filelock.FileLock(str(layout.lock(layout.homes, "cu13.0-feedfacecafebeef"))),
               filelock.FileLock(str(layout.lock(layout.toolkits, kit.name))),
               filelock.FileLock(str(layout.lock(layout.builds, unrecorded.name)))]

@@ -70,8 +70,6 @@ class Request:
     jobs: bool = False
     #: fetch a missing compiler set into the store (install without --no-fetch/--explain).
     fetch: bool = False
-    #: build the tree (everything but ``install --explain``, which must not write).
-    build_tree: bool = True
 
 
 @dataclass(frozen=True)
@@ -180,7 +178,7 @@ def finish(s: Start) -> Resolved:
     if not any(p.is_error and p.kind in (Kind.MISSING, Kind.COMPONENTS) for p in found):
         problems += _host_problems(toolkit, host)
         tree = tree_for(ctx, layout, toolkit)
-        home = _home(ctx, layout, tree, host, request=request, problems=problems)
+        home = _home(ctx, layout, tree, host, problems=problems)
     if home is not None:
         problems += _arch_problems(home, archs)
         foreign = environ.foreign_home(ctx.environ, str(home.path), str(layout.homes))
@@ -297,10 +295,9 @@ def _wrapper_version() -> str:
 
 
 def _home(ctx: Context, layout: Layout, tree: plan.TreePlan, host: HostCompiler, *,
-          request: Request, problems: list[Problem]) -> Home | None:
-    """The tree, built if needed (or only read, for ``--explain``)."""
-    if not request.build_tree:
-        return trees.read_valid(layout.home(tree.key), tree)
+          problems: list[Problem]) -> Home | None:
+    """The tree, built if needed (a second or so: ``install --explain`` builds it too,
+    as ``env`` does, so that what it prints is what install would set)."""
     try:
         return trees.ensure(layout, tree, ctx, host.path or host.command)
     except WheelcudaError as exc:

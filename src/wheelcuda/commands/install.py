@@ -44,7 +44,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-fetch", action="store_true",
                    help="never fetch the compiler wheels into wheelcuda's store")
     p.add_argument("--explain", action="store_true",
-                   help="print what would be set and run, and stop (fetches and writes nothing)")
+                   help="print what would be set and run, and stop (downloads nothing, builds no "
+                        "package; the tree is made, as by `wheelcuda env`)")
     add_all_archs(p)
 
 

@@ -15,7 +15,8 @@ import filelock
 
 from ..errors import CacheError
 
-__all__ = ["LOCK_TIMEOUT", "discard", "locked", "new_folder", "try_locked", "write_text"]
+__all__ = ["LOCK_TIMEOUT", "discard", "leftovers", "locked", "new_folder", "swap_in",
+           "try_locked", "write_text"]
 
 #: How long a waiting run waits for a lock: a whole-package build holds one for as long
 #: as the build takes (causal-conv1d: 25 min on 2 cores for all archs).
@@ -59,6 +60,14 @@ def discard(path: Path) -> None:
     else:
         with contextlib.suppress(OSError):
             aside.unlink()
+
+
+def swap_in(tmp: Path, final: Path) -> None:
+    """Put the finished folder ``tmp`` at ``final``, moving an old one out of the way.
+    Readers that find no ``final`` for a moment take the lock and wait for the writer."""
+    if os.path.lexists(final):
+        discard(final)
+    os.rename(tmp, final)
 
 
 def leftovers(parent: Path, name: str) -> list[Path]:

@@ -5,7 +5,8 @@
   live writer holds the lock of that name;
 - trees no environment can use: a link leads nowhere (its wheels were uninstalled or
   moved), or the manifest is missing or of an older layout;
-- toolkits nothing references: no tree links into them, or never completed;
+- toolkits nothing references: no tree links into them (and fetched over an hour ago,
+  so that an install between its fetch and its tree keeps it), or never completed;
 - wheel-cache folders without a record (failed builds of older versions).
 
 Every removal takes the lock of the thing removed first, without waiting: what a live
@@ -17,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +27,12 @@ from ..rules import tree as plan
 from . import fs, toolkits, wheels
 from .layout import Layout
 
-__all__ = ["Removal", "candidates", "prune"]
+__all__ = ["FRESH", "Removal", "candidates", "prune"]
+
+#: A toolkit fetched this recently is kept even when no tree uses it yet: an install
+#: fetches it, then builds its tree from it (seconds later, or after a long wait for a
+#: lock), and must not find it gone.
+FRESH = 3600.0
 
 
 @dataclass(frozen=True)
@@ -95,6 +102,7 @@ def candidates(layout: Layout) -> Iterator[tuple[Path, Path, str]]:
         if not build.name.startswith(".") and build.is_dir() \
                 and not (build / wheels.RECORD).is_file():
             yield build, layout.lock(layout.builds, build.name), "build: nothing recorded"
+    yield from _memo_scraps(layout)
 
 
 def _trees(layout: Layout, kept: list[Path]) -> Iterator[tuple[Path, Path, str]]:
@@ -116,8 +124,25 @@ def _toolkits(layout: Layout, targets: set[str]) -> Iterator[tuple[Path, Path, s
         real = os.path.realpath(kit)
         if not (kit / toolkits.MARK).is_file():
             yield kit, layout.lock(layout.toolkits, kit.name), "toolkit: never completed"
-        elif not any(t == real or t.startswith(f"{real}/") for t in targets):
+        elif not any(t == real or t.startswith(f"{real}/") for t in targets) \
+                and _age(kit / toolkits.MARK) > FRESH:
             yield kit, layout.lock(layout.toolkits, kit.name), "toolkit: no tree uses it"
+
+
+def _age(path: Path) -> float:
+    try:
+        return time.time() - path.stat().st_mtime
+    except OSError:
+        return float("inf")
+
+
+def _memo_scraps(layout: Layout) -> Iterator[tuple[Path, Path, str]]:
+    """Half-written memo entries of killed runs (a write in progress that loses its file
+    only loses a memo: writes there are best effort)."""
+    for kind in _entries(layout.memo):
+        for path in _entries(kind):
+            if path.name.endswith(".tmp") and _age(path) > 60:
+                yield path, layout.lock(kind, path.name), "left by a run that was stopped"
 
 
 def prune(layout: Layout, *, dry_run: bool = False) -> tuple[list[Removal], list[Path]]:

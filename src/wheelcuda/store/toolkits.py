@@ -17,7 +17,6 @@ removed by the next one.
 from __future__ import annotations
 
 import json
-import os
 import platform
 import re
 import sys
@@ -95,9 +94,7 @@ def fetch(layout: Layout, ctx: Context, tool: installer.Tool, specifier: str, *,
                     f"run {tool.name} by hand to see why: "
                     + " ".join(installer.target_argv(tool, requirements, str(tmp), python)))
             fs.write_text(tmp / MARK, json.dumps({"requirements": requirements}) + "\n")
-            if os.path.lexists(final):  # incomplete: no mark, so nobody uses it
-                fs.discard(final)
-            os.rename(tmp, final)
+            fs.swap_in(tmp, final)  # an old one here is incomplete: no mark, nobody uses it
         finally:
             fs.discard(tmp)
     return final

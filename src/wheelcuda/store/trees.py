@@ -116,9 +116,7 @@ def _build(homes: Path, tree: plan.TreePlan, ctx: Context, cc: str) -> Home:
     tmp = fs.new_folder(homes, tree.key, "build")
     try:
         manifest = _write(tmp, tree, ctx, cc)
-        if os.path.lexists(final):
-            fs.discard(final)
-        os.rename(tmp, final)
+        fs.swap_in(tmp, final)
     except OSError as exc:
         raise CacheError(f"cannot write the tree {final}: {exc.strerror or exc}",
                          f"check the space and permissions of {homes}") from exc

@@ -54,3 +54,32 @@ def test_nvcc_limits() -> None:
         arch.check(arch.parse("12.0;7.0"), ["sm_75", "sm_90"], "12.4.131")
     assert "sm_70" in str(err.value) and "sm_120" in str(err.value)
     assert "12.4.131" in str(err.value)
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("Ampere", "8.0;8.6+PTX"),
+    ("Hopper;Ada", "8.9+PTX;9.0+PTX"),
+    ("Ampere+Tegra", "8.7"),  # the combined name first, as torch replaces them
+    ("Blackwell", "10.0;10.3;12.0;12.1+PTX"),
+    ("Blackwell+Tegra 8.0", "8.0;11.0"),
+])
+def test_torch_arch_names(text: str, want: str) -> None:
+    assert arch.to_torch(arch.parse(text)) == want
+
+
+def test_native_means_the_visible_gpus() -> None:
+    assert arch.choose("native", None, ["12.0"], None) == (arch.parse("12.0"), "visible GPUs")
+    assert arch.choose(None, "native", ["9.0"], None)[1] == "visible GPUs"
+
+
+def test_bad_list_in_the_environment_names_the_variable() -> None:
+    with pytest.raises(ArchError) as err:
+        arch.choose(None, "sm_banana", (), None)
+    assert "TORCH_CUDA_ARCH_LIST='sm_banana'" in str(err.value)
+    assert "unset TORCH_CUDA_ARCH_LIST" in str(err.value)
+
+
+def test_archs_cuda13_dropped() -> None:
+    with pytest.raises(ArchError) as err:
+        arch.check(arch.parse("6.1;9.0"), ["sm_75", "sm_90"], "13.0.88")
+    assert "CUDA 13 dropped sm_61" in str(err.value) and "CUDA 12" in str(err.value)

@@ -152,7 +152,25 @@ def test_torch_cu13_with_compiler_cu12_named(tmp_path: Path) -> None:
 
 
 def test_arch_nvcc_cannot_build(good: Path) -> None:
-    fail(run("env", "--python", str(good), "--arch", "7.0"), "cannot build sm_70")
+    fail(run("env", "--python", str(good), "--arch", "12.1"), "cannot build sm_121")
+
+
+def test_arch_cuda13_dropped_says_cuda12(good: Path) -> None:
+    """Issue 9 item 5: sm_61 is not 'install a newer compiler' but 'CUDA 12'."""
+    r = run("env", "--python", str(good), "--arch", "6.1")
+    fail(r, "CUDA 13 dropped sm_61", "CUDA 12 toolkit")
+    assert "newer compiler" not in r.stderr
+
+
+def test_arch_list_variable_is_named(good: Path) -> None:
+    fail(run("env", "--python", str(good), env={"TORCH_CUDA_ARCH_LIST": "garbage"}),
+         "TORCH_CUDA_ARCH_LIST='garbage'", "unset TORCH_CUDA_ARCH_LIST")
+
+
+def test_torch_arch_names_are_accepted(good: Path) -> None:
+    r = run("env", "--python", str(good), env={"TORCH_CUDA_ARCH_LIST": "Hopper"})
+    assert r.returncode == 0, r.stderr
+    assert "export TORCH_CUDA_ARCH_LIST='9.0+PTX'" in r.stdout
 
 
 def test_arch_unknown_without_gpu(good: Path) -> None:

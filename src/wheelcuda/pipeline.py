@@ -207,8 +207,9 @@ def _archs(ctx: Context, request: Request, problems: list[Problem]
            ) -> tuple[tuple[archmod.Arch, ...], str | None]:
     if not request.need_archs:
         return (), None
+    given = [v for v in (request.arch, ctx.get("TORCH_CUDA_ARCH_LIST")) if v and v.strip()]
     try:
-        if request.arch or (ctx.get("TORCH_CUDA_ARCH_LIST") or "").strip():
+        if given and given[0].strip().lower() != "native":  # native: the visible GPUs
             return archmod.choose(request.arch, ctx.get("TORCH_CUDA_ARCH_LIST"), (), None)
         probe = gpus.probe_gpus(ctx)
         return archmod.choose(None, None, [g.compute_capability for g in probe.gpus],

@@ -2,7 +2,8 @@
 
 Syntax is torch's TORCH_CUDA_ARCH_LIST: ``8.0;9.0+PTX``, separated by ``;``, spaces or
 commas; a suffix ``a`` or ``f`` (``9.0a``, ``12.0f``) selects the family-specific
-targets. Order of choice: ``--arch``, then an existing TORCH_CUDA_ARCH_LIST, then the
+targets; torch's names (``Ampere``, ``Hopper``, ``Blackwell``...) stand for their lists
+(data/archs.py), and ``native`` means the visible GPUs, as in torch. Order of choice: ``--arch``, then an existing TORCH_CUDA_ARCH_LIST, then the
 visible GPUs, else an error (torch itself crashes with IndexError there).
 """
 
@@ -12,7 +13,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from ..data.archs import CUDA_FLOOR, NAMED
 from ..errors import ArchError
+from .checks import parse_version
 
 _ARCH = re.compile(r"^(?:sm_)?(\d+)\.?(\d)?([af]?)(\+PTX)?$", re.IGNORECASE)
 _FIX = "pass --arch with your GPU's compute capability, e.g. --arch 12.0 (RTX PRO 6000 " \
@@ -50,9 +53,16 @@ def parse_one(text: str) -> Arch:
     return Arch(int(digits), int(minor), suffix.lower(), bool(ptx))
 
 
+def expand_names(text: str) -> str:
+    """torch's arch names replaced by what they stand for, as torch does (pure)."""
+    for name, archs in NAMED.items():
+        text = re.sub(rf"(?<![A-Za-z+]){re.escape(name)}(?![A-Za-z+])", archs, text)
+    return text
+
+
 def parse(text: str) -> tuple[Arch, ...]:
     """A whole list, sorted and without duplicates; empty text is an error."""
-    items = [t for t in re.split(r"[;,\s]+", text.strip()) if t]
+    items = [t for t in re.split(r"[;,\s]+", expand_names(text).strip()) if t]
     if not items:
         raise ArchError("the GPU architecture list is empty", _FIX)
     merged: dict[tuple[int, int, str], bool] = {}
@@ -80,10 +90,14 @@ def from_capabilities(caps: Iterable[str]) -> tuple[Arch, ...]:
 def choose(cli: str | None, env_list: str | None, gpu_caps: Sequence[str],
            gpu_reason: str | None) -> tuple[tuple[Arch, ...], str]:
     """The arch list and where it came from; raise when nothing says which GPU."""
-    if cli:
+    if cli and cli.strip().lower() != "native":
         return parse(cli), "--arch"
-    if env_list and env_list.strip():
-        return parse(env_list), "TORCH_CUDA_ARCH_LIST"
+    if env_list and env_list.strip() and env_list.strip().lower() != "native":
+        try:
+            return parse(env_list), "TORCH_CUDA_ARCH_LIST"
+        except ArchError as exc:
+            raise ArchError(f"TORCH_CUDA_ARCH_LIST={env_list!r} in your environment: "
+                            f"{exc.message}", f"unset TORCH_CUDA_ARCH_LIST, or {_FIX}") from exc
     if gpu_caps:
         return from_capabilities(gpu_caps), "visible GPUs"
     why = f" ({gpu_reason})" if gpu_reason else ""
@@ -97,8 +111,21 @@ def unbuildable(archs: Sequence[Arch], supported: Iterable[str]) -> list[Arch]:
 
 
 def check(archs: Sequence[Arch], supported: Sequence[str], nvcc_version: str) -> None:
-    """Raise when nvcc cannot build one of ``archs`` (sm_120 needs nvcc 12.8 or newer)."""
+    """Raise when nvcc cannot build one of ``archs`` (sm_120 needs nvcc 12.8 or newer;
+    CUDA 13 builds nothing below 7.5)."""
     bad = unbuildable(archs, supported)
+    version = parse_version(nvcc_version)
+    major = version.major if version else 0
+    floor = CUDA_FLOOR.get(major)
+    old = [a for a in bad if floor and (a.major, a.minor) < floor]
+    if old:
+        names = ", ".join(f"sm_{a.number}" for a in old)
+        raise ArchError(
+            f"CUDA {major} dropped {names} (it builds nothing below "
+            f"sm_{floor[0]}{floor[1]}); nvcc {nvcc_version} cannot build for that GPU",
+            "those GPUs need a CUDA 12 toolkit and a torch built for CUDA 12 (e.g. "
+            "torch 2.9.1 from PyPI is built with CUDA 12.8): install both, export "
+            "CUDA_HOME=/path/to/cuda-12.x, and build with it; or drop them from --arch")
     if bad:
         names = ", ".join(f"sm_{a.number}" for a in bad)
         raise ArchError(

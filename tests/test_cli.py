@@ -112,7 +112,8 @@ def test_no_nvidia_wheels(tmp_path: Path) -> None:
     site = fakes.torch(tmp_path / "site")
     py = fakes.python(tmp_path, [site])
     fail(run("env", "--python", str(py), "--arch", "9.0"), "missing CUDA 13 wheels",
-         'uv pip install "cuda-toolkit[nvcc,cccl]==13.0.3"')
+         f"wheelcuda fetch --python {py} ",
+         f'uv pip install --python {py} "cuda-toolkit[nvcc,cccl]==13.0.3"')
 
 
 def test_cu12_wheels_only(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ message and the fix within seconds, and no build starts (a fake uv records any c
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -46,7 +47,35 @@ def test_user_settings_win(tmp_path: Path, fake_uv: dict[str, str]) -> None:
     env = {**fake_uv, "CAUSAL_CONV1D_FORCE_BUILD": "FALSE", "MAX_JOBS": "1"}
     r = run("install", "--python", str(py), "--arch", "9.0", "--explain", "causal-conv1d",
             env=env)
-    assert "CAUSAL_CONV1D_FORCE_BUILD" not in r.stdout and "MAX_JOBS" not in r.stdout
+    assert "set        CAUSAL_CONV1D_FORCE_BUILD" not in r.stdout and "MAX_JOBS" not in r.stdout
+    assert "keep       CAUSAL_CONV1D_FORCE_BUILD=FALSE   (yours)" in r.stdout
+
+
+def test_unknown_package_variables_are_read_from_its_setup_py(
+        tmp_path: Path, fake_uv: dict[str, str]) -> None:
+    """Issue 9 item 7: a package outside the recipe table whose setup.py downloads a
+    prebuilt wheel unless FLUX_FORCE_BUILD=TRUE (a name unlike the distribution's) gets
+    the build-from-source values, with where they came from; the user's still win."""
+    py = fakes.user_env(tmp_path)
+    src = tmp_path / "bytedance-thing"
+    src.mkdir()
+    (src / "setup.py").write_text(
+        "import os\nfrom setuptools import setup\n"
+        "FORCE_BUILD = os.getenv('FLUX_FORCE_BUILD', 'FALSE') == 'TRUE'\n"
+        "SKIP = os.getenv('FLUX_SKIP_CUDA_BUILD', 'FALSE') == 'TRUE'\n"
+        "archs = os.environ.get('FLUX_CUDA_ARCHS', '80;90')\n"
+        "setup(name='bytedance-thing')\n")
+    r = run("install", "--python", str(py), "--arch", "9.0", "--explain", str(src), env=fake_uv)
+    assert r.returncode == 0, r.stderr
+    where = f"(read from {src}/setup.py)"
+    assert f"set        FLUX_FORCE_BUILD=TRUE   {where}" in r.stdout
+    assert f"set        FLUX_SKIP_CUDA_BUILD=FALSE   {where}" in r.stdout
+    assert f"set        FLUX_CUDA_ARCHS=90   {where}" in r.stdout
+    mine = run("install", "--python", str(py), "--arch", "9.0", "--explain", str(src),
+               env={**fake_uv, "FLUX_FORCE_BUILD": "NO"})
+    assert "keep       FLUX_FORCE_BUILD=NO   (yours)" in mine.stdout
+    key = [line for line in r.stdout.splitlines() if line.startswith("cache key")]
+    assert key != [line for line in mine.stdout.splitlines() if line.startswith("cache key")]
 
 
 def test_install_runs_the_installer_and_passes_its_code(tmp_path: Path,
@@ -106,7 +135,7 @@ def test_arch_unknown(tmp_path: Path, fake_uv: dict[str, str]) -> None:
 
 def test_arch_unbuildable(tmp_path: Path, fake_uv: dict[str, str]) -> None:
     fail(run("install", "--python", str(fakes.user_env(tmp_path)), "--arch", "6.1", "x",
-             env=fake_uv), "cannot build sm_61")
+             env=fake_uv), "CUDA 13 dropped sm_61")
     no_build(tmp_path)
 
 
@@ -129,17 +158,24 @@ def test_no_fetch(tmp_path: Path, fake_uv: dict[str, str]) -> None:
 
 
 def test_fetch_offline_names_the_wheels(tmp_path: Path) -> None:
-    """A real uv, offline, with nothing cached: the error says which wheels to bring."""
-    site = fakes.build_needs(fakes.torch(tmp_path / "site"))
+    """A real uv, offline, with nothing cached: the error says which wheels to bring (and
+    only then: a uv that fails for another reason gets its own words and the command)."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = next(venv.glob("lib/python*/site-packages"))
+    fakes.build_needs(fakes.torch(site))
     uv_dir = str(Path(sys.executable).parent)
     env = {"UV_OFFLINE": "1", "UV_CACHE_DIR": str(tmp_path / "uvcache"),
            "UV_FIND_LINKS": "", "PATH": f"{uv_dir}:/usr/bin:/bin", "WHEELCUDA_INSTALLER": "uv"}
-    r = run("install", "--python", str(fakes.python(tmp_path, [site])), "--arch", "9.0", "x",
-            env=env)
+    r = run("install", "--python", str(venv), "--arch", "9.0", "x", env=env)
     fail(r, "could not fetch cuda-toolkit[nvcc,cccl]==13.0.3", "nvidia-cuda-nvcc, nvidia-nvvm",
          "pip download -d wheels")
     toolkits = Path(os.environ["WHEELCUDA_CACHE_DIR"]) / "toolkits"
     assert [p.name for p in toolkits.iterdir() if not p.name.endswith(".lock")] == []
+    broken = run("install", "--python", str(fakes.python(tmp_path, [site])), "--arch", "9.0",
+                 "x", env=env)  # uv cannot use a stand-in interpreter: not an offline problem
+    fail(broken, "could not fetch", "run it yourself to see everything:")
+    assert "pip download" not in broken.stderr
 
 
 def test_run_passes_the_environment_and_exit_code(tmp_path: Path) -> None:

@@ -75,7 +75,7 @@ def children(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
 
 def test_ourselves_answers_without_a_child(children: list[list[str]]) -> None:
     ctx = Context.current()
-    target = resolve(None, ctx)
+    target = resolve(sys.executable, ctx)  # not None: the working folder may hold a .venv
     assert target.python == ctx.executable == os.path.abspath(sys.executable)
     assert target.version == VERSION
     assert target.tag == f"cp{sys.version_info[0]}{sys.version_info[1]}"

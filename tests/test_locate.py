@@ -17,7 +17,7 @@ def test_cu13_set_found_with_versions(tmp_path: Path) -> None:
     nvcc = inv.get("cuda_nvcc", 13)
     assert nvcc is not None and nvcc.version == "13.0.88" and nvcc.complete
     assert inv.majors() == (13,)
-    assert checks.component_problems(inv, 13, None) == []
+    assert checks.component_problems(inv, 13, None, "/py") == []
 
 
 def test_first_root_wins(tmp_path: Path) -> None:
@@ -33,7 +33,7 @@ def test_shared_cu13_folder_of_other_wheels_is_not_a_component(tmp_path: Path) -
     (site / "nvidia/cu13/lib").mkdir(parents=True)  # e.g. only cuBLAS installed
     inv = locate.locate([str(site)])
     assert inv.get("cuda_nvcc", 13) is None
-    problems = checks.component_problems(inv, 13, None)
+    problems = checks.component_problems(inv, 13, None, "/py")
     assert "missing CUDA 13 wheels: nvidia-cuda-nvcc" in problems[0].message
     assert str(site) in problems[0].message  # where it looked
     assert 'cuda-toolkit[nvcc,cccl]' in (problems[0].fix or "")
@@ -46,7 +46,7 @@ def test_cu12_only_says_no_wheel_has_the_compiler(tmp_path: Path) -> None:
     nvcc = inv.get("cuda_nvcc", 12)
     assert nvcc is not None and "bin/nvcc" in nvcc.missing
     cu12_torch = torchinfo.Torch("2.7.1+cu128", "12.8", "/t", None)
-    (problem,) = checks.component_problems(inv, 12, cu12_torch)
+    (problem,) = checks.component_problems(inv, 12, cu12_torch, "/py")
     assert "hold no compiler" in problem.message and "bin/nvcc" in problem.message
     assert "nvvm/bin/cicc" in problem.message and "fatbinary" in problem.message
     assert "no PyPI wheel holds the CUDA 12 compiler" in (problem.fix or "")
@@ -58,13 +58,14 @@ def test_cu12_wheels_with_cu13_torch_point_at_cu13_wheels(tmp_path: Path) -> Non
     t = torchinfo.Torch("2.14.1+cu130", "13.0", "/t", "==13.0.3")
     major = checks.choose_major(inv, t)
     assert major == 13
-    (problem,) = checks.component_problems(inv, major, t)
-    assert (problem.fix or "").startswith('uv pip install "cuda-toolkit[nvcc,cccl]==13.0.3" ')
+    (problem,) = checks.component_problems(inv, major, t, "/py")
+    assert (problem.fix or "").startswith("wheelcuda fetch --python /py ")
+    assert 'uv pip install --python /py "cuda-toolkit[nvcc,cccl]==13.0.3" ' in (problem.fix or "")
 
 
 def test_mixed_set_is_refused(tmp_path: Path) -> None:
     site = fakes.cu13_site(tmp_path / "site", cuda_nvcc="13.3.20", libnvvm="13.3.20")
-    problems = checks.component_problems(locate.locate([str(site)]), 13, None)
+    problems = checks.component_problems(locate.locate([str(site)]), 13, None, "/py")
     assert len(problems) == 1
     assert "different CUDA releases" in problems[0].message
     assert "nvidia-cuda-nvcc 13.3.20" in problems[0].message
@@ -75,7 +76,7 @@ def test_incomplete_component_names_missing_files(tmp_path: Path) -> None:
     site = tmp_path / "site"
     fakes.cu13_site(site)
     (site / "nvidia/cu13/nvvm/bin/cicc").unlink()
-    problems = checks.component_problems(locate.locate([str(site)]), 13, None)
+    problems = checks.component_problems(locate.locate([str(site)]), 13, None, "/py")
     assert "nvidia-nvvm 13.0.88" in problems[0].message
     assert "nvvm/bin/cicc missing" in problems[0].message
     assert "--reinstall" in (problems[0].fix or "")

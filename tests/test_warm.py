@@ -59,12 +59,19 @@ def test_relative_paths_in_the_environment_key_the_working_folder(
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     keys = {}
-    for env in ({**ENV, "VIRTUAL_ENV": ".venv"}, {**ENV, "PATH": "bin:/usr/bin"},
-                {**ENV, "PATH": "/usr/bin:"}, ENV):
+    given = ["env", "--python", "/v/bin/python"]
+    for argv, env, differs in ((given, {**ENV, "VIRTUAL_ENV": ".venv"}, True),
+                               (given, {**ENV, "PATH": "bin:/usr/bin"}, True),
+                               (given, {**ENV, "PATH": "/usr/bin:"}, True),
+                               (given, ENV, False),
+                               # no --python, no VIRTUAL_ENV: the target is searched for
+                               # from the working folder (.venv here or in a parent)
+                               (["env"], ENV, True),
+                               (["env"], {**ENV, "VIRTUAL_ENV": "/v"}, False)):
         for name in ("a", "b"):
             monkeypatch.chdir(tmp_path / name)
-            keys[name] = warm.key_for(["env"], env)
-        assert (keys["a"] != keys["b"]) == (env is not ENV)
+            keys[name] = warm.key_for(argv, env)
+        assert (keys["a"] != keys["b"]) == differs, (argv, env)
 
 
 def test_another_interpreter_running_wheelcuda_is_another_key(

@@ -33,8 +33,9 @@ def _parser() -> argparse.ArgumentParser:
         p = sub.add_parser(command.NAME, help=command.HELP, description=command.HELP)
         if not getattr(command, "NO_PYTHON", False):
             p.add_argument("--python", metavar="PATH",
-                           help="target interpreter or environment folder "
-                                "(default: the active venv, else this Python)")
+                           help="target interpreter or environment folder (default: "
+                                "VIRTUAL_ENV, else CONDA_PREFIX, else .venv here or in a "
+                                "parent, else this Python unless it is a uv/pipx tool's)")
         command.add_arguments(p)
         p.set_defaults(func=command.main, takes_rest=getattr(command, "TAKES_REST", False),
                        parser=p)

@@ -22,6 +22,7 @@ import contextlib
 import functools
 import hashlib
 import os
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -165,10 +166,10 @@ def finish(s: Start) -> Resolved:
     if request.build_needs:
         problems += _build_needs(ctx, target)
     toolkit = locate_toolkit(target, torch, layout)
-    found = checks.component_problems(toolkit.inventory, toolkit.major, torch)
+    found = _component_problems(toolkit, torch, target)
     if request.fetch and _only_fetch_missing(found, problems, torch):
         toolkit = _fetch(ctx, layout, target, torch, toolkit)
-        found = checks.component_problems(toolkit.inventory, toolkit.major, torch)
+        found = _component_problems(toolkit, torch, target)
     problems += found
     release = checks.compiler_release(toolkit.inventory, toolkit.major)
     if torch is not None and torch.cuda is not None:
@@ -189,10 +190,12 @@ def finish(s: Start) -> Resolved:
 
 def resolve_target(ctx: Context, layout: Layout, python: str | None) -> Target:
     """The target interpreter, asked once and remembered until it changes (its answer is
-    kept in the memo, so the warm path spawns no child)."""
-    path = interpreter.executable(interpreter.requested_python(python, ctx), ctx)
+    kept in the memo, so the warm path spawns no child). ``Target.why`` says what chose
+    it (issue 9: never wheelcuda's own tool environment unless asked)."""
+    choice = interpreter.choose_python(python, ctx)
+    path = interpreter.chosen_executable(choice, ctx)
     if path == ctx.executable:
-        return interpreter.target(path, interpreter.ask(path, ctx))
+        return interpreter.target(path, interpreter.ask(path, ctx), choice)
     root = str(layout.root)
     info = memo.load(root, "interpreter", path)
     if not isinstance(info, dict):
@@ -200,7 +203,7 @@ def resolve_target(ctx: Context, layout: Layout, python: str | None) -> Target:
         with contextlib.suppress(OSError, WheelcudaError):  # costs time, not correctness
             layout.private()
             memo.save(root, "interpreter", path, info, paths.stamps(interpreter.watch(path, info)))
-    return interpreter.target(path, info)
+    return interpreter.target(path, info, choice)
 
 
 def _archs(ctx: Context, request: Request, problems: list[Problem]
@@ -232,7 +235,7 @@ def _build_needs(ctx: Context, target: Target) -> list[Problem]:
     return [Problem(Kind.BUILD_NEEDS,
                     f"{', '.join(missing)} missing in {target.python}: "
                     "--no-build-isolation builds use the environment's own",
-                    f"uv pip install --python {target.python} {' '.join(missing)}")]
+                    f"uv pip install --python {shlex.quote(target.python)} {' '.join(missing)}")]
 
 
 def locate_toolkit(target: Target, torch: Torch | None, layout: Layout,
@@ -245,6 +248,11 @@ def locate_toolkit(target: Target, torch: Torch | None, layout: Layout,
     for f in inventory.found:
         via.setdefault(f.component.name, next(o.source for o in offers if f.root in o.roots))
     return Toolkit(checks.choose_major(inventory, torch), inventory, via, fetched)
+
+
+def _component_problems(toolkit: Toolkit, torch: Torch | None, target: Target
+                        ) -> list[Problem]:
+    return checks.component_problems(toolkit.inventory, toolkit.major, torch, target.python)
 
 
 def _only_fetch_missing(found: list[Problem], problems: list[Problem],

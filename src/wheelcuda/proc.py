@@ -7,9 +7,13 @@ caller's context, through :func:`child_environ`), and failures turned into
 
 from __future__ import annotations
 
+import queue
 import shlex
 import subprocess
-from collections.abc import Mapping, Sequence
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
 
 from .errors import ToolError
 
@@ -62,6 +66,50 @@ def capture(
         tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-8:])
         raise ToolError(f"{shlex.join(argv)} failed with exit code {done.returncode}:\n{tail}")
     return done.stdout
+
+
+def stream(argv: Sequence[str], *, env: Mapping[str, str], timeout: float,
+           note: Callable[[str], None], every: float = 15.0) -> tuple[int, str]:
+    """Run ``argv`` with its output copied to our stderr as it comes (stdout stays ours:
+    data only), a note every ``every`` seconds while it is silent, and its last lines
+    kept for the diagnosis: (exit code, tail)."""
+    try:
+        child = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 text=True, errors="replace", env=dict(env))
+    except OSError as exc:
+        raise _start_error(argv, exc) from exc
+    lines: queue.Queue[str | None] = queue.Queue()
+    threading.Thread(target=_pump, args=(child, lines), daemon=True).start()
+    tail: list[str] = []
+    start = last = time.monotonic()
+    while True:
+        try:
+            line = lines.get(timeout=1.0)
+        except queue.Empty:
+            now = time.monotonic()
+            if now - start > timeout:
+                child.kill()
+                raise ToolError(f"{shlex.join(argv)} did not finish within {timeout:g} s"
+                                ) from None
+            if now - last >= every:
+                note(f"still working ({now - start:.0f} s)")
+                last = now
+            continue
+        if line is None:
+            assert child.stdout is not None
+            child.stdout.close()
+            break
+        sys.stderr.write(line)
+        tail = [*tail[-39:], line.rstrip("\n")]
+        last = time.monotonic()
+    return child.wait(), "\n".join(tail)
+
+
+def _pump(child: subprocess.Popen[str], lines: queue.Queue[str | None]) -> None:
+    assert child.stdout is not None
+    for line in child.stdout:
+        lines.put(line)
+    lines.put(None)
 
 
 def call(argv: Sequence[str], *, env: Mapping[str, str]) -> int:

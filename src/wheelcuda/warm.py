@@ -74,7 +74,10 @@ def key_for(argv: Sequence[str], environ: Mapping[str, str]) -> tuple[Any, ...] 
     # installations must not share an answer.
     here = (os.path.normpath(os.path.abspath(sys.executable)),
             os.path.dirname(os.path.abspath(__file__)), tuple(sys.path[1:]))
-    cwd = os.getcwd() if _reads_cwd(environ) else ""
+    # Without --python or VIRTUAL_ENV the target is searched for from the working folder
+    # (a .venv here or in a parent, as uv does): the answer depends on where it runs.
+    searched = "--python" not in options and not environ.get("VIRTUAL_ENV")
+    cwd = os.getcwd() if searched or _reads_cwd(environ) else ""
     return ("env", tuple(sorted(options.items())), env, here, cwd, _machine_state())
 
 

@@ -16,7 +16,7 @@ from ..errors import WheelcudaError
 from ..probe import gpus
 from ..probe import torch as torch_probe
 from ..rules import arch, checks, render
-from ..rules.checks import Kind, Problem
+from ..rules.checks import Kind, Problem, Severity
 from .common import add_arch, request
 
 NAME = "doctor"
@@ -83,18 +83,31 @@ def _run_nvcc(r: pipeline.Resolved) -> tuple[str | None, list[Problem]]:
     return (lines[-2] if len(lines) >= 2 else "".join(lines)), []
 
 
+def _fetchable(r: pipeline.Resolved) -> list[Problem]:
+    """A compiler set that is only missing is what ``install`` fetches by itself: for
+    install's sake not an error (doctor answers "would install work?"), but said, with
+    ``wheelcuda fetch`` for env, home and run, which never download by themselves."""
+    if not (r.torch and r.torch.cuda_major == r.toolkit.major):
+        return list(r.problems)
+    return [Problem(p.kind, f"{p.message}; `wheelcuda install` fetches them into its "
+                    "store by itself, `env`, `home` and `run` need `wheelcuda fetch` first",
+                    p.fix, Severity.WARNING) if p.kind is Kind.MISSING else p
+            for p in r.problems]
+
+
 def diagnose(ctx: Context, req: pipeline.Request) -> dict[str, Any]:
     """Everything doctor shows, as data; ``ok`` is True when a build would work. The
     checks are install's own (one pipeline), so doctor and install agree."""
     r = pipeline.resolve(ctx, req)
     banner, nvcc_problems = _run_nvcc(r)
-    problems = [*r.problems, *nvcc_problems]
+    problems = [*_fetchable(r), *nvcc_problems]
     release = (r.home.nvcc_release if r.home
                else checks.compiler_release(r.toolkit.inventory, r.toolkit.major))
     home = r.home
     return {
         "ok": not any(p.is_error for p in problems),
-        "environment": {"python": r.target.python, "prefix": r.target.prefix,
+        "environment": {"python": r.target.python, "why": r.target.why,
+                        "prefix": r.target.prefix,
                         "version": ".".join(map(str, r.target.version)),
                         "site_dirs": list(r.target.site_dirs)},
         "torch": _torch(r), "cuda_major": r.toolkit.major, "components": _components(r),
@@ -153,6 +166,7 @@ def to_text(report: dict[str, Any]) -> str:
     torch_text = (f"{t['version']} (CUDA {t['cuda'] or 'none: CPU-only'}, "
                   f"C++11 ABI {t['cxx11_abi']})  {t['path']}" if t else "not installed")
     lines = ["Environment", _line("python", f"{env['python']} ({env['version']})"),
+             _line("chosen by", env["why"]),
              _line("torch", torch_text), *_text_components(report), "Compiler",
              _line("CUDA_HOME", report["home"] or "not built (see problems)")]
     if n:

@@ -30,8 +30,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace, ctx: Context) -> int:
     start = pipeline.start(ctx, request(args))
     target = start.target
+    # target.watch: a .venv appearing where the search found none changes the target
     early = [*warm.own_sources(), target.python, os.path.join(target.prefix, "pyvenv.cfg"),
-             *target.site_dirs, str(start.layout.toolkits)]
+             *target.site_dirs, str(start.layout.toolkits), *target.watch]
     before = paths.stamps(early)
     r = pipeline.finish(start)
     # A plain CMake or Makefile build needs no torch: only a torch that cannot match the

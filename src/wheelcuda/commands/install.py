@@ -16,14 +16,14 @@ import shlex
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .. import _nvcc_wrapper, pipeline, proc
 from ..context import Context
 from ..data import catalog
 from ..data.recipes import RECIPES
 from ..errors import ComponentError
-from ..probe import gpus, locate, machine, source
+from ..probe import gpus, locate, machine, setup_vars, source
 from ..probe import installer as installer_probe
 from ..probe import torch as torch_probe
 from ..rules import arch, buildkey, checks, installer, jobs, packages
@@ -62,6 +62,8 @@ class Prepared:
     fields: dict[str, object]
     specs: tuple[str, ...] = ()
     would_fetch: str | None = None  # --explain: the set a real install would fetch
+    origins: dict[str, str] = field(default_factory=dict)  # variable -> where it came from
+    kept: bool = False  # every package installs a wheel kept in the wheel cache
 
 
 def prepare(ctx: Context, pkgs: Sequence[str], req: pipeline.Request,
@@ -77,7 +79,7 @@ def prepare(ctx: Context, pkgs: Sequence[str], req: pipeline.Request,
             raise ComponentError(f"{p.message} (and --no-fetch forbids fetching them)", p.fix)
         raise p.error()
     names = [source.distribution_name(p) for p in pkgs]
-    recipe = packages.recipe_env(names, r.archs, bool(gpus.probe_gpus(ctx).gpus))
+    recipe, origins = _package_variables(ctx, pkgs, names, r)
     in_key = buildkey.build_variables(recipe, ctx.environ, packages.prefixes(names))
     fields = _key_fields(r, pkgs, in_key, extra)
     fields["names"] = [n or "" for n in names]
@@ -91,8 +93,29 @@ def prepare(ctx: Context, pkgs: Sequence[str], req: pipeline.Request,
     # Not the user's to win: a shared installer cache hands back wheels built against
     # another torch (uv 16850, 3599). Each key gets its own.
     variables.update(wheels.installer_cache(r.layout, tool.name, key))
-    argv = installer.install_argv(tool, r.target.python, _sources(r, key, pkgs, names), extra)
-    return Prepared(r, tool, argv, variables, names, key, fields, tuple(pkgs), would_fetch)
+    chosen = _sources(r, key, pkgs, names)
+    argv = installer.install_argv(tool, r.target.python, chosen, extra)
+    return Prepared(r, tool, argv, variables, names, key, fields, tuple(pkgs), would_fetch,
+                    origins, kept=chosen != list(pkgs))
+
+
+def _package_variables(ctx: Context, pkgs: Sequence[str], names: Sequence[str | None],
+                       r: pipeline.Resolved) -> tuple[dict[str, str], dict[str, str]]:
+    """What the packages need set, and where each value comes from: read from the
+    source's setup.py (a folder or an sdist: ``*_FORCE_BUILD``, ``FORCE_CUDA``, its arch
+    variables; issue 9 item 7), then the recipe table, which wins; the user's own
+    environment wins over both (it is left as it is)."""
+    chosen: dict[str, str] = {}
+    origins: dict[str, str] = {}
+    for spec in pkgs:
+        for w in setup_vars.wanted(spec, r.archs):
+            chosen.setdefault(w.name, w.value)
+            origins.setdefault(w.name, w.origin)
+    recipe = packages.recipe_env(names, r.archs, bool(gpus.probe_gpus(ctx).gpus))
+    chosen.update(recipe)
+    origins.update(dict.fromkeys(recipe, "the recipe table"))
+    origins.update({k: "yours, kept" for k in chosen if k in ctx.environ})
+    return chosen, origins
 
 
 def _would_fetch(r: pipeline.Resolved) -> str | None:
@@ -134,7 +157,7 @@ def explain(p: Prepared) -> str:
     """What ``install`` would set and run, without running it."""
     r = p.resolved
     mode = "the package's own list" if r.request.all_archs else "pruned to these"
-    lines = [f"target     {r.target.python}", f"installer  {p.tool.name}",
+    lines = [f"target     {r.target.python}   ({r.target.why})", f"installer  {p.tool.name}",
              f"archs      {arch.to_torch(r.archs)} (from {r.arch_source}; {mode})",
              f"cache key  {p.key}"]
     if r.toolkit.fetched:
@@ -145,7 +168,10 @@ def explain(p: Prepared) -> str:
         recipe = RECIPES.get(name or "")
         if recipe:
             lines.append(f"package    {name}: {recipe.note}")
-    lines += [f"set        {k}={v}" for k, v in p.variables.items()]
+    lines += [f"set        {k}={v}" + (f"   ({p.origins[k]})" if k in p.origins else "")
+              for k, v in p.variables.items()]
+    lines += [f"keep       {k}={r.ctx.environ[k]}   (yours)" for k, origin in p.origins.items()
+              if origin.startswith("yours")]
     lines.append("run        " + shlex.join(p.argv))
     return "\n".join(lines) + "\n"
 
@@ -208,8 +234,12 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
         print(explain(prepared), end="")
         return 0
     r = prepared.resolved
-    note(f"building with {prepared.tool.name} for {arch.to_torch(r.archs)} "
-         f"(from {r.arch_source}): {shlex.join(prepared.argv)}")
+    if prepared.kept:  # issue 9 item 8: say what really happens
+        note(f"installing the wheel built before for this key ({prepared.key}) from "
+             f"wheelcuda's wheel cache with {prepared.tool.name}: {shlex.join(prepared.argv)}")
+    else:
+        note(f"building with {prepared.tool.name} for {arch.to_torch(r.archs)} "
+             f"(from {r.arch_source}): {shlex.join(prepared.argv)}")
     code, summary = execute(ctx, prepared)
     note(summary)
     return code

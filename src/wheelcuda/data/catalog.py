@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import platform
 import re
+import shlex
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
@@ -213,6 +214,6 @@ def toolkit_requirements(specifier: str) -> list[str]:
 
 def install_command(specifier: str, python: str | None = None) -> str:
     """The command a person copies to install that set into an environment."""
-    target = f" --python {python}" if python else ""
+    target = f" --python {shlex.quote(python)}" if python else ""
     quoted = " ".join(f'"{r}"' for r in toolkit_requirements(specifier))
     return f"uv pip install{target} {quoted}"

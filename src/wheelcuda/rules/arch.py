@@ -3,8 +3,9 @@
 Syntax is torch's TORCH_CUDA_ARCH_LIST: ``8.0;9.0+PTX``, separated by ``;``, spaces or
 commas; a suffix ``a`` or ``f`` (``9.0a``, ``12.0f``) selects the family-specific
 targets; torch's names (``Ampere``, ``Hopper``, ``Blackwell``...) stand for their lists
-(data/archs.py), and ``native`` means the visible GPUs, as in torch. Order of choice: ``--arch``, then an existing TORCH_CUDA_ARCH_LIST, then the
-visible GPUs, else an error (torch itself crashes with IndexError there).
+(data/archs.py), and ``native`` means the visible GPUs, as in torch. Order of choice:
+``--arch``, then an existing TORCH_CUDA_ARCH_LIST, then the visible GPUs, else an error
+(torch itself crashes with IndexError there).
 """
 
 from __future__ import annotations
@@ -118,7 +119,7 @@ def check(archs: Sequence[Arch], supported: Sequence[str], nvcc_version: str) ->
     major = version.major if version else 0
     floor = CUDA_FLOOR.get(major)
     old = [a for a in bad if floor and (a.major, a.minor) < floor]
-    if old:
+    if old and floor:
         names = ", ".join(f"sm_{a.number}" for a in old)
         raise ArchError(
             f"CUDA {major} dropped {names} (it builds nothing below "

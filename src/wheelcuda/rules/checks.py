@@ -6,6 +6,7 @@ Each check returns :class:`Problem` values; callers decide whether to raise the 
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING
@@ -114,16 +115,16 @@ def choose_major(inventory: Inventory, torch: Torch | None) -> int:
     return majors[0] if majors else catalog.MAJORS[0]
 
 
-def _cu12_gap(inventory: Inventory, torch: Torch | None) -> Problem:
+def _cu12_gap(inventory: Inventory, torch: Torch | None, python: str) -> Problem:
     nvcc = inventory.get(catalog.NVCC.name, 12)
     where = nvcc.folder if nvcc else "site-packages/nvidia/cuda_nvcc"
     fix = (
         "no PyPI wheel holds the CUDA 12 compiler yet: use a CUDA 12 toolkit from NVIDIA "
         "(export CUDA_HOME=/path/to/cuda-12.x), or move to a cu13 torch and run: "
-        + catalog.install_command("==13.0.*")
+        + catalog.install_command("==13.0.*", python)
     )
     if torch is not None and torch.cuda_major == 13:
-        fix = catalog.install_command(wanted_specifier(torch, 13))
+        fix = catalog.install_command(wanted_specifier(torch, 13), python)
     return Problem(
         Kind.COMPONENTS,
         f"the CUDA 12 wheels in {where} hold no compiler: {_CU12_GAP} are missing "
@@ -132,8 +133,12 @@ def _cu12_gap(inventory: Inventory, torch: Torch | None) -> Problem:
     )
 
 
-def _missing(inventory: Inventory, major: int, torch: Torch | None) -> list[Problem]:
-    fix = catalog.install_command(wanted_specifier(torch, major))
+def _missing(inventory: Inventory, major: int, torch: Torch | None, python: str
+             ) -> list[Problem]:
+    fix = catalog.install_command(wanted_specifier(torch, major), python)
+    if torch is not None and torch.cuda_major == major:  # the store can take it instead
+        fix = (f"wheelcuda fetch --python {shlex.quote(python)}   (into wheelcuda's store; "
+               f"or into the environment itself: {fix})")
     absent = [c for c in catalog.COMPILER if inventory.get(c.name, major) is None]
     if not absent:
         return []
@@ -143,17 +148,17 @@ def _missing(inventory: Inventory, major: int, torch: Torch | None) -> list[Prob
                     fix)]
 
 
-def _incomplete(found: Found, torch: Torch | None) -> Problem:
+def _incomplete(found: Found, torch: Torch | None, python: str) -> Problem:
     return Problem(
         Kind.COMPONENTS,
         f"{found.wheel} {found.version or '?'} in {found.folder} is incomplete: "
         f"{', '.join(found.missing)} missing",
-        catalog.install_command(wanted_specifier(torch, found.major)).replace(
+        catalog.install_command(wanted_specifier(torch, found.major), python).replace(
             "uv pip install", "uv pip install --reinstall"),
     )
 
 
-def _mixed(parts: list[Found], torch: Torch | None) -> list[Problem]:
+def _mixed(parts: list[Found], torch: Torch | None, python: str) -> list[Problem]:
     releases = {release(f.version) for f in parts if f.version}
     if len(releases) <= 1:
         return []
@@ -162,19 +167,21 @@ def _mixed(parts: list[Found], torch: Torch | None) -> list[Problem]:
         Kind.COMPONENTS,
         f"the compiler parts are from different CUDA releases ({listing}); nvcc then fails "
         "with 'CUDA compiler and CUDA toolkit headers are incompatible'",
-        catalog.install_command(wanted_specifier(torch, parts[0].major)),
+        catalog.install_command(wanted_specifier(torch, parts[0].major), python),
     )]
 
 
-def component_problems(inventory: Inventory, major: int, torch: Torch | None) -> list[Problem]:
-    """Everything that stops the CUDA ``major`` compiler set from building."""
+def component_problems(inventory: Inventory, major: int, torch: Torch | None,
+                       python: str) -> list[Problem]:
+    """Everything that stops the CUDA ``major`` compiler set from building; the fixes
+    name ``python``, so that they work when pasted with no environment active."""
     parts = [f for c in catalog.COMPILER if (f := inventory.get(c.name, major))]
     nvcc = inventory.get(catalog.NVCC.name, major)
     if major == 12 and (nvcc is None or not nvcc.complete):
-        return [_cu12_gap(inventory, torch)]
-    problems = _missing(inventory, major, torch)
-    problems += [_incomplete(f, torch) for f in parts if not f.complete]
-    return problems + _mixed(parts, torch)
+        return [_cu12_gap(inventory, torch, python)]
+    problems = _missing(inventory, major, torch, python)
+    problems += [_incomplete(f, torch, python) for f in parts if not f.complete]
+    return problems + _mixed(parts, torch, python)
 
 
 def compiler_release(inventory: Inventory, major: int) -> str | None:
@@ -185,13 +192,14 @@ def compiler_release(inventory: Inventory, major: int) -> str | None:
 
 def torch_problems(torch: Torch | None, compiler: str | None, python: str) -> list[Problem]:
     """torch missing, CPU-only, or built for another CUDA than the compiler's."""
+    py = shlex.quote(python)
     if torch is None:
         return [Problem(Kind.TORCH, f"torch is not installed in {python}",
-                        f"uv pip install --python {python} torch")]
+                        f"uv pip install --python {py} torch")]
     if torch.cuda is None:
         return [Problem(Kind.TORCH, f"torch {torch.version} in {torch.path} is a CPU-only build; "
                         "CUDA extensions need a CUDA build of torch",
-                        f"uv pip install --python {python} --reinstall torch "
+                        f"uv pip install --python {py} --reinstall torch "
                         "--index-url https://download.pytorch.org/whl/cu130")]
     if compiler is None:
         return []
@@ -199,11 +207,13 @@ def torch_problems(torch: Torch | None, compiler: str | None, python: str) -> li
         return [Problem(Kind.TORCH, f"torch {torch.version} is built with CUDA {torch.cuda} "
                         "but the "
                         f"compiler is CUDA {compiler}; torch refuses a different major version",
-                        catalog.install_command(wanted_specifier(torch, torch.cuda_major or 13)))]
+                        catalog.install_command(wanted_specifier(torch, torch.cuda_major or 13),
+                                                python))]
     if release(torch.cuda) != release(compiler):
         return [Problem(Kind.TORCH, f"torch is built with CUDA {torch.cuda}, the compiler is CUDA "
                         f"{compiler}: it usually works (torch warns), an exact match is safer",
-                        catalog.install_command(wanted_specifier(torch, torch.cuda_major or 13)),
+                        catalog.install_command(wanted_specifier(torch, torch.cuda_major or 13),
+                                                python),
                         severity=Severity.WARNING)]
     return []
 

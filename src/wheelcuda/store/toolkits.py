@@ -19,13 +19,14 @@ from __future__ import annotations
 import json
 import platform
 import re
+import shlex
 import sys
 from pathlib import Path
 
 from .. import proc
 from ..context import Context
 from ..data import catalog
-from ..errors import ComponentError, ToolError
+from ..errors import ComponentError
 from ..probe import locate
 from ..rules import installer
 from . import fs
@@ -100,28 +101,54 @@ def fetch(layout: Layout, ctx: Context, tool: installer.Tool, specifier: str, *,
     return final
 
 
+#: What uv and pip say when the index cannot be reached at all.
+_OFFLINE = re.compile(r"error sending request|dns error|failed to lookup address|name resolution|"
+                      r"Network is unreachable|Connection refused|Failed to establish a new "
+                      r"connection|Max retries exceeded|Could not connect|timed out",
+                      re.IGNORECASE)
+#: What they say when the index they may use (offline, a mirror) has no such version.
+_UNAVAILABLE = re.compile(r"there is no version of|Could not find a version that satisfies|"
+                          r"No matching distribution", re.IGNORECASE)
+
+
 def _download(ctx: Context, tool: installer.Tool, requirements: list[str], target: Path, *,
               python: str, major: int) -> None:
     argv = installer.target_argv(tool, requirements, str(target), python)
     requirement = requirements[0]
-    quoted = " ".join(f'"{r}"' for r in requirements)
-    print(f"wheelcuda: fetching {requirement} into {target.parent} with {tool.name}",
-          file=sys.stderr)
-    try:
-        proc.capture(argv, env=proc.child_environ(ctx.environ), timeout=_TIMEOUT)
-    except ToolError as exc:
-        if "certificate" in str(exc).lower():
-            raise ComponentError(
-                f"could not fetch {requirement}: the TLS certificate of the index was not "
-                f"trusted: {exc}",
-                "point uv at your CA bundle: export SSL_CERT_FILE=/etc/ssl/certs/"
-                "ca-certificates.crt (or UV_NATIVE_TLS=1), then run wheelcuda again",
-            ) from exc
-        names = ", ".join(c.wheels[major] for c in catalog.COMPILER)
-        raise ComponentError(
-            f"could not fetch {requirement} ({names}): {exc}",
+    names = ", ".join(c.wheels[major] for c in catalog.COMPILER)
+    print(f"wheelcuda: fetching {requirement} into {target.parent} with {tool.name} "
+          f"({names}: about 270 MB); its output follows", file=sys.stderr)
+    env = proc.child_environ(ctx.environ)
+    code, tail = proc.stream(argv, env=env, timeout=_TIMEOUT,
+                             note=lambda text: print(f"wheelcuda: fetching: {text}",
+                                                     file=sys.stderr))
+    if code != 0:
+        raise _fetch_error(tool, argv, requirements, python, tail)
+
+
+def _fetch_error(tool: installer.Tool, argv: list[str], requirements: list[str], python: str,
+                 tail: str) -> ComponentError:
+    """What went wrong, with the advice that fits it (offline advice only when offline)."""
+    last = "\n".join(tail.splitlines()[-6:])
+    what = f"could not fetch {requirements[0]}: {tool.name} failed:\n{last}"
+    if "certificate" in tail.lower():
+        return ComponentError(
+            what, "point uv at your CA bundle: export SSL_CERT_FILE=/etc/ssl/certs/"
+            "ca-certificates.crt (or UV_NATIVE_TLS=1), then run wheelcuda again")
+    if "No module named pip" in tail:
+        return ComponentError(
+            f"could not fetch {requirements[0]}: {python} has no pip, and uv was not found",
+            f"install uv (pip install uv), or pip into that environment: "
+            f"{shlex.quote(python)} -m ensurepip")
+    offline, unavailable = _OFFLINE.search(tail), _UNAVAILABLE.search(tail)
+    if offline or unavailable:
+        quoted = " ".join(f'"{r}"' for r in requirements)
+        why = ("could not reach the package index:" if offline else
+               "the package index it may use (offline, or a mirror) has no such version:")
+        return ComponentError(
+            what.replace("failed:", why, 1),
             "when offline, bring the wheels: on a connected machine run "
-            f"`pip download -d wheels {quoted}`, copy wheels/ here, then "
-            f"`uv pip install --python {python} --no-index --find-links wheels {quoted}` "
-            "(or set UV_FIND_LINKS=wheels and run wheelcuda again)",
-        ) from exc
+            f"`pip download -d wheels {quoted}`, copy wheels/ here, then set "
+            "UV_FIND_LINKS=$PWD/wheels (uv) or PIP_FIND_LINKS=$PWD/wheels (pip) and run "
+            "wheelcuda again")
+    return ComponentError(what, f"run it yourself to see everything: {shlex.join(argv)}")

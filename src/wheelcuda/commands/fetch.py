@@ -1,0 +1,39 @@
+"""``wheelcuda fetch``: bring the compiler set torch pins into wheelcuda's store.
+
+Nothing is installed into the environment: the store (``<cache>/toolkits``) is shared by
+every environment whose torch pins the same set, and ``env``, ``home`` and ``run`` use it
+from then on, as ``install`` does after fetching it by itself (issue 9 item 3).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from .. import pipeline
+from ..context import Context
+from ..rules.checks import Kind
+from .common import note, request
+
+NAME = "fetch"
+HELP = ("fetch the CUDA compiler set that torch pins into wheelcuda's store "
+        "(nothing is installed into the environment); prints where it is")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    del p  # --python only
+
+
+def main(args: argparse.Namespace, ctx: Context) -> int:
+    r = pipeline.resolve(ctx, request(args, need_torch=True, need_archs=False, fetch=True))
+    r.raise_first(ignore=(Kind.HOST,))
+    where = sorted({f.folder for f in r.toolkit.compiler_parts()})
+    via = sorted(set(r.toolkit.found_via.values()))
+    if r.toolkit.fetched:
+        note(f"fetched the compiler set into {r.toolkit.fetched}")
+    elif via == ["venv"]:
+        note(f"{r.target.python} has the compiler wheels itself: nothing to fetch")
+    else:
+        note("the compiler set was already in wheelcuda's store")
+    for folder in where:
+        print(folder)
+    return 0

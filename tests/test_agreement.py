@@ -1,0 +1,96 @@
+"""doctor and install agree (issue 9 item 2): over a matrix of environments, ``doctor``
+says "a build would work" exactly when ``install --explain`` (install's whole preflight,
+nothing built or fetched) succeeds, and when they refuse, they name the same problem.
+
+Before, doctor said OK for a torch 2.14.1 venv without wheel and packaging while install
+refused it: doctor ran its own checks. Both now read one pipeline (pipeline.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests import fakes
+from tests.test_cli import run
+from tests.test_install import fake_uv  # noqa: F401 (a fixture)
+
+GCC16 = ("#!/bin/sh\ncase \"$1\" in -dumpfullversion) echo 16.1.0;; "
+         "*) echo 'gcc (GCC) 16.1.0';; esac\n")
+
+
+def _good(tmp: Path) -> tuple[Path, dict[str, str]]:
+    return fakes.user_env(tmp), {}
+
+
+def _no_build_needs(tmp: Path) -> tuple[Path, dict[str, str]]:
+    return fakes.python(tmp, [fakes.torch(fakes.cu13_site(tmp / "site"))]), {}
+
+
+def _no_torch(tmp: Path) -> tuple[Path, dict[str, str]]:
+    return fakes.python(tmp, [fakes.build_needs(fakes.cu13_site(tmp / "site"))]), {}
+
+
+def _cpu_torch(tmp: Path) -> tuple[Path, dict[str, str]]:
+    site = fakes.build_needs(fakes.torch(fakes.cu13_site(tmp / "site"), "2.14.1+cpu", None, None))
+    return fakes.python(tmp, [site]), {}
+
+
+def _no_compiler(tmp: Path) -> tuple[Path, dict[str, str]]:
+    return fakes.python(tmp, [fakes.build_needs(fakes.torch(tmp / "site"))]), {}
+
+
+def _mixed(tmp: Path) -> tuple[Path, dict[str, str]]:
+    site = fakes.cu13_site(tmp / "site", cuda_nvcc="13.3.20")
+    return fakes.python(tmp, [fakes.build_needs(fakes.torch(site))]), {}
+
+
+def _cu12_torch(tmp: Path) -> tuple[Path, dict[str, str]]:
+    site = fakes.torch(fakes.cu12_site(tmp / "site"), "2.9.1+cu128", "12.8", None)
+    return fakes.python(tmp, [fakes.build_needs(site)]), {}
+
+
+def _bad_max_jobs(tmp: Path) -> tuple[Path, dict[str, str]]:
+    return fakes.user_env(tmp), {"MAX_JOBS": "abc"}
+
+
+def _bad_arch_list(tmp: Path) -> tuple[Path, dict[str, str]]:
+    return fakes.user_env(tmp), {"TORCH_CUDA_ARCH_LIST": "garbage"}
+
+
+def _host_too_new(tmp: Path) -> tuple[Path, dict[str, str]]:
+    gcc = tmp / "gcc-16"
+    gcc.write_text(GCC16)
+    gcc.chmod(0o755)
+    return fakes.user_env(tmp), {"NVCC_CCBIN": str(gcc)}
+
+
+def _foreign_cuda_home(tmp: Path) -> tuple[Path, dict[str, str]]:
+    return fakes.user_env(tmp), {"CUDA_HOME": "/opt/cuda-elsewhere"}  # a warning only
+
+
+MATRIX: dict[str, Callable[[Path], tuple[Path, dict[str, str]]]] = {
+    "good": _good, "no build needs": _no_build_needs, "no torch": _no_torch,
+    "CPU-only torch": _cpu_torch, "compiler to fetch": _no_compiler, "mixed compiler": _mixed,
+    "cu12 torch": _cu12_torch, "MAX_JOBS=abc": _bad_max_jobs,
+    "TORCH_CUDA_ARCH_LIST=garbage": _bad_arch_list, "host compiler too new": _host_too_new,
+    "someone else's CUDA_HOME": _foreign_cuda_home,
+}
+
+
+@pytest.mark.parametrize("case", list(MATRIX))
+@pytest.mark.parametrize("arch", ["9.0", None])
+def test_doctor_agrees_with_install(case: str, arch: str | None, tmp_path: Path,
+                                    fake_uv: dict[str, str]) -> None:  # noqa: F811
+    py, extra = MATRIX[case](tmp_path)
+    env = {**fake_uv, **extra}
+    args = ["--arch", arch] if arch else []
+    doctor = run("doctor", "--python", str(py), *args, env=env)
+    install = run("install", "--python", str(py), *args, "--explain", "somepkg", env=env)
+    assert "Traceback" not in doctor.stderr + install.stderr
+    assert (doctor.returncode == 0) == (install.returncode == 0), (doctor.stdout, install.stderr)
+    if install.returncode:
+        first = install.stderr.split("error: ", 1)[1].splitlines()[0]
+        assert first in doctor.stdout, (first, doctor.stdout)
+    assert not (tmp_path / "uv-called").exists()

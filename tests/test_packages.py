@@ -65,31 +65,41 @@ def test_max_jobs(cores: int, memory: int | None, job: float, want: int) -> None
 
 
 @pytest.mark.parametrize(("cores", "memory", "job", "jobs_", "want"), [
-    (2, 24 * GB, 4.0, 2, 2),      # this machine: the lone big file gets both cores
-    (16, 125 * GB, 4.0, 16, 1),   # the GPU machine at MAX_JOBS=16: memory says no
-    (64, 1024 * GB, 4.0, 64, 2),  # cores oversubscribed at most twice
-    (16, 125 * GB, 4.0, 4, 7),    # the user's MAX_JOBS=4: memory bound (125 / 16)
-    (8, None, 4.0, 8, 1),         # memory unknown: no split
+    (2, 24 * GB, 4.0, 2, (4, 2, 2)),        # this machine: both calls may split, 2 each
+    (16, 125 * GB, 4.0, 16, (32, 15, 16)),  # the GPU machine: 15 of 16 calls may split
+    (16, 125 * GB, 4.0, 4, (32, 4, 16)),    # the user's MAX_JOBS=4: all of them
+    (64, 32 * GB, 8.0, 4, (128, 0, 64)),    # memory holds the jobs only: no split
+    (8, None, 4.0, 8, (16, 0, 8)),          # memory unknown: no split
 ])
-def test_split_compile(cores: int, memory: int | None, job: float, jobs_: int,
-                       want: int) -> None:
-    assert jobs.split_compile(cores, memory, job, jobs_) == want
+def test_pool(cores: int, memory: int | None, job: float, jobs_: int,
+              want: tuple[int, int, int]) -> None:
+    assert jobs.pool(cores, memory, job, jobs_) == want
 
 
 def test_for_build_keeps_the_users_values() -> None:
     machine = (2, 24 * GB)
     assert jobs.for_build(4.0, {"MAX_JOBS": "3", "WHEELCUDA_SPLIT_COMPILE": "1"}, *machine) == {}
     chosen = jobs.for_build(4.0, {"MAX_JOBS": "1"}, *machine)
-    assert set(chosen) == {"WHEELCUDA_SPLIT_COMPILE"}
+    assert chosen == {"WHEELCUDA_JOBSERVER": ":4:1:2"}  # sized for the user's one job
     assert set(jobs.for_build(4.0, {"MAX_JOBS": ""}, *machine)) == {"MAX_JOBS",
-                                                                     "WHEELCUDA_SPLIT_COMPILE"}
+                                                                     "WHEELCUDA_JOBSERVER"}
     assert set(jobs.for_build(4.0, {}, *machine, split=False)) == {"MAX_JOBS"}
+    assert jobs.for_build(4.0, {"WHEELCUDA_JOBSERVER": "/p:1:1:1"}, *machine) == {
+        "MAX_JOBS": "2"}
+
+
+def test_for_build_names_the_pool_folder_it_is_given() -> None:
+    chosen = jobs.for_build(4.0, {}, 16, 125 * GB, pool_dir="/tmp/jobs-0-ab:c")
+    assert chosen == {"MAX_JOBS": "16", "WHEELCUDA_JOBSERVER": "/tmp/jobs-0-ab:c:32:15:16"}
 
 
 def test_job_counts_that_are_not_counts_are_problems() -> None:
     assert jobs.problems({"MAX_JOBS": "4", "WHEELCUDA_SPLIT_COMPILE": ""}) == []
     (bad,) = jobs.problems({"MAX_JOBS": "abc"})
     assert "MAX_JOBS='abc'" in bad.message and bad.fix
+    assert jobs.problems({"WHEELCUDA_JOBSERVER": "/tmp/a:b:32:15:16"}) == []
+    (bad,) = jobs.problems({"WHEELCUDA_JOBSERVER": "/tmp/a:8"})
+    assert "FOLDER:THREADS:SPLITS:CAP" in bad.message
 
 
 def test_installer_argv() -> None:

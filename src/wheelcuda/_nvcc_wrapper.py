@@ -18,18 +18,42 @@ every other flag in place, replaces every arch option (``-gencode``,
 A family variant the build asked for (``sm_90a``: wgmma kernels need it) is kept for
 that arch. Targets the build did not ask for are built anyway, with a warning.
 
-A pruned compile call usually builds one target, where nvcc ignores ``--threads``; with
-``WHEELCUDA_SPLIT_COMPILE=N`` (set by ``wheelcuda install``, see jobs.py) it
-also gets ``--split-compile`` so that a lone big file does not leave cores idle.
+A pruned compile call usually builds one target, where nvcc ignores ``--threads``; it
+then gets ``--split-compile`` so that a lone big file does not leave cores idle. How many
+threads: ``WHEELCUDA_SPLIT_COMPILE=N`` (the user's) fixes N for every call. Else
+``WHEELCUDA_JOBSERVER=FOLDER:THREADS:SPLITS:CAP`` (set by ``wheelcuda install``, see
+jobs.py) names a pool of tokens shared by the calls that run at once, as make's
+jobserver shares job slots: THREADS thread tokens, SPLITS split tokens (calls that may
+split at once: memory) and CAP, the most threads one call takes. A token is a lock
+(flock) on a file in FOLDER (``thread-0``, ``split-0``...), held through the open file,
+which nvcc inherits through exec, so the kernel gives it back when the compile ends,
+however it ends. A call waits a moment for the calls started with it, then takes its
+part of the free thread tokens: three files at once split the pool three ways, a lone
+big file takes up to CAP. A call that finds too few compiles unsplit, as one that finds
+the pool unusable does (with a warning): the pool costs the extra threads, never the
+compile.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import stat
 import sys
+import time
+from collections.abc import Callable, Mapping
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: no pool, so no split
+    fcntl = None  # type: ignore[assignment]
 
 REAL = ".nvcc-real"
+POOL = "WHEELCUDA_JOBSERVER"
+#: How long a call waits for the calls ninja started with it to show up in the pool:
+#: they start within milliseconds of each other; a compile takes seconds at least.
+SETTLE_S = 0.3
 _PAIR = re.compile(r"arch=([\w]+),code=\[?([\w,]+)\]?$")
 #: Options whose value says which GPU code to make, in each spelling nvcc takes.
 _GENCODE = ("-gencode", "--generate-code")
@@ -156,33 +180,205 @@ def _cap_threads(args: list[str], jobs: int) -> list[str]:
     return out
 
 
-def add_split(args: list[str], share: int, inherited: list[str] | None = None) -> list[str]:
-    """``--split-compile`` for a compile call, so a lone big file uses more than one core
-    (pure; see jobs.py for the measurements).
-
-    ``share`` is how many threads one call may use (WHEELCUDA_SPLIT_COMPILE, set by
-    ``wheelcuda install``); the call's own ``--threads`` takes its part first. A call
-    that sets ``--split-compile`` itself (or through ``inherited``: NVCC_PREPEND_FLAGS
-    and NVCC_APPEND_FLAGS, which nvcc reads too), a device-debug call (``-G`` overrides
-    it), a call :func:`rewrite` leaves alone, or one that compiles nothing is left alone.
-    """
+def own_threads(args: list[str], inherited: list[str] | None = None) -> int | None:
+    """The threads a compile call uses by itself (its ``--threads``), or None for a call
+    that gets no ``--split-compile`` (pure): one that sets it itself (or through
+    ``inherited``: NVCC_PREPEND_FLAGS and NVCC_APPEND_FLAGS, which nvcc reads too), a
+    device-debug call (``-G`` overrides it), a call :func:`rewrite` leaves alone, or one
+    that compiles nothing. ``--threads 0`` (all CPUs) is 0."""
     every = [*(inherited or []), *args]
-    if (share <= 1 or _untouchable(args) or not any(a in COMPILES for a in args)
+    if (_untouchable(args) or not any(a in COMPILES for a in args)
             or any(a in _DEBUG for a in every)):
-        return args
+        return None
     threads, i = 1, 0
     while i < len(every):
         name, value, i = _split_option(every, i)
         if name in _SPLIT:
-            return args
+            return None
         if name in _THREADS and value.isdecimal():
-            threads = int(value) or share  # 0: all CPUs
-    split = share // max(1, threads)
+            threads = int(value)
+    return threads
+
+
+def add_split(args: list[str], share: int, inherited: list[str] | None = None) -> list[str]:
+    """``--split-compile`` for a compile call, so a lone big file uses more than one core
+    (pure; see jobs.py for the measurements).
+
+    ``share`` is how many threads the call may use; its own ``--threads`` takes its
+    part first. Calls :func:`own_threads` rules out are left alone.
+    """
+    threads = own_threads(args, inherited)
+    if threads is None or share <= 1:
+        return args
+    split = share // (threads or share)  # --threads 0: all CPUs already
     return [*args, f"--split-compile={split}"] if split > 1 else args
 
 
-def _share(value: str | None) -> int:
-    return int(value) if value and value.isdecimal() else 1
+# --- the token pool: threads shared by the calls that run at once --------------------
+
+def parse_pool(value: str) -> tuple[str, int, int, int] | None:
+    """``FOLDER:THREADS:SPLITS:CAP`` -> (folder, thread tokens, split tokens, the most
+    threads one call takes) (pure); None when it is not that. FOLDER may hold colons;
+    empty means :func:`default_pool`."""
+    parts = value.rsplit(":", 3)
+    if len(parts) != 4 or not all(p.isdecimal() for p in parts[1:]):
+        return None
+    return parts[0], int(parts[1]), int(parts[2]), int(parts[3])
+
+
+def take(free: int, waiting: int, cap: int) -> int:
+    """Thread tokens a call takes when ``free`` are free and ``waiting`` calls (itself
+    included) divide them: an equal part, at most ``cap``, and two while two are free
+    (one thread is no split) (pure)."""
+    return min(cap, free, max(2, free // max(1, waiting)))
+
+
+def used(tokens: int, threads: int) -> int:
+    """How many of ``tokens`` a call with ``--threads threads`` turns into split threads
+    (``--split-compile`` = tokens // threads); it gives back the rest (pure)."""
+    split = tokens // max(1, threads)
+    return split * threads if split > 1 else 0
+
+
+def default_pool() -> str:
+    """One pool per user when the build names none: concurrent builds share it."""
+    return os.path.join(os.environ.get("TMPDIR") or "/tmp",  # noqa: S108 - checked below
+                        f"wheelcuda-jobs-{os.getuid()}")
+
+
+def _open(path: str) -> int:
+    return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+
+
+def _locked(fd: int) -> bool:
+    """Take the lock on ``fd`` if nobody holds it; False when another holds it."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _own_folder(folder: str) -> None:
+    """Make the pool folder; refuse one another user could write (it is often in /tmp)."""
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    st = os.lstat(folder)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
+        raise PermissionError(f"{folder} is not a folder only this user can write")
+
+
+def _waiting(folder: str, mine: str) -> int:
+    """Calls that registered and have not taken their tokens yet (this one included).
+    A ``wait-*`` file whose lock nobody holds was left by a call that died: removed."""
+    count = 1
+    for name in os.listdir(folder):
+        path = os.path.join(folder, name)
+        if not name.startswith("wait-") or path == mine:
+            continue
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+        except OSError:  # gone meanwhile: it took its tokens
+            continue
+        try:
+            if _locked(fd):
+                os.unlink(path)
+            else:
+                count += 1
+        finally:
+            os.close(fd)
+    return count
+
+
+def _free(folder: str, kind: str, count: int, most: int) -> list[int]:
+    """Up to ``most`` free tokens of ``kind``, locked: their open files."""
+    held: list[int] = []
+    try:
+        for i in range(count):
+            if len(held) == most:
+                break
+            fd = _open(os.path.join(folder, f"{kind}-{i}"))
+            if _locked(fd):
+                held.append(fd)
+            else:
+                os.close(fd)
+    except BaseException:
+        _give_back(held)
+        raise
+    return held
+
+
+def _give_back(fds: list[int]) -> None:
+    for fd in fds:
+        os.close(fd)  # the lock's only open file: closing it frees the token
+
+
+def acquire(folder: str, threads: int, splits: int, want: Callable[[int, int], int],
+            settle: float = SETTLE_S) -> list[int]:
+    """Register in the pool, wait ``settle`` s for the calls started at once, then hold
+    ``want(free, waiting)`` thread tokens and one split token (none when either is
+    short): their open files, made inheritable so that the locks go with the process
+    through exec and end with it, however it ends."""
+    _own_folder(folder)
+    tmp, mine = (os.path.join(folder, f"{p}-{os.getpid()}") for p in ("new", "wait"))
+    me = _open(tmp)
+    try:
+        # Locked before it gets its name: a wait-* file nobody holds is a dead call's.
+        fcntl.flock(me, fcntl.LOCK_EX)
+        os.rename(tmp, mine)
+        time.sleep(settle)
+        lock = _open(os.path.join(folder, "lock"))
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # one call divides at a time
+            waiting = _waiting(folder, mine)
+            os.unlink(mine)
+            return _take(folder, threads, splits, want, waiting)
+        finally:
+            os.close(lock)
+    finally:
+        for path in (tmp, mine):  # after an error on the way: leave no name behind
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+        os.close(me)
+
+
+def _take(folder: str, threads: int, splits: int, want: Callable[[int, int], int],
+          waiting: int) -> list[int]:
+    splits_free = _free(folder, "split", splits, splits)
+    free = _free(folder, "thread", threads, threads) if splits_free else []
+    # the threads go to the calls that can split: no more of them than split tokens
+    keep = want(len(free), min(waiting, len(splits_free))) if splits_free else 0
+    held = free[:keep] + splits_free[:1] if keep else []
+    _give_back([fd for fd in free + splits_free if fd not in held])
+    for fd in held:
+        os.set_inheritable(fd, True)
+    return held[:-1]  # the thread tokens; the split token goes along
+
+
+def share(environ: Mapping[str, str], threads: int,
+          acquire_: Callable[..., list[int]] = acquire) -> int:
+    """Threads this compile call may use: the user's WHEELCUDA_SPLIT_COMPILE, else the
+    thread tokens it could take from the pool (held until the process ends), else 1."""
+    fixed = environ.get("WHEELCUDA_SPLIT_COMPILE", "")
+    if fixed:
+        return int(fixed) if fixed.isdecimal() else 1
+    pool = parse_pool(environ.get(POOL, ""))
+    if pool is None or fcntl is None or threads == 0:
+        return 1
+    folder, tokens, splits, cap = pool
+    if splits <= 0 or min(tokens, cap) < 2 * threads:
+        return 1  # nothing to share: no wait either
+    folder = folder or default_pool()
+    # When every call that may split can have CAP threads, who else starts changes
+    # nothing: no wait (the 2-core machine: 4 threads, 2 splits of 2).
+    settle = 0.0 if splits * cap <= tokens else SETTLE_S
+    try:
+        return len(acquire_(folder, tokens, splits,
+                            lambda free, waiting: used(take(free, waiting, cap), threads),
+                            settle))
+    except OSError as exc:  # the pool is a speed-up: without it, no split
+        sys.stderr.write(f"wheelcuda: nvcc thread pool {folder} unusable "
+                         f"({exc.strerror or exc}); compiling without --split-compile\n")
+        return 1
 
 
 def main() -> None:
@@ -195,7 +391,9 @@ def main() -> None:
         # a pruned call: let it use the cores its one target leaves idle
         inherited = " ".join(os.environ.get(v, "") for v in
                              ("NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS")).split()
-        args = add_split(args, _share(os.environ.get("WHEELCUDA_SPLIT_COMPILE")), inherited)
+        threads = own_threads(args, inherited)
+        if threads is not None:
+            args = add_split(args, share(os.environ, threads), inherited)
         if warning:
             sys.stderr.write(warning + "\n")
     if os.environ.get("WHEELCUDA_NVCC_LOG"):  # wheelcuda install counts the compiles

@@ -183,7 +183,7 @@ def compile_summary(calls: Sequence[str]) -> str:
     if not compiles:
         return ""
     splits = sorted({w.split("=", 1)[1] for words in compiles for w in words
-                     if w.startswith("--split-compile=")})
+                     if w.startswith("--split-compile=")}, key=lambda v: (len(v), v))
     return f"{len(compiles)} nvcc compiles" + (
         f", split-compile {'/'.join(splits)}" if splits else "")
 

@@ -25,6 +25,7 @@ log=$(mktemp); peak=$(mktemp); before=$(used); echo "$before" > "$peak"
 (m=$before; while sleep 1; do u=$(used); [ "$u" -le "$m" ] || { m=$u; echo $m > "$peak"; }; done) &
 sampler=$!
 timer=""; [ -x /usr/bin/time ] && timer="/usr/bin/time -v"
+uv pip uninstall -q --python "$py" causal-conv1d >/dev/null 2>&1 || true  # else uv builds nothing
 start=$(date +%s)
 $timer "$py" -m wheelcuda install --python "$py" "$wheels/causal_conv1d-1.7.0.tar.gz" > "$log" 2>&1 || {
     kill $sampler; tail -40 "$log"; exit 1; }

@@ -215,7 +215,8 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
     archs = ", ".join(f"sm_{a.number}" for a in r.archs)
     built = archs if not r.request.all_archs else "the package's own arch list (--all-archs)"
     how = (f"built {built} ({compiles})" if compiles
-           else "from wheelcuda's wheel cache (nothing compiled)")
+           else "from wheelcuda's wheel cache (nothing compiled)" if p.kept
+           else "nothing compiled (already installed, or the key's installer cache had it)")
     return 0, (f"installed {', '.join(done)} with {p.tool.name} in {took}: {how}; "
                f"cache key {p.key}")
 

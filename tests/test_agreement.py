@@ -66,6 +66,15 @@ def _host_too_new(tmp: Path) -> tuple[Path, dict[str, str]]:
     return fakes.user_env(tmp), {"NVCC_CCBIN": str(gcc)}
 
 
+def _fetch_then_old_arch(tmp: Path) -> tuple[Path, dict[str, str]]:
+    """A compiler to fetch and sm_70: known before the fetch, so no fetch (review)."""
+    return _no_compiler(tmp)[0], {"TORCH_CUDA_ARCH_LIST": "7.0"}
+
+
+def _fetch_then_no_host_compiler(tmp: Path) -> tuple[Path, dict[str, str]]:
+    return _no_compiler(tmp)[0], {"CC": str(tmp / "no-such-gcc")}
+
+
 def _foreign_cuda_home(tmp: Path) -> tuple[Path, dict[str, str]]:
     return fakes.user_env(tmp), {"CUDA_HOME": "/opt/cuda-elsewhere"}  # a warning only
 
@@ -76,6 +85,8 @@ MATRIX: dict[str, Callable[[Path], tuple[Path, dict[str, str]]]] = {
     "cu12 torch": _cu12_torch, "MAX_JOBS=abc": _bad_max_jobs,
     "TORCH_CUDA_ARCH_LIST=garbage": _bad_arch_list, "host compiler too new": _host_too_new,
     "someone else's CUDA_HOME": _foreign_cuda_home,
+    "compiler to fetch, sm_70": _fetch_then_old_arch,
+    "compiler to fetch, no host compiler": _fetch_then_no_host_compiler,
 }
 
 

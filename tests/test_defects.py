@@ -127,7 +127,7 @@ def test_defect1_fetch_that_unpacks_nothing_marks_no_store(tmp_path: Path,
         fail(r, "uv reported success fetching cuda-toolkit[nvcc,cccl]==13.0.3",
              "did not arrive in the store", "nvidia-cuda-nvcc", "fix: run uv by hand")
         assert store_marks(isolated) == []
-    assert [c[:3] for c in uv_calls(tmp_path)] == [["pip", "install", "--quiet"]] * 2
+    assert [c[:3] for c in uv_calls(tmp_path)] == [["pip", "install", "--target"]] * 2
     assert all("--target" in c for c in uv_calls(tmp_path))  # no build ever started
     leftovers = [p.name for p in (isolated / "toolkits").iterdir()
                  if not p.name.endswith(".lock")]
@@ -466,3 +466,52 @@ def test_defect8_cache_path_with_shell_characters(tmp_path: Path, name: str) -> 
         fail(r, "WHEELCUDA_CACHE_DIR", "cannot quote")
         assert not cache.exists()
 
+
+
+# --- found in review (issue 9) -----------------------------------------------------------
+
+def test_each_key_builds_in_its_own_setuptools_folder(tmp_path: Path) -> None:
+    """A local folder built in place kept setuptools' build/ between installs: ninja then
+    took the objects of an sm_90 build as up to date for an --all-archs or sm_120 one,
+    and a wrong wheel was kept. Each key now gets its own build_base."""
+    bin_dir = tmp_path / "fakebin"
+    bin_dir.mkdir()
+    uv = bin_dir / "uv"
+    uv.write_text('#!/bin/sh\necho "$DIST_EXTRA_CONFIG" >> "$LOG"; cat "$DIST_EXTRA_CONFIG" '
+                  '>> "$LOG"\n')
+    uv.chmod(0o755)
+    log = tmp_path / "log"
+    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "WHEELCUDA_INSTALLER": "uv",
+           "LOG": str(log)}
+    py = fakes.user_env(tmp_path)
+    for arch in ("9.0", "12.0"):
+        assert run("install", "--python", str(py), "--arch", arch, "./ext", env=env).returncode == 0
+    configs = [line for line in log.read_text().splitlines() if line.endswith("setuptools.cfg")]
+    bases = [line for line in log.read_text().splitlines() if line.startswith("build_base")]
+    assert len(set(configs)) == 2 and len(set(bases)) == 2
+    assert all("/builds/" in base for base in bases)
+
+
+def test_warm_path_survives_a_removed_working_folder(tmp_path: Path) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    code = (f"import os, sys; os.chdir({str(gone)!r}); os.rmdir({str(gone)!r}); "
+            "from wheelcuda.entry import main; sys.exit(main(['env', '--arch', '9.0']))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env=fakes.pythonpath_env(), check=False)
+    assert "Traceback" not in r.stderr, r.stderr
+
+
+def test_unreadable_source_is_a_message(tmp_path: Path) -> None:
+    fail(run("install", "--python", str(fakes.user_env(tmp_path)), "--arch", "9.0",
+             "--explain", "/proc/self/mem"), "cannot read /proc/self/mem")
+
+
+def test_all_archs_sets_no_arch_variable_of_the_package(tmp_path: Path) -> None:
+    py = fakes.user_env(tmp_path)
+    r = run("install", "--python", str(py), "--arch", "9.0", "--all-archs", "--explain",
+            "flash-attn==2.8.3")
+    assert r.returncode == 0, r.stderr
+    assert "FLASH_ATTN_CUDA_ARCHS" not in r.stdout
+    assert "FLASH_ATTN_CUDA_ARCHS=90" in run("install", "--python", str(py), "--arch", "9.0",
+                                              "--explain", "flash-attn==2.8.3").stdout

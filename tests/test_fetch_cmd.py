@@ -53,6 +53,7 @@ def test_fetch_into_the_store_once(tmp_path: Path, isolated: Path) -> None:
     r = run("fetch", "--python", str(py), env=env)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip().startswith(str(isolated / "toolkits" / "cuda-toolkit-13.0.3-"))
+    assert len(r.stdout.splitlines()) == 1  # $(wheelcuda fetch) is one path
     assert "Downloading nvidia-nvvm (58.7MiB)" in r.stderr  # the installer's own words
     assert "Installed 6 packages" in r.stderr and "fetched the compiler set into" in r.stderr
     assert "Downloading" not in r.stdout  # stdout is data: the folder only

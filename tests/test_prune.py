@@ -274,3 +274,16 @@ def test_cache_list_shows_trees_and_toolkits(tmp_path: Path, isolated: Path) -> 
     assert [t["path"] for t in data["trees"]] == [str(tree)]
     assert [k["path"] for k in data["toolkits"]] == [str(kit)]
     assert data["toolkits"][0]["size"] > 0
+
+
+def test_prune_never_takes_a_lock_file(isolated: Path) -> None:
+    """A key named build-tools-... has the lock .build-tools-<hash>.lock: not a leftover."""
+    builds = isolated / "builds"
+    builds.mkdir(parents=True)
+    isolated.chmod(0o700)
+    lock = builds / ".build-tools-0123456789abcdef.lock"
+    lock.write_text("")
+    r = prune("--dry-run")
+    assert str(lock) not in r.stderr
+    prune()
+    assert lock.exists()

@@ -4,8 +4,9 @@
     >>> wheelcuda.cuda_home()                    # Path of the synthesized CUDA_HOME
     >>> wheelcuda.build_env(arch="12.0")         # {"CUDA_HOME": ..., "PATH": ..., ...}
 
-Every function takes ``python`` (an interpreter or environment folder; None means the
-active virtual environment, else this interpreter) and ``environ`` (the variables to
+Every function takes ``python`` (an interpreter or environment folder; None means what the
+command line would choose: VIRTUAL_ENV, a conda environment, a .venv here or in a parent,
+else this interpreter unless it is a uv/pipx tool's) and ``environ`` (the variables to
 answer for; None means this process's), and raises a
 :class:`~wheelcuda.errors.WheelcudaError` subclass whose text says what to do.
 """

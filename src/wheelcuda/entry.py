@@ -18,7 +18,11 @@ if TYPE_CHECKING:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
-    if warm.replay(args, os.environ, sys.stdout, sys.stderr):
+    try:
+        replayed = warm.replay(args, os.environ, sys.stdout, sys.stderr)
+    except Exception:
+        replayed = False  # e.g. the working folder was removed: os.getcwd() fails
+    if replayed:
         return 0
     from .cli import main as full  # noqa: PLC0415 (the full CLI's imports are what we skip)
 

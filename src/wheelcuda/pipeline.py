@@ -31,7 +31,7 @@ from pathlib import Path
 from . import sources
 from .context import Context
 from .data import catalog
-from .errors import CacheError, WheelcudaError
+from .errors import CacheError, HostCompilerError, WheelcudaError
 from .probe import gpus, interpreter, locate
 from .probe import hostcc as hostcc_probe
 from .probe import torch as torch_probe
@@ -167,6 +167,11 @@ def finish(s: Start) -> Resolved:
         problems += _build_needs(ctx, target)
     toolkit = locate_toolkit(target, torch, layout)
     found = _component_problems(toolkit, torch, target)
+    host = hostcc_probe.probe_host_compiler(ctx)
+    # What can be known before the compiler is there: a fetch (270 MB) must not come
+    # before an error it cannot fix (issue 9 review: doctor said OK, install fetched, then
+    # refused sm_70 or a missing host compiler).
+    problems += _before_fetch(ctx, request, toolkit, archs, host)
     if request.fetch and _only_fetch_missing(found, problems, torch):
         toolkit = _fetch(ctx, layout, target, torch, toolkit)
         found = _component_problems(toolkit, torch, target)
@@ -174,7 +179,6 @@ def finish(s: Start) -> Resolved:
     release = checks.compiler_release(toolkit.inventory, toolkit.major)
     if torch is not None and torch.cuda is not None:
         problems += checks.torch_problems(torch, release, target.python)
-    host = hostcc_probe.probe_host_compiler(ctx)
     tree = home = foreign = None
     if not any(p.is_error and p.kind in (Kind.MISSING, Kind.COMPONENTS) for p in found):
         problems += _host_problems(toolkit, host)
@@ -310,15 +314,41 @@ def _home(ctx: Context, layout: Layout, tree: plan.TreePlan, host: HostCompiler,
     try:
         return trees.ensure(layout, tree, ctx, host.path or host.command)
     except WheelcudaError as exc:
-        kind = Kind.CACHE if isinstance(exc, CacheError) else Kind.COMPONENTS
+        kind = (Kind.CACHE if isinstance(exc, CacheError) else
+                Kind.HOST if isinstance(exc, HostCompilerError) else Kind.COMPONENTS)
         problems.append(Problem.of(kind, exc))
         return None
+
+
+def _before_fetch(ctx: Context, request: Request, toolkit: Toolkit,
+                  archs: tuple[archmod.Arch, ...], host: HostCompiler) -> list[Problem]:
+    """The checks that need no compiler: archs below the CUDA major's floor, a host
+    compiler that is not there, an installer that cannot be chosen."""
+    out = []
+    try:
+        archmod.check_floor(archs, toolkit.major)
+    except WheelcudaError as exc:
+        out.append(Problem.of(Kind.ARCH, exc))
+    if host.path is None:
+        missing = hostcc.check_host_compiler(host, hostcc.HostLimits(None, None),
+                                             str(toolkit.major))
+        out += [missing] if missing else []
+    if request.build_needs:  # install, doctor: the installer must be there
+        from .probe import installer  # noqa: PLC0415 (only install and doctor need it)
+
+        try:
+            installer.choose(ctx)
+        except WheelcudaError as exc:
+            out.append(Problem.of(Kind.BUILD_NEEDS, exc))
+    return out
 
 
 def _host_problems(toolkit: Toolkit, host: HostCompiler) -> list[Problem]:
     """Whether this nvcc takes the host compiler, from the compiler's own
     ``crt/host_config.h`` (read before the tree is built: the tree's driver stub is
     compiled with that host compiler)."""
+    if host.path is None:  # said before the fetch (_before_fetch)
+        return []
     crt = toolkit.inventory.get(catalog.CRT.name, toolkit.major)
     nvcc = toolkit.inventory.get(catalog.NVCC.name, toolkit.major)
     try:

@@ -10,7 +10,7 @@ import argparse
 import sys
 
 from ..pipeline import Request, Resolved
-from ..rules.checks import Severity
+from ..rules.checks import Kind, Severity
 
 __all__ = ["add_all_archs", "add_arch", "note", "request", "warn_problems"]
 
@@ -37,5 +37,7 @@ def request(args: argparse.Namespace, **flags: bool) -> Request:
 
 def warn_problems(resolved: Resolved) -> list[str]:
     """The warnings among the problems, as note lines (errors were raised before)."""
+    # someone else's CUDA_HOME is not one: install and run set wheelcuda's for the child
     return [f"warning: {p.message}" + (f" ({p.fix})" if p.fix else "")
-            for p in resolved.problems if p.severity is Severity.WARNING]
+            for p in resolved.problems
+            if p.severity is Severity.WARNING and p.kind is not Kind.ENVIRONMENT]

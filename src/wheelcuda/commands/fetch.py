@@ -11,6 +11,7 @@ import argparse
 
 from .. import pipeline
 from ..context import Context
+from ..data import catalog
 from ..rules.checks import Kind
 from .common import note, request
 
@@ -26,7 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace, ctx: Context) -> int:
     r = pipeline.resolve(ctx, request(args, need_torch=True, need_archs=False, fetch=True))
     r.raise_first(ignore=(Kind.HOST,))
-    where = sorted({f.folder for f in r.toolkit.compiler_parts()})
+    nvcc = r.toolkit.inventory.get(catalog.NVCC.name, r.toolkit.major)
     via = sorted(set(r.toolkit.found_via.values()))
     if r.toolkit.fetched:
         note(f"fetched the compiler set into {r.toolkit.fetched}")
@@ -34,6 +35,6 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
         note(f"{r.target.python} has the compiler wheels itself: nothing to fetch")
     else:
         note("the compiler set was already in wheelcuda's store")
-    for folder in where:
-        print(folder)
+    if nvcc is not None:
+        print(nvcc.folder)  # one line: where the compiler is, for $(wheelcuda fetch)
     return 0

@@ -29,7 +29,7 @@ from ..probe import torch as torch_probe
 from ..rules import arch, buildkey, checks, installer, jobs, packages
 from ..rules.checks import Kind
 from ..store import toolkits, wheels
-from .common import add_all_archs, add_arch, note, request
+from .common import add_all_archs, add_arch, note, request, warn_problems
 
 NAME = "install"
 HELP = ("build and install CUDA extension packages (uv pip install --no-build-isolation); "
@@ -93,6 +93,11 @@ def prepare(ctx: Context, pkgs: Sequence[str], req: pipeline.Request,
     # Not the user's to win: a shared installer cache hands back wheels built against
     # another torch (uv 16850, 3599). Each key gets its own.
     variables.update(wheels.installer_cache(r.layout, tool.name, key))
+    # A local folder builds in place: setuptools' build/ would hand ninja the objects of
+    # the last build, made for other archs (ninja does not see WHEELCUDA_ARCHS), and a
+    # wrong wheel would be kept. Each key builds in its own folder (review of issue 9).
+    if "DIST_EXTRA_CONFIG" not in ctx.environ:
+        variables["DIST_EXTRA_CONFIG"] = str(wheels.setuptools_config(r.layout, key))
     chosen = _sources(r, key, pkgs, names)
     argv = installer.install_argv(tool, r.target.python, chosen, extra)
     return Prepared(r, tool, argv, variables, names, key, fields, tuple(pkgs), would_fetch,
@@ -107,11 +112,13 @@ def _package_variables(ctx: Context, pkgs: Sequence[str], names: Sequence[str | 
     environment wins over both (it is left as it is)."""
     chosen: dict[str, str] = {}
     origins: dict[str, str] = {}
+    # --all-archs: the package's own list, so none of its arch variables is set either
+    archs = () if r.request.all_archs else r.archs
     for spec in pkgs:
-        for w in setup_vars.wanted(spec, r.archs):
+        for w in setup_vars.wanted(spec, archs):
             chosen.setdefault(w.name, w.value)
             origins.setdefault(w.name, w.origin)
-    recipe = packages.recipe_env(names, r.archs, bool(gpus.probe_gpus(ctx).gpus))
+    recipe = packages.recipe_env(names, archs, bool(gpus.probe_gpus(ctx).gpus))
     chosen.update(recipe)
     origins.update(dict.fromkeys(recipe, "the recipe table"))
     origins.update({k: "yours, kept" for k in chosen if k in ctx.environ})
@@ -235,6 +242,8 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
         print(explain(prepared), end="")
         return 0
     r = prepared.resolved
+    for line in warn_problems(r):
+        note(line)
     if prepared.kept:  # issue 9 item 8: say what really happens
         note(f"installing the wheel built before for this key ({prepared.key}) from "
              f"wheelcuda's wheel cache with {prepared.tool.name}: {shlex.join(prepared.argv)}")

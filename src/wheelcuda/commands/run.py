@@ -9,7 +9,7 @@ from ..context import Context
 from ..data.recipes import DEFAULT_JOB_GB
 from ..probe import machine
 from ..rules import jobs
-from .common import add_all_archs, add_arch, request
+from .common import add_all_archs, add_arch, note, request, warn_problems
 
 NAME = "run"
 HELP = "run a command (after --) with the build environment"
@@ -27,6 +27,8 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
                           "wheelcuda run --arch 12.0 -- cmake -S . -B build")
     r = pipeline.resolve(ctx, request(args, jobs=True))
     r.raise_first()
+    for line in warn_problems(r):
+        note(line)
     variables = r.run_variables()
     # No split here: cmake --build, make -j and others run their own job counts, which
     # the split's memory model (MAX_JOBS calls at once) would not hold for.

@@ -16,6 +16,8 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidSdistFilename, canonicalize_name, parse_sdist_filename
 
+from ..errors import WheelcudaError
+
 __all__ = ["distribution_name", "source_id"]
 
 def distribution_name(spec: str) -> str | None:
@@ -74,7 +76,11 @@ def source_id(spec: str) -> str:
     if os.path.isdir(spec):
         return f"dir:{_tree_hash(Path(spec))}"
     if os.path.isfile(spec):
-        return f"file:{os.path.basename(spec)}:{_file_hash(Path(spec))}"
+        try:
+            return f"file:{os.path.basename(spec)}:{_file_hash(Path(spec))}"
+        except OSError as exc:
+            raise WheelcudaError(f"cannot read {spec}: {exc.strerror or exc}",
+                                 f"check that {spec} is a readable sdist or wheel") from exc
     return spec
 
 

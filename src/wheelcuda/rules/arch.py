@@ -111,22 +111,27 @@ def unbuildable(archs: Sequence[Arch], supported: Iterable[str]) -> list[Arch]:
     return [a for a in archs if f"{a.major}{a.minor}" not in numbers]
 
 
-def check(archs: Sequence[Arch], supported: Sequence[str], nvcc_version: str) -> None:
-    """Raise when nvcc cannot build one of ``archs`` (sm_120 needs nvcc 12.8 or newer;
-    CUDA 13 builds nothing below 7.5)."""
-    bad = unbuildable(archs, supported)
-    version = parse_version(nvcc_version)
-    major = version.major if version else 0
+def check_floor(archs: Sequence[Arch], major: int) -> None:
+    """Raise when CUDA ``major`` builds nothing for some of ``archs`` (known before any
+    compiler is there: CUDA 13 dropped everything below 7.5)."""
     floor = CUDA_FLOOR.get(major)
-    old = [a for a in bad if floor and (a.major, a.minor) < floor]
+    old = [a for a in archs if floor and (a.major, a.minor) < floor]
     if old and floor:
         names = ", ".join(f"sm_{a.number}" for a in old)
         raise ArchError(
             f"CUDA {major} dropped {names} (it builds nothing below "
-            f"sm_{floor[0]}{floor[1]}); nvcc {nvcc_version} cannot build for that GPU",
+            f"sm_{floor[0]}{floor[1]}); a CUDA {major} compiler cannot build for that GPU",
             "those GPUs need a CUDA 12 toolkit and a torch built for CUDA 12 (e.g. "
             "torch 2.9.1 from PyPI is built with CUDA 12.8): install both, export "
             "CUDA_HOME=/path/to/cuda-12.x, and build with it; or drop them from --arch")
+
+
+def check(archs: Sequence[Arch], supported: Sequence[str], nvcc_version: str) -> None:
+    """Raise when nvcc cannot build one of ``archs`` (sm_120 needs nvcc 12.8 or newer;
+    CUDA 13 builds nothing below 7.5)."""
+    version = parse_version(nvcc_version)
+    check_floor(archs, version.major if version else 0)
+    bad = unbuildable(archs, supported)
     if bad:
         names = ", ".join(f"sm_{a.number}" for a in bad)
         raise ArchError(

@@ -31,11 +31,12 @@ def install_argv(tool: Tool, python: str, packages: Sequence[str], extra: Sequen
 
 def target_argv(tool: Tool, requirements: Sequence[str], target: str, python: str
                 ) -> list[str]:
-    """Install ``requirements`` into a plain folder (the toolkit store) (pure). pip runs
+    """Install ``requirements`` into a plain folder (the toolkit store) (pure); not quiet:
+    what the installer says streams to the user during the long download. pip runs
     on the target's interpreter, which has pip where wheelcuda's own may not (a uv tool
     venv has none)."""
     if tool.name == "uv":
-        return [*tool.command, "pip", "install", "--quiet", "--target", target, "--python",
+        return [*tool.command, "pip", "install", "--target", target, "--python",
                 python, *requirements]
-    return [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+    return [python, "-m", "pip", "install", "--disable-pip-version-check",
             "--no-warn-script-location", "--target", target, *requirements]

@@ -92,8 +92,8 @@ def candidates(layout: Layout) -> Iterator[tuple[Path, Path, str]]:
     """(what, its lock, why) for everything prune would remove."""
     for parent in (layout.homes, layout.toolkits, layout.builds):
         for path in _entries(parent):
-            name = _partial_name(path)
-            if name is not None:
+            name = _partial_name(path)  # folders only: never a lock file (.build-x.lock)
+            if name is not None and path.is_dir() and not path.is_symlink():
                 yield path, layout.lock(parent, name), "left by a run that was stopped"
     kept_homes: list[Path] = []
     yield from _trees(layout, kept_homes)

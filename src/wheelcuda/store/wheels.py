@@ -70,6 +70,12 @@ def cached_wheels(layout: Layout, key: str, names: Sequence[str]) -> list[str] |
     return wheels
 
 
+def setuptools_config(layout: Layout, key: str) -> Path:
+    """Where :func:`building` writes the setuptools configuration that moves a build's
+    ``build/`` folder into the key's own (read through ``DIST_EXTRA_CONFIG``)."""
+    return layout.build(key) / "setuptools.cfg"
+
+
 class Build:
     """A build in progress under its key's lock: :meth:`done` keeps what it made."""
 
@@ -93,6 +99,8 @@ def building(layout: Layout, key: str) -> Iterator[Build]:
     with fs.locked(layout.lock(layout.builds, key), f"a build of {key}"):
         build = Build(layout, key)
         layout.private(build.folder)
+        fs.write_text(setuptools_config(layout, key),
+                      f"[build]\nbuild_base = {build.folder / 'setuptools-build'}\n")
         try:
             yield build
         finally:

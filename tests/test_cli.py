@@ -161,6 +161,8 @@ def test_arch_cuda13_dropped_says_cuda12(good: Path) -> None:
     r = run("env", "--python", str(good), "--arch", "6.1")
     fail(r, "CUDA 13 dropped sm_61", "CUDA 12 toolkit")
     assert "newer compiler" not in r.stderr
+    doctor = run("doctor", "--python", str(good), "--arch", "6.1")
+    assert doctor.stdout.count("dropped sm_61") == 1  # checked before the fetch, once
 
 
 def test_arch_list_variable_is_named(good: Path) -> None:

@@ -114,6 +114,14 @@ class Resolved:
     problems: tuple[Problem, ...] = field(default=())
     #: ``CUDA_HOME=/opt/cuda`` when the user set a toolkit other than our tree.
     foreign: str | None = None
+    #: The installer, chosen once (install and fetch; None when not asked or unusable).
+    installer: installer_rules.Tool | None = None
+
+    @property
+    def fetchable(self) -> bool:
+        """The compiler set is missing and a fetch of torch's pin would bring it."""
+        return (self.torch is not None and self.torch.cuda_major == self.toolkit.major
+                and any(p.is_error and p.kind is Kind.MISSING for p in self.problems))
 
     def errors(self) -> list[Problem]:
         return [p for p in self.problems if p.is_error]
@@ -171,9 +179,10 @@ def finish(s: Start) -> Resolved:
     # What can be known before the compiler is there: a fetch (270 MB) must not come
     # before an error it cannot fix (issue 9 review: doctor said OK, install fetched, then
     # refused sm_70 or a missing host compiler).
-    problems += _before_fetch(ctx, request, toolkit, archs, host)
-    if request.fetch and _only_fetch_missing(found, problems, torch):
-        toolkit = _fetch(ctx, layout, target, torch, toolkit)
+    tool = _installer(ctx, request, problems)
+    problems += _before_fetch(toolkit, archs, host)
+    if tool and request.fetch and _only_fetch_missing(found, problems, torch):
+        toolkit = _fetch(ctx, layout, target, torch, toolkit, tool=tool)
         found = _component_problems(toolkit, torch, target)
     problems += found
     release = checks.compiler_release(toolkit.inventory, toolkit.major)
@@ -184,12 +193,12 @@ def finish(s: Start) -> Resolved:
         problems += _host_problems(toolkit, host)
         tree = tree_for(ctx, layout, toolkit)
         home = _home(ctx, layout, tree, host, problems=problems)
-    if home is not None:
-        problems += _arch_problems(home, archs)
+    if home is not None and not any(p.kind is Kind.ARCH for p in problems):
+        problems += _arch_problems(home, archs)  # the floor was checked before the fetch
         foreign = environ.foreign_home(ctx.environ, str(home.path), str(layout.homes))
         problems += _foreign(foreign)
     return Resolved(ctx, request, layout, target, torch, toolkit, archs, arch_source, host,
-                    tree, home, tuple(problems), foreign)
+                    tree, home, tuple(problems), foreign, tool)
 
 
 def resolve_target(ctx: Context, layout: Layout, python: str | None) -> Target:
@@ -268,12 +277,9 @@ def _only_fetch_missing(found: list[Problem], problems: list[Problem],
 
 
 def _fetch(ctx: Context, layout: Layout, target: Target, torch: Torch | None,
-           toolkit: Toolkit) -> Toolkit:
-    from .probe import installer  # noqa: PLC0415 (only a fetch needs it)
-
+           toolkit: Toolkit, *, tool: installer_rules.Tool) -> Toolkit:
     assert torch is not None
     spec = checks.wanted_specifier(torch, toolkit.major)
-    tool: installer_rules.Tool = installer.choose(ctx)
     folder = toolkits.fetch(layout, ctx, tool, spec, python=target.python,
                             major=toolkit.major)
     return locate_toolkit(target, torch, layout, folder)
@@ -320,10 +326,25 @@ def _home(ctx: Context, layout: Layout, tree: plan.TreePlan, host: HostCompiler,
         return None
 
 
-def _before_fetch(ctx: Context, request: Request, toolkit: Toolkit,
-                  archs: tuple[archmod.Arch, ...], host: HostCompiler) -> list[Problem]:
+def _installer(ctx: Context, request: Request, problems: list[Problem]
+               ) -> installer_rules.Tool | None:
+    """The installer, for the requests that install or fetch; an unusable choice is a
+    problem known before any fetch."""
+    if not (request.build_needs or request.fetch):
+        return None
+    from .probe import installer  # noqa: PLC0415 (only install, doctor and fetch need it)
+
+    try:
+        return installer.choose(ctx)
+    except WheelcudaError as exc:
+        problems.append(Problem.of(Kind.BUILD_NEEDS, exc))
+        return None
+
+
+def _before_fetch(toolkit: Toolkit, archs: tuple[archmod.Arch, ...], host: HostCompiler
+                  ) -> list[Problem]:
     """The checks that need no compiler: archs below the CUDA major's floor, a host
-    compiler that is not there, an installer that cannot be chosen."""
+    compiler that is not there."""
     out = []
     try:
         archmod.check_floor(archs, toolkit.major)
@@ -333,13 +354,6 @@ def _before_fetch(ctx: Context, request: Request, toolkit: Toolkit,
         missing = hostcc.check_host_compiler(host, hostcc.HostLimits(None, None),
                                              str(toolkit.major))
         out += [missing] if missing else []
-    if request.build_needs:  # install, doctor: the installer must be there
-        from .probe import installer  # noqa: PLC0415 (only install and doctor need it)
-
-        try:
-            installer.choose(ctx)
-        except WheelcudaError as exc:
-            out.append(Problem.of(Kind.BUILD_NEEDS, exc))
     return out
 
 

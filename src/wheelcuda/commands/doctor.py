@@ -87,7 +87,7 @@ def _fetchable(r: pipeline.Resolved) -> list[Problem]:
     """A compiler set that is only missing is what ``install`` fetches by itself: for
     install's sake not an error (doctor answers "would install work?"), but said, with
     ``wheelcuda fetch`` for env, home and run, which never download by themselves."""
-    if not (r.torch and r.torch.cuda_major == r.toolkit.major):
+    if not r.fetchable:
         return list(r.problems)
     return [Problem(p.kind, f"{p.message}; `wheelcuda install` fetches them into its "
                     "store by itself, `env`, `home` and `run` need `wheelcuda fetch` first",

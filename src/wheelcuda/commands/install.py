@@ -24,7 +24,6 @@ from ..data import catalog
 from ..data.recipes import RECIPES
 from ..errors import ComponentError
 from ..probe import gpus, locate, machine, setup_vars, source
-from ..probe import installer as installer_probe
 from ..probe import torch as torch_probe
 from ..rules import arch, buildkey, checks, installer, jobs, packages
 from ..rules.checks import Kind
@@ -89,7 +88,8 @@ def prepare(ctx: Context, pkgs: Sequence[str], req: pipeline.Request,
     # for_build keeps the user's own values itself (and replaces an empty MAX_JOBS).
     variables.update(jobs.for_build(packages.job_gb(names), ctx.environ, machine.cores(),
                                     machine.available_memory()))
-    tool = installer_probe.choose(ctx)
+    tool = r.installer
+    assert tool is not None  # request.build_needs: chosen by the pipeline, or raised above
     # Not the user's to win: a shared installer cache hands back wheels built against
     # another torch (uv 16850, 3599). Each key gets its own.
     variables.update(wheels.installer_cache(r.layout, tool.name, key))
@@ -126,12 +126,10 @@ def _package_variables(ctx: Context, pkgs: Sequence[str], names: Sequence[str | 
 
 
 def _would_fetch(r: pipeline.Resolved) -> str | None:
-    """The requirement ``install`` would fetch, when only the compiler is missing."""
-    errors = r.errors()
-    if r.torch is None or r.torch.cuda_major is None or not errors:
+    """The requirement ``install`` would fetch, and where, when the compiler is missing."""
+    if not r.fetchable:
         return None
-    if not all(p.kind is Kind.MISSING for p in errors):
-        return None
+    assert r.torch is not None  # fetchable
     spec = checks.wanted_specifier(r.torch, r.toolkit.major)
     return f"{catalog.toolkit_requirements(spec)[0]} into {toolkits.folder(r.layout, spec)}"
 

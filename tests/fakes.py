@@ -148,3 +148,16 @@ def user_env(tmp: Path) -> Path:
     """A complete user environment: torch cu130, the compiler set, the build needs."""
     site = build_needs(torch(cu13_site(tmp / "site")))
     return python(tmp, [site])
+
+
+def uv_on_path(tmp: Path, source: str) -> dict[str, str]:
+    """Variables that put a fake ``uv`` first on PATH: ``source`` is its Python, run by
+    the test's interpreter through a sh trampoline (a #! line cannot hold a long path or
+    spaces)."""
+    bin_dir = tmp / "fakebin"
+    bin_dir.mkdir(exist_ok=True)
+    script = bin_dir / "uv.py"
+    script.write_text(source)
+    _executable(bin_dir / "uv", f"#!/bin/sh\nexec {shlex.quote(sys.executable)} "
+                                f"{shlex.quote(str(script))} \"$@\"\n")
+    return {"PATH": f"{bin_dir}:{os.environ['PATH']}", "WHEELCUDA_INSTALLER": "uv"}

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import stat
 import subprocess
 import sys
@@ -74,17 +73,9 @@ sys.exit({code!r})
 def fake_uv(tmp: Path, *, unpack: bool = False, code: int = 0,
             lock: Path | None = None) -> dict[str, str]:
     """Variables that put a fake ``uv`` first on PATH (calls logged in ``tmp/uv-calls``)."""
-    bin_dir = tmp / "fakebin"
-    bin_dir.mkdir(exist_ok=True)
-    script = bin_dir / "uv.py"
-    script.write_text(FAKE_UV.format(repo=str(REPO), src=str(REPO / "src"),
-                                     log=str(tmp / "uv-calls"), unpack=unpack, code=code,
-                                     lock=str(lock) if lock else ""))
-    uv = bin_dir / "uv"  # sh, not a #! line: that cannot hold a long path or spaces
-    uv.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(script))} '
-                  '"$@"\n')
-    uv.chmod(0o755)
-    return {"PATH": f"{bin_dir}:{os.environ['PATH']}", "WHEELCUDA_INSTALLER": "uv"}
+    return fakes.uv_on_path(tmp, FAKE_UV.format(
+        repo=str(REPO), src=str(REPO / "src"), log=str(tmp / "uv-calls"), unpack=unpack,
+        code=code, lock=str(lock) if lock else ""))
 
 
 def uv_calls(tmp: Path) -> list[list[str]]:

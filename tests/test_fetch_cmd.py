@@ -4,15 +4,11 @@ store, with the installer's output shown as it comes; pip runs on the target's i
 
 from __future__ import annotations
 
-import json
-import os
-import shlex
-import sys
 from pathlib import Path
 
 from tests import fakes
 from tests.test_cli import fail, run
-from tests.test_defects import torch_only
+from tests.test_defects import torch_only, uv_calls
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -30,21 +26,8 @@ print("Installed 6 packages in 1.2s", file=sys.stderr, flush=True)
 
 
 def talkative_uv(tmp: Path) -> dict[str, str]:
-    bin_dir = tmp / "fakebin"
-    bin_dir.mkdir()
-    script = bin_dir / "uv.py"
-    script.write_text(TALKATIVE_UV.format(repo=str(REPO), src=str(REPO / "src"),
-                                          log=str(tmp / "uv-calls")))
-    uv = bin_dir / "uv"
-    uv.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} {shlex.quote(str(script))} "
-                  '"$@"\n')
-    uv.chmod(0o755)
-    return {"PATH": f"{bin_dir}:{os.environ['PATH']}", "WHEELCUDA_INSTALLER": "uv"}
-
-
-def calls(tmp: Path) -> list[list[str]]:
-    log = tmp / "uv-calls"
-    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return fakes.uv_on_path(tmp, TALKATIVE_UV.format(repo=str(REPO), src=str(REPO / "src"),
+                                                     log=str(tmp / "uv-calls")))
 
 
 def test_fetch_into_the_store_once(tmp_path: Path, isolated: Path) -> None:
@@ -59,14 +42,14 @@ def test_fetch_into_the_store_once(tmp_path: Path, isolated: Path) -> None:
     assert "Downloading" not in r.stdout  # stdout is data: the folder only
     again = run("fetch", "--python", str(py), env=env)
     assert again.returncode == 0 and "already in wheelcuda's store" in again.stderr
-    assert len(calls(tmp_path)) == 1
+    assert len(uv_calls(tmp_path)) == 1
     assert run("env", "--python", str(py), "--arch", "9.0", env=env).returncode == 0
 
 
 def test_nothing_to_fetch_when_the_environment_has_it(tmp_path: Path) -> None:
     r = run("fetch", "--python", str(fakes.user_env(tmp_path)), env=talkative_uv(tmp_path))
     assert r.returncode == 0 and "has the compiler wheels itself" in r.stderr
-    assert calls(tmp_path) == []
+    assert uv_calls(tmp_path) == []
 
 
 def test_pip_fetch_runs_on_the_targets_interpreter(tmp_path: Path) -> None:

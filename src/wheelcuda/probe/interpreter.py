@@ -31,7 +31,7 @@ from ..context import Context
 from ..errors import InterpreterError, ToolError
 from . import _interp_probe
 
-__all__ = ["Choice", "Target", "ask", "choose_python", "executable", "requested_python",
+__all__ = ["Choice", "Target", "ask", "choose_python", "executable",
            "target", "watch"]
 
 #: The oldest target Python: what the probe (_interp_probe) and the fixes promise.
@@ -114,11 +114,6 @@ def choose_python(python: str | None, ctx: Context) -> Choice:
         f"{own_tool}, not a place for torch",
         "uv venv && uv pip install torch   (in the project folder; "
         "or pass --python PATH, or activate an environment)")
-
-
-def requested_python(python: str | None, ctx: Context) -> str:
-    """The interpreter or environment folder meant (:attr:`Choice.python`)."""
-    return choose_python(python, ctx).python
 
 
 def _absolute(path: str, ctx: Context) -> str:

@@ -7,7 +7,7 @@ else is a bug in wheelcuda, which the CLI reports as an internal error (see cli.
 
 from __future__ import annotations
 
-__all__ = ["ArchError", "CacheError", "ComponentError", "HostCompilerError",
+__all__ = ["ArchError", "CacheError", "ComponentError", "ConfigError", "HostCompilerError",
            "InterpreterError", "ToolError", "TorchError", "WheelcudaError"]
 
 
@@ -51,3 +51,7 @@ class CacheError(WheelcudaError):
 
 class ToolError(WheelcudaError):
     """A child process wheelcuda needs could not run or failed."""
+
+
+class ConfigError(WheelcudaError):
+    """A settings file (uv.toml, pyproject.toml, uv.lock) cannot be read or written."""

@@ -71,6 +71,12 @@ class Request:
     jobs: bool = False
     #: fetch a missing compiler set into the store (install without --no-fetch/--explain).
     fetch: bool = False
+    #: the toolkit sources to look in, by name (None: all of :data:`sources.SOURCES`).
+    #: ``uv-config`` asks for the store only: its tree must outlive any one environment.
+    sources: tuple[str, ...] | None = None
+    #: torch as given (read from uv.lock, or only its CUDA from ``--cuda``) instead of
+    #: the target's: for settings written before the environment exists.
+    torch: Torch | None = None
 
 
 @dataclass(frozen=True)
@@ -164,7 +170,7 @@ def resolve(ctx: Context, request: Request) -> Resolved:
 
 def finish(s: Start) -> Resolved:
     ctx, request, layout, target = s.ctx, s.request, s.layout, s.target
-    torch = torch_probe.find_torch(target.site_dirs)
+    torch = request.torch or torch_probe.find_torch(target.site_dirs)
     problems: list[Problem] = []
     if torch is not None or request.need_torch:
         problems += checks.torch_problems(torch, None, target.python)
@@ -173,7 +179,7 @@ def finish(s: Start) -> Resolved:
     archs, arch_source = _archs(ctx, request, problems)
     if request.build_needs:
         problems += _build_needs(ctx, target)
-    toolkit = locate_toolkit(target, torch, layout)
+    toolkit = locate_toolkit(target, torch, layout, only=request.sources)
     found = _component_problems(toolkit, torch, target)
     host = hostcc_probe.probe_host_compiler(ctx)
     # What can be known before the compiler is there: a fetch (270 MB) must not come
@@ -182,7 +188,7 @@ def finish(s: Start) -> Resolved:
     tool = _installer(ctx, request, problems)
     problems += _before_fetch(toolkit, archs, host)
     if tool and request.fetch and _only_fetch_missing(found, problems, torch):
-        toolkit = _fetch(ctx, layout, target, torch, toolkit, tool=tool)
+        toolkit = _fetch(ctx, layout, target, torch, toolkit, tool=tool, only=request.sources)
         found = _component_problems(toolkit, torch, target)
     problems += found
     release = checks.compiler_release(toolkit.inventory, toolkit.major)
@@ -252,14 +258,26 @@ def _build_needs(ctx: Context, target: Target) -> list[Problem]:
 
 
 def locate_toolkit(target: Target, torch: Torch | None, layout: Layout,
-                   fetched: Path | None = None) -> Toolkit:
-    """Each component in the first source's root that holds it."""
+                   fetched: Path | None = None, *, only: tuple[str, ...] | None = None
+                   ) -> Toolkit:
+    """Each component in the first source's root that holds it. ``only`` names the
+    sources the compiler set may come from; the libraries whose headers torch's own
+    headers include (cuBLAS, cuSPARSE, ...) come from any source, the target's first."""
     offers = sources.offers(target, torch, layout)
-    roots = tuple(dict.fromkeys(r for o in offers for r in o.roots))
-    inventory = locate.locate(roots)
+    chosen = [o for o in offers if only is None or o.source in only]
+    compiler_roots = tuple(dict.fromkeys(r for o in chosen for r in o.roots))
+    all_roots = tuple(dict.fromkeys(r for o in offers for r in o.roots))
+    if only is None:
+        inventory = locate.locate(all_roots)
+    else:
+        parts = locate.locate(compiler_roots, catalog.COMPILER)
+        libraries = locate.locate(all_roots, catalog.LIBRARIES)
+        inventory = Inventory(parts.found + libraries.found,
+                              tuple(dict.fromkeys(compiler_roots + all_roots)))
     via: dict[str, str] = {}
     for f in inventory.found:
-        via.setdefault(f.component.name, next(o.source for o in offers if f.root in o.roots))
+        pool = chosen if f.component.compiler else offers
+        via.setdefault(f.component.name, next(o.source for o in pool if f.root in o.roots))
     return Toolkit(checks.choose_major(inventory, torch), inventory, via, fetched)
 
 
@@ -277,12 +295,13 @@ def _only_fetch_missing(found: list[Problem], problems: list[Problem],
 
 
 def _fetch(ctx: Context, layout: Layout, target: Target, torch: Torch | None,
-           toolkit: Toolkit, *, tool: installer_rules.Tool) -> Toolkit:
+           toolkit: Toolkit, *, tool: installer_rules.Tool,
+           only: tuple[str, ...] | None) -> Toolkit:
     assert torch is not None
     spec = checks.wanted_specifier(torch, toolkit.major)
     folder = toolkits.fetch(layout, ctx, tool, spec, python=target.python,
                             major=toolkit.major)
-    return locate_toolkit(target, torch, layout, folder)
+    return locate_toolkit(target, torch, layout, folder, only=only)
 
 
 def tree_for(ctx: Context, layout: Layout, toolkit: Toolkit) -> plan.TreePlan:

@@ -4,8 +4,8 @@ in :data:`COMMANDS`; the CLI builds its parser from this list."""
 
 from __future__ import annotations
 
-from . import cache, doctor, env, fetch, home, install, run
+from . import cache, constraints, doctor, env, fetch, home, install, run, uv_config
 
 __all__ = ["COMMANDS"]
 
-COMMANDS = (env, home, doctor, install, run, fetch, cache)
+COMMANDS = (env, home, doctor, install, run, fetch, cache, uv_config, constraints)

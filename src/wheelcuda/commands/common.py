@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from ..pipeline import Request, Resolved
 from ..rules.checks import Kind, Severity
@@ -29,7 +30,7 @@ def add_all_archs(p: argparse.ArgumentParser) -> None:
                    help="keep the package's own GPU targets instead of pruning to --arch")
 
 
-def request(args: argparse.Namespace, **flags: bool) -> Request:
+def request(args: argparse.Namespace, **flags: Any) -> Request:
     """The pipeline request for a command's parsed arguments."""
     return Request(python=args.python, arch=getattr(args, "arch", None),
                    all_archs=getattr(args, "all_archs", False), **flags)

@@ -9,11 +9,12 @@ from __future__ import annotations
 import os
 import shutil
 
+from .. import proc
 from ..context import Context
-from ..errors import ToolError
+from ..errors import ToolError, WheelcudaError
 from ..rules.installer import Tool
 
-__all__ = ["ENV_VAR", "choose"]
+__all__ = ["ENV_VAR", "choose", "uv_version"]
 
 ENV_VAR = "WHEELCUDA_INSTALLER"
 
@@ -44,3 +45,16 @@ def choose(ctx: Context) -> Tool:
         if wanted == "uv":
             raise ToolError(f"{ENV_VAR}=uv but uv was not found on PATH", "pip install uv")
     return Tool("pip", ())
+
+
+def uv_version(ctx: Context) -> tuple[str, str] | None:
+    """(path, version) of the uv that would run, from ``uv --version``; None when there
+    is no uv, or it does not answer."""
+    uv = _uv_binary(ctx.get("PATH") or os.defpath)
+    if not uv:
+        return None
+    try:
+        words = proc.capture([uv, "--version"], env=ctx.environ, timeout=30).split()
+    except WheelcudaError:
+        return None
+    return (uv, words[1]) if len(words) > 1 else None

@@ -9,16 +9,18 @@ import contextlib
 import hashlib
 import os
 import re
-import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import tomlkit
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidSdistFilename, canonicalize_name, parse_sdist_filename
+from tomlkit.exceptions import TOMLKitError
 
 from ..errors import WheelcudaError
 
-__all__ = ["distribution_name", "source_id"]
+__all__ = ["Project", "distribution_name", "source_id", "static_project"]
 
 def distribution_name(spec: str) -> str | None:
     """The canonical name behind a requirement, an sdist file, or a project folder."""
@@ -54,15 +56,43 @@ def _project_name(folder: str) -> str | None:
 
 
 def _toml(raw: bytes) -> dict[str, Any]:
-    if sys.version_info >= (3, 11):
-        import tomllib  # noqa: PLC0415 - 3.11+ only
-
-        return tomllib.loads(raw.decode("utf-8", errors="replace"))
-    m = re.search(r'^\[project\].*?^name\s*=\s*["\']([^"\']+)', raw.decode(errors="replace"),
-                  re.M | re.S)  # Python 3.10: no tomllib in the standard library
-    return {"project": {"name": m.group(1)}} if m else {}
+    try:
+        return dict(tomlkit.parse(raw.decode("utf-8", errors="replace")).unwrap())
+    except TOMLKitError as exc:
+        raise ValueError(str(exc)) from None
 
 
+@dataclass(frozen=True)
+class Project:
+    """A project folder's static ``[project]`` table, as installers see it before any
+    build: uv applies per-package settings only to a name it knows then."""
+
+    name: str | None  # canonical; None when only setup.py knows it
+    dependencies: tuple[str, ...]
+    dynamic: tuple[str, ...]
+
+    def depends_on(self, name: str) -> bool:
+        wanted = canonicalize_name(name)
+        for line in self.dependencies:
+            with contextlib.suppress(InvalidRequirement):
+                if canonicalize_name(Requirement(line).name) == wanted:
+                    return True
+        return False
+
+
+def static_project(folder: str) -> Project:
+    """The static ``[project]`` table of ``folder``'s pyproject.toml (empty when none)."""
+    try:
+        with open(os.path.join(folder, "pyproject.toml"), "rb") as f:
+            table = _toml(f.read()).get("project", {})
+    except (OSError, ValueError):
+        table = {}
+    name = table.get("name") if isinstance(table, dict) else None
+    deps = table.get("dependencies", []) if isinstance(table, dict) else []
+    dynamic = table.get("dynamic", []) if isinstance(table, dict) else []
+    return Project(str(canonicalize_name(name)) if isinstance(name, str) else None,
+                   tuple(str(d) for d in deps if isinstance(d, str)),
+                   tuple(str(d) for d in dynamic if isinstance(d, str)))
 
 
 #: Folders a build writes into its own source tree: not part of the source's identity.

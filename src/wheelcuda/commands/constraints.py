@@ -1,0 +1,77 @@
+"""``wheelcuda constraints``: build constraints that hold torch in every isolated build
+environment to the runtime's exact version.
+
+An isolated build installs the newest torch the index offers unless told otherwise
+(causal-conv1d PR 5, mamba issue 720): an extension built against it fails to load in
+the environment it is installed into. Plain constraints no longer reach build
+environments (pip 26.2); build constraints do: ``pip install --build-constraint FILE``
+(pip >= 25.3), ``uv pip install --build-constraint FILE``, or ``PIP_BUILD_CONSTRAINT`` /
+``UV_BUILD_CONSTRAINT``. With ``eval "$(wheelcuda env)"`` (CUDA_HOME and the archs reach
+isolated builds through the environment) that makes plain isolated builds work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+from packaging.version import Version
+
+from .. import pipeline
+from ..context import Context
+from ..errors import TorchError
+from ..probe import locate
+from ..store import userfiles
+from .common import note
+
+NAME = "constraints"
+HELP = ("print build constraints pinning torch (and its companions) to the target's exact "
+        "versions, for --build-constraint / PIP_BUILD_CONSTRAINT / UV_BUILD_CONSTRAINT")
+
+#: Packages whose version in a build environment must be the runtime's: the extension
+#: links against torch's C++ API; torchvision and torchaudio pin torch themselves.
+PINNED = ("torch", "torchvision", "torchaudio")
+#: pip learned --build-constraint / PIP_BUILD_CONSTRAINT in 25.3.
+PIP_NEEDED = Version("25.3")
+PYTORCH_INDEX = "https://download.pytorch.org/whl"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="write the constraints to FILE instead of printing them")
+
+
+def main(args: argparse.Namespace, ctx: Context) -> int:
+    start = pipeline.start(ctx, pipeline.Request(python=args.python, need_archs=False))
+    target = start.target
+    versions = {name: v for name in PINNED
+                if (v := next((v for d in target.site_dirs
+                               if (v := locate.dist_version(d, name))), None))}
+    if "torch" not in versions:
+        raise TorchError(f"torch is not installed in {target.python}: there is nothing to pin",
+                         f"install torch into it first (uv pip install --python "
+                         f"{target.python} torch), or give --python")
+    lines = [f"# build constraints by `wheelcuda constraints` for {target.python}",
+             "# use: pip install --build-constraint FILE ... (pip >= 25.3), "
+             "uv pip install --build-constraint FILE ...,",
+             "# or PIP_BUILD_CONSTRAINT=FILE / UV_BUILD_CONSTRAINT=FILE",
+             *(f"{name}=={version}" for name, version in versions.items())]
+    text = "\n".join(lines) + "\n"
+    if args.output:
+        path = Path(ctx.cwd, args.output)
+        userfiles.replace_text(path, text)
+        note(f"wrote {path}")
+    else:
+        print(text, end="")
+    local = re.search(r"\+(cu\d+|cpu|rocm[\d.]+)$", versions["torch"])
+    if local:
+        note(f"torch {versions['torch']} comes from PyTorch's own index, which installers do "
+             f"not search by default: add --extra-index-url {PYTORCH_INDEX}/{local.group(1)} "
+             f"(pip), or --index {PYTORCH_INDEX}/{local.group(1)} with "
+             "--index-strategy unsafe-best-match (uv)")
+    pip = next((v for d in target.site_dirs if (v := locate.dist_version(d, "pip"))), None)
+    if pip and Version(pip) < PIP_NEEDED:
+        note(f"warning: pip {pip} in {target.python} ignores build constraints (they came in "
+             f"pip {PIP_NEEDED}): {target.python} -m pip install -U 'pip>={PIP_NEEDED}'")
+    return 0

@@ -1,0 +1,297 @@
+"""``wheelcuda uv-config``: uv settings under which plain uv commands build CUDA packages.
+
+With them, an unchanged ``uv pip install causal-conv1d``, ``uv add``, ``uv sync`` or
+``uv lock`` builds with isolation on and still gets what ``wheelcuda install`` gives:
+torch in the build environment matched to the runtime's, CUDA_HOME of a tree in
+wheelcuda's cache (over the compiler set in its store, so it outlives any one .venv),
+only the wanted archs, the recipe's variables, MAX_JOBS, and a key variable so uv's
+cache never hands back a wheel built for another torch.
+
+The torch to match is the target environment's; before the first ``uv sync`` it is
+uv.lock's, or ``--cuda X.Y``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import tomlkit
+from packaging.utils import InvalidName, canonicalize_name
+from packaging.version import Version
+
+from .. import pipeline
+from ..context import Context
+from ..data.recipes import RECIPES
+from ..errors import ConfigError, WheelcudaError
+from ..probe import gpus, installer, locate, machine, source, uvlock
+from ..probe import torch as torch_probe
+from ..probe.torch import Torch
+from ..rules import arch, jobs, packages, uvconfig
+from ..store import userfiles
+from .common import add_all_archs, add_arch, note, warn_problems
+
+NAME = "uv-config"
+HELP = ("print (or --write into a uv.toml or pyproject.toml) the uv settings under which "
+        "plain `uv pip install`, `uv add` and `uv sync` build CUDA packages, isolation on")
+
+#: extra-build-dependencies without --preview, match-runtime, extra-build-variables.
+UV_NEEDED = Version("0.10.0")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("packages", nargs="*", metavar="PKG",
+                   help="package names, or project folders with a static [project] name "
+                        "(default: every package in wheelcuda's recipe table)")
+    add_arch(p)
+    add_all_archs(p)
+    p.add_argument("--write", metavar="FILE",
+                   help="merge the settings into FILE: a pyproject.toml (under [tool.uv]) or "
+                        "a uv.toml (any other name); comments and order are kept")
+    p.add_argument("--remove", action="store_true",
+                   help="take wheelcuda's settings out of --write FILE again")
+    p.add_argument("--cuda", metavar="X.Y",
+                   help="torch's CUDA, when there is neither an environment with torch nor "
+                        "a uv.lock yet")
+    p.add_argument("--no-fetch", action="store_true",
+                   help="never fetch the compiler set into wheelcuda's store")
+
+
+def main(args: argparse.Namespace, ctx: Context) -> int:
+    if args.remove:
+        return _remove(args, ctx)
+    names, pinned = _packages(args.packages, ctx)
+    resolved, torch, pin_version = _resolve(args, ctx)
+    uv = _check_uv(ctx)
+    for line in warn_problems(resolved):
+        note(line)
+    settings = _settings(resolved, torch, pin_version, names=names, pinned=pinned, ctx=ctx)
+    header = _header(resolved, torch)
+    if not args.write:
+        print(uvconfig.render(settings, header), end="")
+        _usage(uv)
+        return 0
+    return _write(Path(args.write), settings, ctx)
+
+
+def _packages(given: Sequence[str], ctx: Context) -> tuple[list[str], set[str]]:
+    """Canonical names, and those that need an exact torch pin instead of match-runtime
+    (no torch among their run-time dependencies)."""
+    if not given:
+        return sorted(RECIPES), {n for n, r in RECIPES.items() if not r.torch_at_runtime}
+    names: list[str] = []
+    pinned: set[str] = set()
+    for spec in given:
+        folder = os.path.join(ctx.cwd, spec)
+        if os.path.isdir(folder):
+            project = source.static_project(folder)
+            if project.name is None:
+                raise ConfigError(
+                    f"{spec} has no static [project] name in its pyproject.toml: uv applies "
+                    "per-package settings only to packages whose name it knows before "
+                    "building, so it would ignore them (and with match-runtime, uv 0.8.12+ "
+                    "stops with an error saying the package must declare static metadata)",
+                    f"add [project] name and version to {spec}/pyproject.toml, or build it "
+                    f"with `wheelcuda install {spec}`")
+            names.append(project.name)
+            if not project.depends_on("torch"):
+                pinned.add(project.name)
+            continue
+        try:
+            name = str(canonicalize_name(spec, validate=True))
+        except InvalidName:
+            raise ConfigError(f"{spec!r} is neither a package name nor a project folder",
+                              "give names as on PyPI (causal-conv1d) or a folder") from None
+        names.append(name)
+        recipe = RECIPES.get(name)
+        if recipe is not None and not recipe.torch_at_runtime:
+            pinned.add(name)
+    return list(dict.fromkeys(names)), pinned
+
+
+def _resolve(args: argparse.Namespace, ctx: Context
+             ) -> tuple[pipeline.Resolved, Torch, str | None]:
+    """The pipeline's answer for the torch to match, that torch, and its version as an
+    installer resolves it (``2.14.1``; None when only its CUDA is known)."""
+    req = pipeline.Request(python=args.python, arch=args.arch, all_archs=args.all_archs,
+                           need_torch=True, jobs=True, fetch=not args.no_fetch,
+                           sources=("store",))
+    start = None
+    if not args.cuda:
+        try:
+            start = pipeline.start(ctx, req)
+        except WheelcudaError:
+            if args.python:
+                raise
+    found = torch_probe.find_torch(start.target.site_dirs) if start else None
+    if start is not None and found is not None:
+        version = next((v for d in start.target.site_dirs
+                        if (v := locate.dist_version(d, "torch"))), None)
+        r = pipeline.finish(start)
+        r.raise_first()
+        return r, found, version
+    torch = _torch_without_environment(args, ctx)
+    given = dataclasses.replace(req, python=ctx.executable, torch=torch)
+    r = pipeline.resolve(ctx, given)
+    r.raise_first()
+    return r, torch, None if args.cuda else torch.version
+
+
+def _torch_without_environment(args: argparse.Namespace, ctx: Context) -> Torch:
+    if args.cuda:
+        return uvlock.torch_of_cuda(args.cuda)
+    lock = uvlock.find_lock(ctx.cwd)
+    torch = uvlock.torch_from_lock(lock) if lock else None
+    if torch is None or torch.cuda is None:
+        where = f"{lock} pins no CUDA build of torch" if lock else "there is no uv.lock here"
+        raise ConfigError(f"no torch to match: no environment with torch was found, and {where}",
+                          "run `uv sync` (or `uv lock`) first, or give torch's CUDA: --cuda 13.0")
+    note(f"matching torch {torch.version} (CUDA {torch.cuda}) as {lock} pins it")
+    return torch
+
+
+def _check_uv(ctx: Context) -> str | None:
+    found = installer.uv_version(ctx)
+    if found is None:
+        note(f"no uv found; these settings need uv >= {UV_NEEDED}")
+        return None
+    path, version = found
+    try:
+        too_old = Version(version) < UV_NEEDED
+    except ValueError:
+        return version
+    if too_old:
+        raise ConfigError(
+            f"uv {version} ({path}) is too old for these settings: extra-build-dependencies "
+            f"needs --preview before uv {UV_NEEDED}, and match-runtime 0.8.5, "
+            "extra-build-variables 0.8.6",
+            f"uv self update, or pip install -U 'uv>={UV_NEEDED}'")
+    return version
+
+
+def build_key(r: pipeline.Resolved, torch: Torch) -> str:
+    """What the built binary depends on, as one readable value (see uvconfig.KEY)."""
+    nvcc = r.home.nvcc_version if r.home else "?"
+    mode = "all archs" if r.request.all_archs else f"archs {arch.to_torch(r.archs)}"
+    host = f"{r.host.family} {r.host.version or r.host.path}"
+    return f"torch {torch.version} (CUDA {torch.cuda}); nvcc {nvcc}; {mode}; {host}"
+
+
+def _settings(r: pipeline.Resolved, torch: Torch, version: str | None, *, names: Sequence[str],
+              pinned: set[str], ctx: Context) -> list[uvconfig.Settings]:
+    base = r.variables()
+    archs = () if r.request.all_archs else r.archs
+    gpu_seen = bool(gpus.probe_gpus(ctx).gpus)
+    key = build_key(r, torch)
+    out = []
+    for name in names:
+        variables = dict(base)
+        recipe = packages.recipe_env([name], archs, gpu_seen)
+        variables.update({k: ctx.environ.get(k) or v for k, v in recipe.items()})
+        # no memory figure: the value must not change from run to run (it is in uv's key)
+        variables.update(jobs.for_build(packages.job_gb([name]), {}, machine.cores(), None))
+        if ctx.get("MAX_JOBS"):
+            variables["MAX_JOBS"] = ctx.environ["MAX_JOBS"]
+        variables[uvconfig.KEY] = key
+        dependency: str | dict[str, object] = uvconfig.match_runtime()
+        if name in pinned:
+            if version is None:
+                note(f"{name} does not list torch among its dependencies, and torch's version "
+                     "is not known (--cuda): match-runtime may not find torch")
+            else:
+                dependency = f"torch=={version}"
+        out.append(uvconfig.Settings(name, dependency, variables))
+    return out
+
+
+def _header(r: pipeline.Resolved, torch: Torch) -> list[str]:
+    return [
+        f"uv settings by `wheelcuda uv-config`: torch {torch.version} (CUDA {torch.cuda}),",
+        f"nvcc {r.home.nvcc_version if r.home else '?'} in {r.home.path if r.home else '?'}, "
+        f"archs {arch.to_torch(r.archs) or '(all)'}.",
+        "CUDA_HOME is a folder in this machine's wheelcuda cache: keep this file out of",
+        "version control. Save it as uv.toml beside your project (or pass it with",
+        "UV_CONFIG_FILE); run `wheelcuda uv-config` again after torch changes.",
+    ]
+
+
+def _usage(uv: str | None) -> None:
+    del uv
+    note("save this as uv.toml (`wheelcuda uv-config --write uv.toml`), then plain "
+         "`uv pip install PKG`, `uv add PKG` and `uv sync` build with it")
+
+
+def _is_pyproject(path: Path) -> bool:
+    return path.name == "pyproject.toml"
+
+
+def _write(path: Path, settings: Sequence[uvconfig.Settings], ctx: Context) -> int:
+    path = Path(ctx.cwd, path)
+    doc = userfiles.read_toml(path)
+    before = tomlkit.dumps(doc)
+    pyproject = _is_pyproject(path)
+    conflicts = uvconfig.merge(doc, settings, pyproject=pyproject)
+    after = tomlkit.dumps(doc)
+    if after != before:
+        userfiles.replace_text(path, after)
+        where = "[tool.uv] of " if pyproject else ""
+        note(f"wrote uv settings for {len(settings)} package(s) into {where}{path}")
+    else:
+        note(f"{path} already holds these settings: nothing changed")
+    for line in conflicts:
+        note(f"warning: {line}")
+    for line in _placement_warnings(path, doc, pyproject):
+        note(f"warning: {line}")
+    return 0
+
+
+def _placement_warnings(path: Path, doc: tomlkit.TOMLDocument, pyproject: bool) -> list[str]:
+    """Where uv will not read what was written, or where it should not be committed."""
+    out = []
+    if pyproject:
+        out.append(f"{path} now holds paths of this machine (CUDA_HOME in wheelcuda's cache): "
+                   "do not commit them; a uv.toml kept out of version control is the better "
+                   "place (`wheelcuda uv-config --remove --write pyproject.toml`, then "
+                   "`--write uv.toml`)")
+        if (path.parent / "uv.toml").exists():
+            out.append(f"{path.parent / 'uv.toml'} exists: uv reads it and ignores [tool.uv] "
+                       f"of {path}")
+    else:
+        pyproject_file = path.parent / "pyproject.toml"
+        if path.name == "uv.toml" and pyproject_file.exists():
+            try:
+                has_uv = "uv" in userfiles.read_toml(pyproject_file).get("tool", {})
+            except ConfigError:
+                has_uv = False
+            if has_uv:
+                out.append(f"{pyproject_file} has a [tool.uv] table: uv now reads {path} and "
+                           "ignores that table; move its settings into " + path.name)
+        pip = doc.get("pip")
+        if isinstance(pip, dict) and any(k in pip for k in (uvconfig.DEPENDENCIES,
+                                                            uvconfig.VARIABLES)):
+            out.append(f"{path} has its own [pip] {uvconfig.DEPENDENCIES}/"
+                       f"{uvconfig.VARIABLES}: `uv pip` reads those instead of the top level "
+                       "wheelcuda wrote; merge them")
+    return out
+
+
+def _remove(args: argparse.Namespace, ctx: Context) -> int:
+    if not args.write:
+        raise ConfigError("--remove needs the file to take the settings out of",
+                          "wheelcuda uv-config --remove --write uv.toml")
+    path = Path(ctx.cwd, args.write)
+    if not path.exists():
+        note(f"{path} does not exist: nothing to remove")
+        return 0
+    doc = userfiles.read_toml(path)
+    names = _packages(args.packages, ctx)[0] if args.packages else []
+    done = uvconfig.remove(doc, pyproject=_is_pyproject(path), packages=names)
+    if done:
+        userfiles.replace_text(path, tomlkit.dumps(doc))
+        note(f"removed wheelcuda's uv settings for {', '.join(done)} from {path}")
+    else:
+        note(f"{path} holds no settings of wheelcuda's: nothing changed")
+    return 0

@@ -1,0 +1,252 @@
+"""uv's per-package build settings, as wheelcuda writes them into a TOML document.
+
+uv reads two tables (FACTS.md, uv 0.10+): ``extra-build-dependencies`` puts torch into
+a package's isolated build environment (``match-runtime``: the torch the environment
+or uv.lock resolves), and ``extra-build-variables`` sets variables for that package's
+build backend and is part of uv's cache key. Both sit at the top level of a uv.toml
+(``uv pip`` falls back to it) or under ``[tool.uv]`` of a pyproject.toml.
+
+What wheelcuda wrote is listed in the package's own ``WHEELCUDA_SET`` variable, so a
+second run changes only its own entries (nothing when nothing changed), ``--remove``
+takes out exactly those, and a value the user set themselves is kept and reported as a
+conflict, never overwritten. The functions edit a tomlkit document in place; reading
+and writing the file is the command's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import tomlkit
+from packaging.requirements import InvalidRequirement, Requirement
+from tomlkit.container import Container
+from tomlkit.items import AoT, Array, InlineTable, Table
+
+__all__ = ["DEPENDENCIES", "KEY", "OWNED", "VARIABLES", "Settings", "match_runtime", "merge",
+           "remove", "render"]
+
+DEPENDENCIES = "extra-build-dependencies"
+VARIABLES = "extra-build-variables"
+#: Everything the built binary depends on (torch, its CUDA, compiler, archs, host
+#: compiler): variables are in uv's cache key, so a changed torch is a new key and uv
+#: rebuilds instead of handing back a wheel built for another torch (uv issue 16850).
+KEY = "WHEELCUDA_BUILD_KEY"
+#: The names wheelcuda wrote into a package's tables, space-separated.
+OWNED = "WHEELCUDA_SET"
+#: In OWNED: wheelcuda added the torch entry to extra-build-dependencies.
+_DEP_MARK = f"{DEPENDENCIES}:torch"
+
+Table_ = Table | InlineTable | Container
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One package's settings: its torch build dependency and its variables."""
+
+    package: str  # canonical name
+    dependency: str | Mapping[str, Any]  # "torch==2.14.1" or the match-runtime table
+    variables: Mapping[str, str]
+
+
+def match_runtime() -> dict[str, Any]:
+    return {"requirement": "torch", "match-runtime": True}
+
+
+def _root(doc: Container, pyproject: bool, create: bool) -> Table_ | None:
+    """The table uv reads its settings from: the document, or ``[tool.uv]``."""
+    if not pyproject:
+        return doc
+    node: Table_ = doc
+    for name in ("tool", "uv"):
+        child = node.get(name)
+        if child is None:
+            if not create:
+                return None
+            child = tomlkit.table(is_super_table=True)
+            node[name] = child
+        if not isinstance(child, (Table, InlineTable)):
+            return None
+        node = child
+    return node
+
+
+def _sub(parent: Table_, name: str, create: bool) -> Table_ | None:
+    child = parent.get(name)
+    if child is None and create:
+        child = tomlkit.table(is_super_table=True)
+        parent[name] = child
+    return child if isinstance(child, (Table, InlineTable)) else None
+
+
+def _owned(variables: Table_ | None) -> list[str]:
+    value = variables.get(OWNED) if variables is not None else None
+    return str(value).split() if value else []
+
+
+def _names_torch(entry: object) -> bool:
+    text = entry.get("requirement") if isinstance(entry, Mapping) else entry
+    try:
+        return Requirement(str(text)).name.lower() == "torch"
+    except InvalidRequirement:
+        return False
+
+
+def _plain(value: object) -> object:
+    return value.unwrap() if hasattr(value, "unwrap") else value
+
+
+def merge(doc: Container, settings: Sequence[Settings], *, pyproject: bool) -> list[str]:
+    """Write ``settings`` into ``doc``; the conflicts (the user's own values, kept)."""
+    root = _root(doc, pyproject, create=True)
+    if root is None:
+        where = "[tool.uv]" if pyproject else "the top level"
+        return [f"{where} is not a table: nothing written"]
+    deps_root = _sub(root, DEPENDENCIES, create=True)
+    vars_root = _sub(root, VARIABLES, create=True)
+    assert deps_root is not None and vars_root is not None
+    conflicts: list[str] = []
+    for s in settings:
+        table = vars_root.get(s.package)
+        if table is None:
+            table = tomlkit.table()
+            vars_root[s.package] = table
+        if not isinstance(table, (Table, InlineTable)):
+            conflicts.append(f"{VARIABLES}.{s.package} is not a table: left as it is")
+            continue
+        owned = set(_owned(table))
+        written = []
+        for name in [n for n in owned if n not in s.variables and n in table]:
+            del table[name]
+        for name, value in s.variables.items():
+            if name in table and name not in owned:
+                if str(_plain(table[name])) != value:
+                    conflicts.append(f"{VARIABLES}.{s.package}.{name} is yours "
+                                     f"({_plain(table[name])!r}; wheelcuda's: {value!r}): kept")
+                continue
+            if name not in table or str(_plain(table[name])) != value:
+                table[name] = value
+            written.append(name)
+        if _merge_dependency(deps_root, s, _DEP_MARK in owned, conflicts):
+            written.append(_DEP_MARK)
+        mark = " ".join(written)
+        if OWNED not in table or str(_plain(table[OWNED])) != mark:
+            table[OWNED] = mark
+        _reformat(vars_root, s.package)
+    return conflicts
+
+
+def _reformat(parent: Table_, name: str) -> None:
+    """An inline table edited in place loses tomlkit's spacing: write it out afresh
+    (inline tables hold no comments to lose)."""
+    table = parent.get(name)
+    if isinstance(table, InlineTable):
+        fresh = tomlkit.inline_table()
+        fresh.update(table.unwrap())
+        parent[name] = fresh
+
+
+def _merge_dependency(deps_root: Table_, s: Settings, owned: bool,
+                      conflicts: list[str]) -> bool:
+    """Add the torch entry unless the user has their own; whether wheelcuda's is there."""
+    entries = deps_root.get(s.package)
+    if entries is None:
+        entries = tomlkit.array()
+        deps_root[s.package] = entries
+    if not isinstance(entries, (Array, AoT)):
+        conflicts.append(f"{DEPENDENCIES}.{s.package} is not a list: left as it is")
+        return False
+    ours = _plain(s.dependency)
+    for i, entry in enumerate(list(entries)):
+        if not _names_torch(_plain(entry)):
+            continue
+        if _plain(entry) == ours:
+            return owned
+        if owned:  # ours from an earlier run (another torch): replace it in place
+            entries[i] = _item(s.dependency)
+            return True
+        conflicts.append(f"{DEPENDENCIES}.{s.package} has your torch entry "
+                         f"({_plain(entry)!r}; wheelcuda's: {ours!r}): kept")
+        return False
+    entries.append(_item(s.dependency))
+    return True
+
+
+def _item(dependency: str | Mapping[str, Any]) -> object:
+    if isinstance(dependency, str):
+        return dependency
+    table = tomlkit.inline_table()
+    table.update(dependency)
+    return table
+
+
+def remove(doc: Container, *, pyproject: bool, packages: Sequence[str] = ()) -> list[str]:
+    """Take out what wheelcuda wrote (for ``packages``, else every package); the
+    packages it was taken from."""
+    root = _root(doc, pyproject, create=False)
+    if root is None:
+        return []
+    deps_root = _sub(root, DEPENDENCIES, create=False)
+    vars_root = _sub(root, VARIABLES, create=False)
+    if vars_root is None:
+        return []
+    done = []
+    for name in list(vars_root.keys()):
+        table = vars_root[name]
+        if packages and name not in packages:
+            continue
+        if not isinstance(table, (Table, InlineTable)) or OWNED not in table:
+            continue
+        owned = _owned(table)
+        for key in [k for k in owned if k in table]:
+            del table[key]
+        del table[OWNED]
+        if not table:
+            del vars_root[name]
+        else:
+            _reformat(vars_root, name)
+        if _DEP_MARK in owned and deps_root is not None:
+            _drop_torch(deps_root, name)
+        done.append(name)
+    for parent, key in ((root, VARIABLES), (root, DEPENDENCIES)):
+        child = parent.get(key)
+        if isinstance(child, (Table, InlineTable)) and not child:
+            del parent[key]
+    if pyproject:
+        _drop_empty(doc)
+    return done
+
+
+def _drop_torch(deps_root: Table_, name: str) -> None:
+    entries = deps_root.get(name)
+    if not isinstance(entries, (Array, AoT)):
+        return
+    ours = [match_runtime()]
+    keep = [e for e in entries
+            if not (_names_torch(_plain(e)) and (_plain(e) in ours or str(_plain(e))
+                                                 .startswith("torch==")))]
+    if keep:
+        while len(entries):
+            entries.pop()
+        for e in keep:
+            entries.append(e)
+    else:
+        del deps_root[name]
+
+
+def _drop_empty(doc: Container) -> None:
+    tool = doc.get("tool")
+    if isinstance(tool, Table) and isinstance(tool.get("uv"), Table) and not tool["uv"]:
+        del tool["uv"]
+    if isinstance(tool, Table) and not tool:
+        del doc["tool"]
+
+
+def render(settings: Sequence[Settings], header: Sequence[str]) -> str:
+    """The settings as a new uv.toml, with ``header`` as comments first."""
+    doc = tomlkit.document()
+    for line in header:
+        doc.add(tomlkit.comment(line))
+    merge(doc, settings, pyproject=False)
+    return tomlkit.dumps(doc)

@@ -1,0 +1,74 @@
+"""The one writer of files that belong to the user (uv.toml, pyproject.toml): read as
+TOML, changed by a rule, written back whole at once, or not at all.
+
+A file that is not valid TOML, or that cannot be written, is an error before anything
+changes: the file keeps its bytes, its mode and its owner's edits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+import tomlkit
+from tomlkit.exceptions import ParseError
+from tomlkit.toml_document import TOMLDocument
+
+from ..errors import ConfigError
+
+__all__ = ["read_toml", "replace_text"]
+
+
+def read_toml(path: Path) -> TOMLDocument:
+    """``path`` as a round-trip document; an empty one when the file does not exist."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return tomlkit.document()
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}", "check the path") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path} is not UTF-8 text", "give a TOML file") from None
+    try:
+        return tomlkit.parse(text)
+    except ParseError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}; it was not changed",
+                          f"fix {path} (uv would refuse it too), then run this again") from None
+
+
+def replace_text(path: Path, text: str) -> None:
+    """Write ``text`` over ``path`` at once, keeping its mode; refuse a read-only file
+    (a rename would replace it anyway) and a missing folder."""
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()
+    else:
+        if not os.access(path, os.W_OK):
+            raise ConfigError(f"{path} is read-only; it was not changed",
+                              f"chmod u+w {path}, or print the settings without --write")
+    if not path.parent.is_dir():
+        raise ConfigError(f"no folder {path.parent}", "create it, or give another --write path")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.wheelcuda-")
+    except OSError as exc:
+        raise ConfigError(f"cannot write in {path.parent}: {exc.strerror}; "
+                          f"{path} was not changed", "check the folder's permissions") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current

@@ -21,8 +21,10 @@ from typing import Any
 
 import tomlkit
 from packaging.requirements import InvalidRequirement, Requirement
-from tomlkit.container import Container
+from tomlkit.container import Container, OutOfOrderTableProxy
 from tomlkit.items import AoT, Array, InlineTable, Table
+
+from ..errors import ConfigError
 
 __all__ = ["DEPENDENCIES", "KEY", "OWNED", "VARIABLES", "Settings", "match_runtime", "merge",
            "remove", "render"]
@@ -38,7 +40,10 @@ OWNED = "WHEELCUDA_SET"
 #: In OWNED: wheelcuda added the torch entry to extra-build-dependencies.
 _DEP_MARK = f"{DEPENDENCIES}:torch"
 
-Table_ = Table | InlineTable | Container
+Table_ = Table | InlineTable | Container | OutOfOrderTableProxy
+#: What a table may come back as: tomlkit gives a proxy for a table split in two
+#: (``[[tool.uv.index]]`` written by ``uv add`` between ``[tool.uv]`` parts).
+_TABLES = (Table, InlineTable, OutOfOrderTableProxy)
 
 
 @dataclass(frozen=True)
@@ -66,7 +71,7 @@ def _root(doc: Container, pyproject: bool, create: bool) -> Table_ | None:
                 return None
             child = tomlkit.table(is_super_table=True)
             node[name] = child
-        if not isinstance(child, (Table, InlineTable)):
+        if not isinstance(child, _TABLES):
             return None
         node = child
     return node
@@ -77,7 +82,7 @@ def _sub(parent: Table_, name: str, create: bool) -> Table_ | None:
     if child is None and create:
         child = tomlkit.table(is_super_table=True)
         parent[name] = child
-    return child if isinstance(child, (Table, InlineTable)) else None
+    return child if isinstance(child, _TABLES) else None
 
 
 def _owned(variables: Table_ | None) -> list[str]:
@@ -101,8 +106,8 @@ def merge(doc: Container, settings: Sequence[Settings], *, pyproject: bool) -> l
     """Write ``settings`` into ``doc``; the conflicts (the user's own values, kept)."""
     root = _root(doc, pyproject, create=True)
     if root is None:
-        where = "[tool.uv]" if pyproject else "the top level"
-        return [f"{where} is not a table: nothing written"]
+        raise ConfigError("[tool] or [tool.uv] of this pyproject.toml is not a table; it was "
+                          "not changed", "make them tables, or write a uv.toml instead")
     deps_root = _sub(root, DEPENDENCIES, create=True)
     vars_root = _sub(root, VARIABLES, create=True)
     assert deps_root is not None and vars_root is not None
@@ -112,7 +117,7 @@ def merge(doc: Container, settings: Sequence[Settings], *, pyproject: bool) -> l
         if table is None:
             table = tomlkit.table()
             vars_root[s.package] = table
-        if not isinstance(table, (Table, InlineTable)):
+        if not isinstance(table, _TABLES):
             conflicts.append(f"{VARIABLES}.{s.package} is not a table: left as it is")
             continue
         owned = set(_owned(table))
@@ -196,7 +201,7 @@ def remove(doc: Container, *, pyproject: bool, packages: Sequence[str] = ()) -> 
         table = vars_root[name]
         if packages and name not in packages:
             continue
-        if not isinstance(table, (Table, InlineTable)) or OWNED not in table:
+        if not isinstance(table, _TABLES) or OWNED not in table:
             continue
         owned = _owned(table)
         for key in [k for k in owned if k in table]:
@@ -211,7 +216,7 @@ def remove(doc: Container, *, pyproject: bool, packages: Sequence[str] = ()) -> 
         done.append(name)
     for parent, key in ((root, VARIABLES), (root, DEPENDENCIES)):
         child = parent.get(key)
-        if isinstance(child, (Table, InlineTable)) and not child:
+        if isinstance(child, _TABLES) and not child:
             del parent[key]
     if pyproject:
         _drop_empty(doc)

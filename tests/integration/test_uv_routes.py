@@ -1,0 +1,180 @@
+"""Plain uv and pip with build isolation ON, after `wheelcuda uv-config` or
+`wheelcuda constraints` + `eval "$(wheelcuda env)"`: real uv, real pip, the example
+extension built for sm_90 only, the system toolkit hidden (sandbox.py).
+
+torch comes from this machine's disk: the local simple indexes (/opt/pypi*/simple) hold
+torch 2.14.1 and its NVIDIA libraries, and uv takes a package from the first index that
+has it, so nothing downloads another torch. (uv's find-links do not do for a project:
+match-runtime pins torch to the lock's source, and a find-links folder recorded there is
+not searched again when the build environment resolves.)
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.integration import sandbox
+from tests.integration.conftest import REPO
+
+pytestmark = pytest.mark.integration
+
+LINUX_ONLY = """
+[tool.uv]
+environments = ["sys_platform == 'linux' and platform_machine == 'x86_64'"]
+"""
+INDEXES = [i for i in ("/opt/pypi-more/simple", "/opt/pypi/simple") if Path(i).is_dir()]
+
+
+@pytest.fixture(scope="session")
+def uv_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One uv cache for the session: torch is unpacked into it once."""
+    return tmp_path_factory.mktemp("uv-cache")
+
+
+@pytest.fixture
+def uv_env(uv_cache: Path, local_wheels: dict[str, str]) -> dict[str, str]:
+    env = {"UV_CACHE_DIR": str(uv_cache), "UV_PYTHON_DOWNLOADS": "never",
+           "DEMO_GENCODE": "75;80;90"}
+    if "SSL_CERT_FILE" in local_wheels:
+        env["SSL_CERT_FILE"] = local_wheels["SSL_CERT_FILE"]
+    if INDEXES:
+        env["UV_INDEX"] = " ".join(f"file://{i}" for i in INDEXES)
+    return env
+
+
+def _uv() -> str:
+    found = Path(sys.executable).parent / "uv"
+    if not found.exists():
+        pytest.fail("uv is not installed in the test environment: run `make dev`")
+    return str(found)
+
+
+def _archs(cuobjdump: str, so: Path) -> list[str]:
+    out = subprocess.run([cuobjdump, "--list-elf", str(so)], capture_output=True, text=True,
+                         check=True).stdout
+    return [line.rsplit(".", 2)[-2] for line in out.splitlines()]
+
+
+def _ext(tmp_path: Path) -> Path:
+    src = tmp_path / "ext"
+    shutil.copytree(REPO / "examples/torch_ext", src,
+                    ignore=shutil.ignore_patterns("build", "*.egg-info"))
+    return src
+
+
+def _so(venv: Path) -> Path:
+    return next(venv.glob("lib/python*/site-packages/wheelcuda_demo/_C*.so"))
+
+
+def test_uv_pip_install_with_isolation_after_uv_config(
+        wheelcuda_cmd: str, tmp_path: Path, uv_env: dict[str, str], cuobjdump: str) -> None:
+    """An unchanged `uv pip install ./ext` (isolation on) in a folder with the uv.toml
+    that uv-config wrote: torch in the build environment is the venv's, the tree's nvcc
+    builds sm_90 only although the package hard-codes three targets."""
+    uv, src, venv = _uv(), _ext(tmp_path), tmp_path / "venv"
+    work = tmp_path / "work"
+    work.mkdir()
+    script = f"""set -e
+cd {work}
+{uv} venv -q -p 3.11 {venv}
+{uv} pip install -q --python {venv}/bin/python torch==2.14.1
+{wheelcuda_cmd} uv-config --python {venv} --arch 9.0 --write uv.toml wheelcuda-demo-ext
+{wheelcuda_cmd} uv-config --python {venv} --arch 9.0 --write uv.toml wheelcuda-demo-ext
+{uv} pip install --python {venv}/bin/python {src}
+cd /
+{venv}/bin/python -c "import wheelcuda_demo._C; print('IMPORTED')"
+"""
+    r = sandbox.shell(script, tmp_path, extra_env=uv_env, timeout=1800)
+    out = sandbox.assert_ok(r)
+    assert "IMPORTED" in out
+    assert "already holds these settings: nothing changed" in r.stderr  # idempotent
+    text = (work / "uv.toml").read_text()
+    assert 'wheelcuda-demo-ext = [{requirement = "torch", match-runtime = true}]' in text
+    assert "--no-build-isolation" not in r.stderr
+    assert _archs(cuobjdump, _so(venv)) == ["sm_90"]
+    sandbox.assert_no_system_toolkit(r.stdout + r.stderr)
+
+
+def test_uv_add_then_sync_into_a_fresh_venv(
+        wheelcuda_cmd: str, tmp_path: Path, uv_env: dict[str, str], cuobjdump: str) -> None:
+    """A uv project: `uv add torch`, uv-config into pyproject.toml, `uv add ./ext` (built
+    with isolation), then `uv sync` into a fresh .venv takes the wheel from uv's cache.
+    A changed torch gives a new build key: uv rebuilds rather than reuse."""
+    uv, src, proj = _uv(), _ext(tmp_path), tmp_path / "proj"
+    proj.mkdir()
+    sandbox.assert_ok(sandbox.shell(f"cd {proj} && {uv} init -q --name proj --no-workspace "
+                                    "-p 3.11 .", tmp_path, extra_env=uv_env))
+    # Only this machine's Python and platform: the local indexes hold no other wheels.
+    pyproject = proj / "pyproject.toml"
+    pyproject.write_text(re.sub(r"(?m)^requires-python = .*$", 'requires-python = "~=3.11.0"',
+                                pyproject.read_text()) + LINUX_ONLY)
+    script = f"""set -e
+cd {proj}
+{uv} add -q torch==2.14.1
+{wheelcuda_cmd} uv-config --arch 9.0 --write pyproject.toml wheelcuda-demo-ext
+{uv} add {src}
+echo SYNC-FRESH
+rm -rf .venv
+{uv} sync
+cd /
+{proj}/.venv/bin/python -c "import wheelcuda_demo._C; print('IMPORTED')"
+"""
+    r = sandbox.shell(script, tmp_path, extra_env=uv_env, timeout=1800)
+    out = sandbox.assert_ok(r)
+    assert "IMPORTED" in out
+    first, fresh = r.stderr.split("SYNC-FRESH") if "SYNC-FRESH" in r.stderr else (r.stderr, "")
+    assert "Building wheelcuda-demo-ext" in first + out
+    assert "Building wheelcuda-demo-ext" not in fresh  # from uv's cache
+    assert _archs(cuobjdump, _so(proj / ".venv")) == ["sm_90"]
+    sandbox.assert_no_system_toolkit(r.stdout + r.stderr)
+    pyproject = (proj / "pyproject.toml").read_text()
+    assert "WHEELCUDA_BUILD_KEY" in pyproject and 'environments = ["sys_platform' in pyproject
+
+    # torch "changes" (its version.py, as the wheel-cache test does); uv-config again
+    # writes a new key, and uv builds again instead of reusing the cached wheel.
+    version_py = next(proj.glob(".venv/lib/python*/site-packages/torch/version.py"))
+    text = version_py.read_text()
+    version_py.unlink()
+    version_py.write_text(text.replace("__version__ = '2.14.1+cu130'",
+                                       "__version__ = '2.14.1+cu130.changed'"))
+    again = f"""set -e
+cd {proj}
+{wheelcuda_cmd} uv-config --arch 9.0 --write pyproject.toml wheelcuda-demo-ext
+{uv} sync --reinstall-package wheelcuda-demo-ext
+"""
+    r2 = sandbox.shell(again, tmp_path, extra_env=uv_env, timeout=1800)
+    sandbox.assert_ok(r2)
+    assert "torch 2.14.1+cu130.changed" in (proj / "pyproject.toml").read_text()
+    assert "Building wheelcuda-demo-ext" in r2.stderr
+
+
+def test_pip_with_isolation_after_constraints_and_env(
+        wheelcuda_cmd: str, torch_venv: Path, tmp_path: Path, cuobjdump: str,
+        local_wheels: dict[str, str]) -> None:
+    """`wheelcuda constraints` pins torch in pip's isolated build environment, and
+    `eval "$(wheelcuda env)"` hands it CUDA_HOME and the archs: plain `pip install`."""
+    src, target = _ext(tmp_path), tmp_path / "site"
+    py = torch_venv / "bin/python"
+    script = f"""set -e
+{wheelcuda_cmd} fetch --python {torch_venv} >/dev/null
+{wheelcuda_cmd} constraints --python {torch_venv} -o {tmp_path}/build-constraints.txt
+eval "$({wheelcuda_cmd} env --python {torch_venv} --arch 9.0)"
+PIP_BUILD_CONSTRAINT={tmp_path}/build-constraints.txt \\
+    {py} -m pip install --no-deps --target {target} {src}
+cd /
+PYTHONPATH={target} {py} -c "import wheelcuda_demo._C; print('IMPORTED')"
+"""
+    r = sandbox.shell(script, tmp_path, extra_env={**local_wheels, "DEMO_GENCODE": "75;80;90"},
+                      timeout=1800)
+    out = sandbox.assert_ok(r)
+    assert "IMPORTED" in out
+    assert (tmp_path / "build-constraints.txt").read_text().splitlines()[-1] == "torch==2.14.1"
+    so = next((target / "wheelcuda_demo").glob("_C*.so"))
+    assert _archs(cuobjdump, so) == ["sm_90"]
+    sandbox.assert_no_system_toolkit(r.stdout + r.stderr)

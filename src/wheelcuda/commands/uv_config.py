@@ -63,18 +63,24 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace, ctx: Context) -> int:
     if args.remove:
         return _remove(args, ctx)
+    # Every cheap check first: a bad file or an old uv must not cost a fetch.
     names, pinned = _packages(args.packages, ctx)
+    target = None
+    if args.write:
+        target = Path(ctx.cwd, args.write)
+        doc = userfiles.read_toml(target)
+        userfiles.check_writable(target)
+    _check_uv(ctx)
     resolved, torch, pin_version = _resolve(args, ctx)
-    uv = _check_uv(ctx)
     for line in warn_problems(resolved):
         note(line)
     settings = _settings(resolved, torch, pin_version, names=names, pinned=pinned, ctx=ctx)
-    header = _header(resolved, torch)
-    if not args.write:
-        print(uvconfig.render(settings, header), end="")
-        _usage(uv)
+    if target is None:
+        print(uvconfig.render(settings, _header(resolved, torch)), end="")
+        note("save this as uv.toml (`wheelcuda uv-config --write uv.toml`), then plain "
+             "`uv pip install PKG`, `uv add PKG` and `uv sync` build with it")
         return 0
-    return _write(Path(args.write), settings, ctx)
+    return _write(target, doc, settings)
 
 
 def _packages(given: Sequence[str], ctx: Context) -> tuple[list[str], set[str]]:
@@ -218,19 +224,12 @@ def _header(r: pipeline.Resolved, torch: Torch) -> list[str]:
     ]
 
 
-def _usage(uv: str | None) -> None:
-    del uv
-    note("save this as uv.toml (`wheelcuda uv-config --write uv.toml`), then plain "
-         "`uv pip install PKG`, `uv add PKG` and `uv sync` build with it")
-
-
 def _is_pyproject(path: Path) -> bool:
     return path.name == "pyproject.toml"
 
 
-def _write(path: Path, settings: Sequence[uvconfig.Settings], ctx: Context) -> int:
-    path = Path(ctx.cwd, path)
-    doc = userfiles.read_toml(path)
+def _write(path: Path, doc: tomlkit.TOMLDocument, settings: Sequence[uvconfig.Settings]
+           ) -> int:
     before = tomlkit.dumps(doc)
     pyproject = _is_pyproject(path)
     conflicts = uvconfig.merge(doc, settings, pyproject=pyproject)

@@ -19,7 +19,7 @@ from tomlkit.toml_document import TOMLDocument
 
 from ..errors import ConfigError
 
-__all__ = ["read_toml", "replace_text"]
+__all__ = ["check_writable", "read_toml", "replace_text"]
 
 
 def read_toml(path: Path) -> TOMLDocument:
@@ -39,9 +39,9 @@ def read_toml(path: Path) -> TOMLDocument:
                           f"fix {path} (uv would refuse it too), then run this again") from None
 
 
-def replace_text(path: Path, text: str) -> None:
-    """Write ``text`` over ``path`` at once, keeping its mode; refuse a read-only file
-    (a rename would replace it anyway) and a missing folder."""
+def check_writable(path: Path) -> int:
+    """Raise unless ``path`` may be replaced (a read-only file would be, by a rename:
+    refused); the mode the new file gets."""
     try:
         mode = stat.S_IMODE(path.stat().st_mode)
     except FileNotFoundError:
@@ -49,9 +49,15 @@ def replace_text(path: Path, text: str) -> None:
     else:
         if not os.access(path, os.W_OK):
             raise ConfigError(f"{path} is read-only; it was not changed",
-                              f"chmod u+w {path}, or print the settings without --write")
+                              f"chmod u+w {path}, or leave out the option that writes it")
     if not path.parent.is_dir():
-        raise ConfigError(f"no folder {path.parent}", "create it, or give another --write path")
+        raise ConfigError(f"no folder {path.parent}", "create it, or give another path")
+    return mode
+
+
+def replace_text(path: Path, text: str) -> None:
+    """Write ``text`` over ``path`` at once, keeping its mode (see :func:`check_writable`)."""
+    mode = check_writable(path)
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.wheelcuda-")
     except OSError as exc:

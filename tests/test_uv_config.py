@@ -1,0 +1,322 @@
+"""`wheelcuda uv-config` and `wheelcuda constraints` as a person meets them, over fake
+trees (the real uv and pip runs are in tests/integration/test_uv_routes.py), and the
+pure rules behind them: the TOML merge and the uv.lock reader."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import tomlkit
+
+from tests import fakes
+from wheelcuda.errors import ConfigError
+from wheelcuda.probe import uvlock
+from wheelcuda.rules import uvconfig
+from wheelcuda.store import toolkits
+
+FAKE_UV = "import sys\nprint('uv {version} (fake)')\n"
+
+
+def run(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+        ) -> subprocess.CompletedProcess[str]:
+    full = fakes.pythonpath_env()
+    full["WHEELCUDA_CACHE_DIR"] = os.environ["WHEELCUDA_CACHE_DIR"]
+    full.update(env or {})
+    return subprocess.run([sys.executable, "-m", "wheelcuda", *args], capture_output=True,
+                          text=True, env=full, check=False, cwd=cwd)
+
+
+def fail(result: subprocess.CompletedProcess[str], *needles: str) -> None:
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    for needle in needles:
+        assert needle in result.stderr, result.stderr
+
+
+def _uv(tmp: Path, version: str = "0.13.9") -> dict[str, str]:
+    return fakes.uv_on_path(tmp, FAKE_UV.format(version=version))
+
+
+@pytest.fixture
+def store(isolated: Path) -> Path:
+    """The compiler set in wheelcuda's store, as `wheelcuda fetch` leaves it."""
+    folder = isolated / "toolkits" / toolkits.folder_name("==13.0.3")
+    fakes.cu13_site(folder)
+    (folder / toolkits.MARK).write_text("{}")
+    return folder
+
+
+@pytest.fixture
+def env_py(tmp_path: Path) -> Path:
+    """A user environment with torch and torch's libraries, no compiler."""
+    site = tmp_path / "site"
+    fakes.torch(site)
+    for lib in ("libcublas", "libcusparse"):
+        comp = next(c for c in fakes.catalog.LIBRARIES if c.name == lib)
+        fakes.component(site, comp, 13, "13.0.0")
+    return fakes.python(tmp_path, [site])
+
+
+def settings_of(text: str) -> dict[str, object]:
+    return tomlkit.parse(text).unwrap()
+
+
+# --- the command ---------------------------------------------------------------------
+
+
+def test_prints_settings_for_the_store_tree(env_py: Path, store: Path, isolated: Path,
+                                            tmp_path: Path) -> None:
+    r = run("uv-config", "--python", str(env_py), "--arch", "9.0", "causal-conv1d",
+            "torch-scatter", env=_uv(tmp_path))
+    assert r.returncode == 0, r.stderr
+    data = settings_of(r.stdout)
+    deps = data["extra-build-dependencies"]
+    assert deps["causal-conv1d"] == [{"requirement": "torch", "match-runtime": True}]
+    assert deps["torch-scatter"] == ["torch==2.14.1"]  # no torch run-time dependency
+    cc = data["extra-build-variables"]["causal-conv1d"]
+    home = Path(cc["CUDA_HOME"])
+    assert home.parent == isolated / "homes"
+    # compiler from the store, torch's library headers from the environment
+    assert os.path.realpath(home / "bin/ptxas").startswith(str(store))
+    assert os.path.realpath(home / "include/cusparse.h").startswith(str(tmp_path / "site"))
+    assert cc["TORCH_CUDA_ARCH_LIST"] == "9.0" and cc["WHEELCUDA_ARCHS"] == "9.0"
+    assert cc["CAUSAL_CONV1D_FORCE_BUILD"] == "TRUE"
+    assert cc["MAX_JOBS"].isdigit()
+    assert cc[uvconfig.KEY].startswith("torch 2.14.1+cu130 (CUDA 13.0); nvcc 13.0.88; archs 9.0")
+    assert data["extra-build-variables"]["torch-scatter"]["FORCE_CUDA"] == "1"
+    assert "keep this file out of" in r.stdout
+
+
+def test_write_is_idempotent_keeps_the_users_entries_and_removes_cleanly(
+        env_py: Path, store: Path, tmp_path: Path) -> None:
+    del store
+    uv_toml = tmp_path / "uv.toml"
+    original = ('# my settings\nindex-strategy = "unsafe-best-match"\n\n'
+                '[extra-build-variables]\ncausal-conv1d = { MAX_JOBS = "1" }\n')
+    uv_toml.write_text(original)
+    args = ("uv-config", "--python", str(env_py), "--arch", "9.0", "--write", str(uv_toml),
+            "causal-conv1d")
+    first = run(*args, env=_uv(tmp_path))
+    assert first.returncode == 0, first.stderr
+    assert "MAX_JOBS is yours ('1'; wheelcuda's:" in first.stderr
+    written = uv_toml.read_text()
+    assert written.startswith("# my settings\nindex-strategy")
+    data = settings_of(written)
+    assert data["extra-build-variables"]["causal-conv1d"]["MAX_JOBS"] == "1"
+    second = run(*args, env=_uv(tmp_path))
+    assert "nothing changed" in second.stderr
+    assert uv_toml.read_text() == written
+    removed = run("uv-config", "--remove", "--write", str(uv_toml), env=_uv(tmp_path))
+    assert removed.returncode == 0 and "removed wheelcuda's uv settings for causal-conv1d" \
+        in removed.stderr
+    assert settings_of(uv_toml.read_text()) == settings_of(original)
+    assert uv_toml.read_text().startswith("# my settings")
+
+
+def test_write_into_pyproject_warns_and_keeps_tool_uv(env_py: Path, store: Path,
+                                                      tmp_path: Path) -> None:
+    del store
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[project]\nname = "p"\nversion = "1"\n\n[[tool.uv.index]]\n'
+                         'url = "https://example.org/simple"\n\n[tool.uv]\n'
+                         'environments = ["sys_platform == \'linux\'"]\n')
+    r = run("uv-config", "--python", str(env_py), "--arch", "9.0", "--write", str(pyproject),
+            "causal-conv1d", env=_uv(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert "do not commit them" in r.stderr
+    data = settings_of(pyproject.read_text())["tool"]["uv"]
+    assert data["environments"] == ["sys_platform == 'linux'"]
+    assert data["index"] == [{"url": "https://example.org/simple"}]
+    assert "causal-conv1d" in data["extra-build-variables"]
+
+
+def test_torch_from_uv_lock_before_the_first_sync(store: Path, tmp_path: Path) -> None:
+    del store
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "uv.lock").write_text(LOCK_CU13)
+    r = run("uv-config", "--arch", "9.0", "causal-conv1d", env=_uv(tmp_path), cwd=project)
+    assert r.returncode == 0, r.stderr
+    assert "matching torch 2.14.1 (CUDA 13.0)" in r.stderr
+    key = settings_of(r.stdout)["extra-build-variables"]["causal-conv1d"][uvconfig.KEY]
+    assert key.startswith("torch 2.14.1 (CUDA 13.0)")
+
+
+def test_bad_toml_is_refused_and_left_untouched(env_py: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "pyproject.toml"
+    bad.write_text("[project\nname = 'x'\n")
+    r = run("uv-config", "--python", str(env_py), "--arch", "9.0", "--write", str(bad),
+            env=_uv(tmp_path))
+    fail(r, "is not valid TOML", "it was not changed", "fix:")
+    assert bad.read_text() == "[project\nname = 'x'\n"
+
+
+def test_read_only_file_is_refused(env_py: Path, tmp_path: Path,
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """os.access says no for a file without write bits (to anyone but root, who runs
+    these tests here: so the answer is given; the refusal is what is tested)."""
+    from wheelcuda.store import userfiles  # noqa: PLC0415
+
+    del env_py
+    ro = tmp_path / "uv.toml"
+    ro.write_text("# mine\n")
+    monkeypatch.setattr(userfiles.os, "access", lambda *_a, **_k: False)
+    with pytest.raises(ConfigError, match="is read-only; it was not changed"):
+        userfiles.replace_text(ro, "new")
+    assert ro.read_text() == "# mine\n"
+
+
+def test_old_uv_is_named_with_the_version_needed(env_py: Path, tmp_path: Path) -> None:
+    fail(run("uv-config", "--python", str(env_py), "--arch", "9.0",
+             env=_uv(tmp_path, "0.9.2")), "uv 0.9.2", "too old", "uv>=0.10.0")
+
+
+@pytest.mark.parametrize(("args", "needles"), [
+    (("--remove",), ("--remove needs the file",)),
+    (("not a name!",), ("is neither a package name nor a project folder",)),
+    (("--cuda", "banana"), ("--cuda 'banana' is not a CUDA version", "--cuda 13.0")),
+])
+def test_bad_arguments(env_py: Path, tmp_path: Path, args: tuple[str, ...],
+                       needles: tuple[str, ...]) -> None:
+    fail(run("uv-config", "--python", str(env_py), *args, env=_uv(tmp_path)), *needles)
+
+
+def test_folder_without_static_name_is_explained(env_py: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "dyn"
+    folder.mkdir()
+    (folder / "setup.py").write_text("from setuptools import setup\nsetup(name='dyn')\n")
+    (folder / "pyproject.toml").write_text('[build-system]\nrequires = ["setuptools"]\n')
+    fail(run("uv-config", "--python", str(env_py), str(folder), env=_uv(tmp_path)),
+         "no static [project] name", "must declare static metadata", "wheelcuda install")
+
+
+def test_no_torch_anywhere(tmp_path: Path) -> None:
+    empty = fakes.python(tmp_path, [tmp_path / "empty-site"])
+    fail(run("uv-config", "--python", str(empty), "--arch", "9.0", env=_uv(tmp_path),
+             cwd=tmp_path), "no torch to match", "--cuda 13.0")
+
+
+# --- constraints ---------------------------------------------------------------------
+
+
+def test_constraints_pin_torch_exactly(env_py: Path, tmp_path: Path) -> None:
+    r = run("constraints", "--python", str(env_py))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[-1] == "torch==2.14.1"
+    assert "--build-constraint" in r.stdout
+    out = tmp_path / "c.txt"
+    assert run("constraints", "--python", str(env_py), "-o", str(out)).returncode == 0
+    assert out.read_text() == r.stdout
+
+
+def test_constraints_name_pytorchs_index_for_a_local_version(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    fakes.torch(site, version="2.9.1+cu128", cuda="12.8", pin=None)
+    fakes.dist_info(site, "torch", "2.9.1+cu128")
+    py = fakes.python(tmp_path, [site])
+    r = run("constraints", "--python", str(py))
+    assert r.returncode == 0, r.stderr
+    assert "torch==2.9.1+cu128" in r.stdout
+    assert "https://download.pytorch.org/whl/cu128" in r.stderr
+
+
+def test_constraints_without_torch_and_old_pip(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    fail(run("constraints", "--python", str(fakes.python(tmp_path, [site]))),
+         "torch is not installed")
+    fakes.torch(site)
+    fakes.dist_info(site, "pip", "24.0")
+    r = run("constraints", "--python", str(fakes.python(tmp_path, [site])))
+    assert r.returncode == 0 and "pip 24.0" in r.stderr and "pip>=25.3" in r.stderr
+
+
+# --- the rules -----------------------------------------------------------------------
+
+
+OURS = uvconfig.Settings("causal-conv1d", uvconfig.match_runtime(),
+                         {"CUDA_HOME": "/c/h", uvconfig.KEY: "torch 2.14.1"})
+
+
+def test_merge_updates_its_own_pin_in_place_and_keeps_a_users_torch() -> None:
+    doc = tomlkit.parse('[extra-build-dependencies]\nmamba-ssm = ["torch==2.3.0"]\n')
+    pinned = uvconfig.Settings("mamba-ssm", "torch==2.14.1", {"A": "1"})
+    conflicts = uvconfig.merge(doc, [pinned], pyproject=False)
+    assert conflicts == ["extra-build-dependencies.mamba-ssm has your torch entry "
+                         "('torch==2.3.0'; wheelcuda's: 'torch==2.14.1'): kept"]
+    doc = tomlkit.document()
+    uvconfig.merge(doc, [pinned], pyproject=False)
+    newer = uvconfig.Settings("mamba-ssm", "torch==2.15.0", {"A": "2"})
+    assert uvconfig.merge(doc, [newer], pyproject=False) == []
+    data = doc.unwrap()
+    assert data["extra-build-dependencies"]["mamba-ssm"] == ["torch==2.15.0"]
+    assert data["extra-build-variables"]["mamba-ssm"]["A"] == "2"
+
+
+def test_merge_refuses_a_tool_uv_that_is_not_a_table() -> None:
+    doc = tomlkit.parse('tool = "x"\n')
+    with pytest.raises(ConfigError, match="not a table"):
+        uvconfig.merge(doc, [OURS], pyproject=True)
+
+
+def test_remove_leaves_a_pyproject_as_it_was() -> None:
+    text = '[project]\nname = "p"\n'
+    doc = tomlkit.parse(text)
+    uvconfig.merge(doc, [OURS], pyproject=True)
+    assert "tool" in doc
+    assert uvconfig.remove(doc, pyproject=True) == ["causal-conv1d"]
+    assert doc.unwrap() == {"project": {"name": "p"}}
+
+
+def test_render_is_valid_toml_with_the_header() -> None:
+    text = uvconfig.render([OURS], ["hello"])
+    assert text.startswith("# hello\n")
+    assert settings_of(text)["extra-build-variables"]["causal-conv1d"]["CUDA_HOME"] == "/c/h"
+
+
+LOCK_CU13 = """version = 1
+requires-python = ">=3.11"
+
+[[package]]
+name = "cuda-toolkit"
+version = "13.0.3"
+source = { registry = "https://pypi.org/simple" }
+
+[[package]]
+name = "torch"
+version = "2.14.1"
+source = { registry = "https://pypi.org/simple" }
+dependencies = [
+    { name = "cuda-toolkit", extra = ["cublas"], marker = "sys_platform == 'linux'" },
+    { name = "filelock" },
+]
+"""
+
+
+def test_lock_reader_cuda_from_each_kind_of_torch() -> None:
+    cu13 = uvlock.parse_lock(tomlkit.parse(LOCK_CU13).unwrap()["package"])
+    assert cu13 is not None
+    assert (cu13.version, cu13.cuda, cu13.toolkit_pin) == ("2.14.1", "13.0", "==13.0.3")
+    local = uvlock.parse_lock([{"name": "torch", "version": "2.9.1+cu128"}])
+    assert local is not None and local.cuda == "12.8"
+    cu12 = uvlock.parse_lock([
+        {"name": "torch", "version": "2.9.1",
+         "dependencies": [{"name": "nvidia-cuda-runtime-cu12"}]},
+        {"name": "nvidia-cuda-runtime-cu12", "version": "12.8.90"}])
+    assert cu12 is not None and cu12.cuda == "12.8"
+    assert uvlock.parse_lock([{"name": "numpy", "version": "2.0"}]) is None
+    cpu = uvlock.parse_lock([{"name": "torch", "version": "2.9.1"}])
+    assert cpu is not None and cpu.cuda is None
+
+
+def test_lock_reader_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "uv.lock"
+    bad.write_text("[[package]\n")
+    with pytest.raises(ConfigError, match="is not valid TOML"):
+        uvlock.torch_from_lock(str(bad))
+    (tmp_path / "a/b").mkdir(parents=True)
+    assert uvlock.find_lock(str(tmp_path / "a/b")) == str(bad)

@@ -47,6 +47,11 @@ def store(isolated: Path) -> Path:
     folder = isolated / "toolkits" / toolkits.folder_name("==13.0.3")
     fakes.cu13_site(folder)
     (folder / toolkits.MARK).write_text("{}")
+    headers = isolated / "toolkits" / toolkits.folder_name("==13.0.3", kind=toolkits.HEADERS)
+    for comp in fakes.catalog.LIBRARIES:
+        if comp.name in fakes.catalog.HEADER_LIBRARIES:
+            fakes.component(headers, comp, 13, "13.0.0")
+    (headers / toolkits.MARK).write_text("{}")
     return folder
 
 
@@ -80,9 +85,9 @@ def test_prints_settings_for_the_store_tree(env_py: Path, store: Path, isolated:
     cc = data["extra-build-variables"]["causal-conv1d"]
     home = Path(cc["CUDA_HOME"])
     assert home.parent == isolated / "homes"
-    # compiler from the store, torch's library headers from the environment
+    # the compiler and torch's library headers from the store: no environment needed
     assert os.path.realpath(home / "bin/ptxas").startswith(str(store))
-    assert os.path.realpath(home / "include/cusparse.h").startswith(str(tmp_path / "site"))
+    assert "-headers-" in os.path.realpath(home / "include/cusparse.h")
     assert cc["TORCH_CUDA_ARCH_LIST"] == "9.0" and cc["WHEELCUDA_ARCHS"] == "9.0"
     assert cc["CAUSAL_CONV1D_FORCE_BUILD"] == "TRUE"
     assert cc["MAX_JOBS"].isdigit()

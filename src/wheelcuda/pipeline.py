@@ -77,6 +77,10 @@ class Request:
     #: torch as given (read from uv.lock, or only its CUDA from ``--cuda``) instead of
     #: the target's: for settings written before the environment exists.
     torch: Torch | None = None
+    #: with ``fetch``: the headers of torch's libraries (cuBLAS, cuSPARSE, cuSOLVER) into
+    #: the store too, when the sources lack them. A tree for build environments
+    #: wheelcuda cannot see (``uv-config``) must not lean on any one environment.
+    headers: bool = False
 
 
 @dataclass(frozen=True)
@@ -190,6 +194,10 @@ def finish(s: Start) -> Resolved:
     if tool and request.fetch and _only_fetch_missing(found, problems, torch):
         toolkit = _fetch(ctx, layout, target, torch, toolkit, tool=tool, only=request.sources)
         found = _component_problems(toolkit, torch, target)
+    if (tool and request.fetch and request.headers and not any(p.is_error for p in found)
+            and _missing_headers(toolkit)):
+        toolkit = _fetch(ctx, layout, target, torch, toolkit, tool=tool, only=request.sources,
+                         kind=toolkits.HEADERS)
     problems += found
     release = checks.compiler_release(toolkit.inventory, toolkit.major)
     if torch is not None and torch.cuda is not None:
@@ -260,24 +268,15 @@ def _build_needs(ctx: Context, target: Target) -> list[Problem]:
 def locate_toolkit(target: Target, torch: Torch | None, layout: Layout,
                    fetched: Path | None = None, *, only: tuple[str, ...] | None = None
                    ) -> Toolkit:
-    """Each component in the first source's root that holds it. ``only`` names the
-    sources the compiler set may come from; the libraries whose headers torch's own
-    headers include (cuBLAS, cuSPARSE, ...) come from any source, the target's first."""
-    offers = sources.offers(target, torch, layout)
-    chosen = [o for o in offers if only is None or o.source in only]
-    compiler_roots = tuple(dict.fromkeys(r for o in chosen for r in o.roots))
-    all_roots = tuple(dict.fromkeys(r for o in offers for r in o.roots))
-    if only is None:
-        inventory = locate.locate(all_roots)
-    else:
-        parts = locate.locate(compiler_roots, catalog.COMPILER)
-        libraries = locate.locate(all_roots, catalog.LIBRARIES)
-        inventory = Inventory(parts.found + libraries.found,
-                              tuple(dict.fromkeys(compiler_roots + all_roots)))
+    """Each component in the first source's root that holds it (of the sources named in
+    ``only``, when given)."""
+    offers = [o for o in sources.offers(target, torch, layout)
+              if only is None or o.source in only]
+    roots = tuple(dict.fromkeys(r for o in offers for r in o.roots))
+    inventory = locate.locate(roots)
     via: dict[str, str] = {}
     for f in inventory.found:
-        pool = chosen if f.component.compiler else offers
-        via.setdefault(f.component.name, next(o.source for o in pool if f.root in o.roots))
+        via.setdefault(f.component.name, next(o.source for o in offers if f.root in o.roots))
     return Toolkit(checks.choose_major(inventory, torch), inventory, via, fetched)
 
 
@@ -296,12 +295,18 @@ def _only_fetch_missing(found: list[Problem], problems: list[Problem],
 
 def _fetch(ctx: Context, layout: Layout, target: Target, torch: Torch | None,
            toolkit: Toolkit, *, tool: installer_rules.Tool,
-           only: tuple[str, ...] | None) -> Toolkit:
+           only: tuple[str, ...] | None, kind: str = "") -> Toolkit:
     assert torch is not None
     spec = checks.wanted_specifier(torch, toolkit.major)
     folder = toolkits.fetch(layout, ctx, tool, spec, python=target.python,
-                            major=toolkit.major)
-    return locate_toolkit(target, torch, layout, folder, only=only)
+                            major=toolkit.major, kind=kind)
+    return locate_toolkit(target, torch, layout, toolkit.fetched or folder, only=only)
+
+
+def _missing_headers(toolkit: Toolkit) -> bool:
+    """torch's library headers are not found (the wheels have them for CUDA 13 only)."""
+    return toolkit.major == 13 and any(toolkit.inventory.get(name, toolkit.major) is None
+                                      for name in catalog.HEADER_LIBRARIES)
 
 
 def tree_for(ctx: Context, layout: Layout, toolkit: Toolkit) -> plan.TreePlan:

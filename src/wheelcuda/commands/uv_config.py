@@ -124,7 +124,7 @@ def _resolve(args: argparse.Namespace, ctx: Context
     installer resolves it (``2.14.1``; None when only its CUDA is known)."""
     req = pipeline.Request(python=args.python, arch=args.arch, all_archs=args.all_archs,
                            need_torch=True, jobs=True, fetch=not args.no_fetch,
-                           sources=("store",))
+                           sources=("store",), headers=True)
     start = None
     if not args.cuda:
         try:

@@ -171,6 +171,12 @@ LIBRARIES: Final = (
     _library("cuda_cupti", "CUPTI", "nvidia-cuda-cupti", "nvidia/cuda_cupti", "cupti.h"),
 )
 
+#: The libraries whose headers torch's own headers include (ATen/cuda/CUDAContextLight.h),
+#: and the metapackage extras that bring them: a tree meant for build environments
+#: wheelcuda cannot see (``uv-config``) keeps their headers in the store (issue 10).
+HEADER_LIBRARIES: Final = ("libcublas", "libcusparse", "libcusolver")
+HEADER_EXTRAS: Final = ("cublas", "cusparse", "cusolver")
+
 #: Everything the compiler needs, in the order doctor shows it.
 COMPILER: Final = (NVCC, NVVM, CRT, RUNTIME, CCCL)
 COMPONENTS: Final = COMPILER + LIBRARIES
@@ -198,6 +204,11 @@ def release_of(specifier: str) -> str | None:
     """``==13.0.3`` or ``==13.0.*`` -> ``13.0``; ``==13.*`` -> None (pure)."""
     m = re.match(r"^==\s*(\d+)\.(\d+)", specifier)
     return f"{m.group(1)}.{m.group(2)}" if m else None
+
+
+def header_requirements(specifier: str) -> list[str]:
+    """The libraries of :data:`HEADER_LIBRARIES` at the metapackage's ``specifier``."""
+    return [f'{METAPACKAGE}[{",".join(HEADER_EXTRAS)}]{specifier}']
 
 
 def toolkit_requirements(specifier: str) -> list[str]:

@@ -22,10 +22,13 @@ class _Store:
               torch: Torch | None, layout: Layout) -> Offer | None:
         if torch is None or torch.cuda_major is None:
             return None
-        fetched = toolkits.existing(layout, checks.wanted_specifier(torch, torch.cuda_major))
-        if fetched is None:
+        spec = checks.wanted_specifier(torch, torch.cuda_major)
+        found = [f for kind in ("", toolkits.HEADERS)
+                 if (f := toolkits.existing(layout, spec, kind)) is not None]
+        if not found:
             return None
-        return Offer(self.name, (str(fetched),), f"wheelcuda's store ({fetched})")
+        return Offer(self.name, tuple(str(f) for f in found),
+                     f"wheelcuda's store ({', '.join(map(str, found))})")
 
 
 SOURCE = _Store()

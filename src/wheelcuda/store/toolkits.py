@@ -32,35 +32,47 @@ from ..rules import installer
 from . import fs
 from .layout import Layout
 
-__all__ = ["MARK", "existing", "fetch", "folder", "folder_name"]
+__all__ = ["HEADERS", "MARK", "existing", "fetch", "folder", "folder_name"]
 
 MARK = "wheelcuda-store.json"
 _TIMEOUT = 1800.0
 
 
-def folder_name(specifier: str, machine: str | None = None) -> str:
-    """``==13.0.3`` -> ``cuda-toolkit-13.0.3-x86_64``: per specifier and machine, since
-    one home folder may serve x86_64 and aarch64 hosts (pure)."""
+#: The second kind of store folder: the headers of torch's libraries (catalog.HEADER_*).
+HEADERS = "headers"
+
+
+def folder_name(specifier: str, machine: str | None = None, kind: str = "") -> str:
+    """``==13.0.3`` -> ``cuda-toolkit-13.0.3-x86_64`` (``-headers-x86_64`` for the
+    library headers): per specifier and machine, since one home folder may serve x86_64
+    and aarch64 hosts (pure)."""
     spec = specifier.replace("==", "").replace("*", "x")
     safe = re.sub(r"[^A-Za-z0-9.+-]", "_", spec)
-    return f"{catalog.METAPACKAGE}-{safe}-{machine or platform.machine()}"
+    middle = f"-{kind}" if kind else ""
+    return f"{catalog.METAPACKAGE}-{safe}{middle}-{machine or platform.machine()}"
 
 
-def folder(layout: Layout, specifier: str) -> Path:
-    return layout.toolkits / folder_name(specifier)
+def folder(layout: Layout, specifier: str, kind: str = "") -> Path:
+    return layout.toolkits / folder_name(specifier, kind=kind)
 
 
-def existing(layout: Layout, specifier: str) -> Path | None:
+def existing(layout: Layout, specifier: str, kind: str = "") -> Path | None:
     """The store folder for ``specifier`` if it was fetched whole."""
-    path = folder(layout, specifier)
+    path = folder(layout, specifier, kind)
     return path if (path / MARK).is_file() else None
 
 
-def _problems(root: Path, major: int) -> list[str]:
-    """What of the compiler set is not in ``root`` (empty when it is all there)."""
-    found = locate.locate([str(root)], catalog.COMPILER)
+def _components(kind: str) -> tuple[catalog.Component, ...]:
+    if kind == HEADERS:
+        return tuple(c for c in catalog.LIBRARIES if c.name in catalog.HEADER_LIBRARIES)
+    return catalog.COMPILER
+
+
+def _problems(root: Path, major: int, kind: str = "") -> list[str]:
+    """What of the set is not in ``root`` (empty when it is all there)."""
+    found = locate.locate([str(root)], _components(kind))
     out = []
-    for c in catalog.COMPILER:
+    for c in _components(kind):
         hit = found.get(c.name, major)
         if hit is None:
             out.append(c.wheels[major])
@@ -70,24 +82,28 @@ def _problems(root: Path, major: int) -> list[str]:
 
 
 def fetch(layout: Layout, ctx: Context, tool: installer.Tool, specifier: str, *,
-          python: str, major: int) -> Path:
-    """Download and unpack the compiler set into the store (once; safe when concurrent)."""
-    found = existing(layout, specifier)
+          python: str, major: int, kind: str = "") -> Path:
+    """Download and unpack the compiler set (``kind=HEADERS``: the headers of torch's
+    libraries, nothing else kept) into the store (once; safe when concurrent)."""
+    found = existing(layout, specifier, kind)
     if found:
         return found
     toolkits = layout.private(layout.toolkits)
-    final = folder(layout, specifier)
+    final = folder(layout, specifier, kind)
     with fs.locked(layout.lock(toolkits, final.name), f"fetching into {final}", _TIMEOUT):
-        found = existing(layout, specifier)
+        found = existing(layout, specifier, kind)
         if found:
             return found
         for old in fs.leftovers(toolkits, final.name):  # a killed fetch's
             fs.discard(old)
         tmp = fs.new_folder(toolkits, final.name, "fetch")
         try:
-            requirements = catalog.toolkit_requirements(specifier)
-            _download(ctx, tool, requirements, tmp, python=python, major=major)
-            missing = _problems(tmp, major)
+            requirements = (catalog.header_requirements(specifier) if kind == HEADERS
+                            else catalog.toolkit_requirements(specifier))
+            _download(ctx, tool, requirements, tmp, python=python, major=major, kind=kind)
+            if kind == HEADERS:
+                _headers_only(tmp)
+            missing = _problems(tmp, major, kind)
             if missing:
                 raise ComponentError(
                     f"{tool.name} reported success fetching {requirements[0]} but "
@@ -111,13 +127,24 @@ _UNAVAILABLE = re.compile(r"there is no version of|Could not find a version that
                           r"No matching distribution", re.IGNORECASE)
 
 
+def _headers_only(root: Path) -> None:
+    """Keep the headers of each ``nvidia/<folder>``: the libraries (a GB) are torch's
+    business at run time, a build needs only what its headers include."""
+    for package in root.glob("nvidia/*"):
+        for part in package.iterdir():
+            if part.name != "include":
+                fs.discard(part)
+
+
 def _download(ctx: Context, tool: installer.Tool, requirements: list[str], target: Path, *,
-              python: str, major: int) -> None:
+              python: str, major: int, kind: str = "") -> None:
     argv = installer.target_argv(tool, requirements, str(target), python)
     requirement = requirements[0]
-    names = ", ".join(c.wheels[major] for c in catalog.COMPILER)
+    names = ", ".join(c.wheels[major] for c in _components(kind))
+    size = ("about 900 MB to download unless the installer's cache holds them; only the "
+            "headers are kept" if kind == HEADERS else "about 270 MB")
     print(f"wheelcuda: fetching {requirement} into {target.parent} with {tool.name} "
-          f"({names}: about 270 MB); its output follows", file=sys.stderr)
+          f"({names}: {size}); its output follows", file=sys.stderr)
     env = proc.child_environ(ctx.environ)
     code, tail = proc.stream(argv, env=env, timeout=_TIMEOUT,
                              note=lambda text: print(f"wheelcuda: fetching: {text}",

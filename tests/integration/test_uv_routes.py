@@ -103,9 +103,11 @@ cd /
 
 def test_uv_add_then_sync_into_a_fresh_venv(
         wheelcuda_cmd: str, tmp_path: Path, uv_env: dict[str, str], cuobjdump: str) -> None:
-    """A uv project: `uv add torch`, uv-config into pyproject.toml, `uv add ./ext` (built
-    with isolation), then `uv sync` into a fresh .venv takes the wheel from uv's cache.
-    A changed torch gives a new build key: uv rebuilds rather than reuse."""
+    """A uv project before its first sync: `uv add --no-sync torch` (a lock, no .venv),
+    uv-config into pyproject.toml (torch from uv.lock; compiler and torch's library
+    headers from wheelcuda's store), `uv add ./ext` (built with isolation), then `uv sync`
+    into a fresh .venv takes the wheel from uv's cache. A changed torch gives a new build
+    key: uv rebuilds rather than reuse."""
     uv, src, proj = _uv(), _ext(tmp_path), tmp_path / "proj"
     proj.mkdir()
     sandbox.assert_ok(sandbox.shell(f"cd {proj} && {uv} init -q --name proj --no-workspace "
@@ -116,7 +118,8 @@ def test_uv_add_then_sync_into_a_fresh_venv(
                                 pyproject.read_text()) + LINUX_ONLY)
     script = f"""set -e
 cd {proj}
-{uv} add -q torch==2.14.1
+{uv} add -q --no-sync torch==2.14.1
+test ! -e .venv
 {wheelcuda_cmd} uv-config --arch 9.0 --write pyproject.toml wheelcuda-demo-ext
 {uv} add {src}
 echo SYNC-FRESH
@@ -128,6 +131,7 @@ cd /
     r = sandbox.shell(script, tmp_path, extra_env=uv_env, timeout=1800)
     out = sandbox.assert_ok(r)
     assert "IMPORTED" in out
+    assert f"matching torch 2.14.1 (CUDA 13.0) as {proj}/uv.lock pins it" in r.stderr
     first, fresh = r.stderr.split("SYNC-FRESH") if "SYNC-FRESH" in r.stderr else (r.stderr, "")
     assert "Building wheelcuda-demo-ext" in first + out
     assert "Building wheelcuda-demo-ext" not in fresh  # from uv's cache

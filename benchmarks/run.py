@@ -6,6 +6,9 @@ B2  second install of the same key into a fresh venv vs the first build
 B3  `wheelcuda env` with a warm tree vs `python -c pass` (and without the memo)
 B4  cold synthesis of a tree; `env` time against 100 / 1,000 / 5,000 packages installed
 B5  size of the built extension, pruned vs full
+B7  the example extension by an unchanged `uv pip install` (isolation on) after
+    `wheelcuda uv-config`, vs `wheelcuda install` of it; and in a uv project, `uv sync`
+    into a fresh .venv after the first `uv sync` built it (`--b7` runs only these)
 
 Prints one table and writes it to benchmarks/results.md (quoted by the README).
 Needs `make torch-venv wheels-venv`, network for causal-conv1d's sdist (or a uv
@@ -135,6 +138,81 @@ def b4(wheels_venv: Path, env: dict[str, str], work: Path) -> dict[str, float]:
     return out
 
 
+LOCAL_INDEXES = " ".join(f"file://{i}" for i in ("/opt/pypi-more/simple", "/opt/pypi/simple")
+                         if Path(i).is_dir())
+LINUX_ONLY = """
+[tool.uv]
+environments = ["sys_platform == 'linux' and platform_machine == 'x86_64'"]
+"""
+
+
+def b7(env: dict[str, str], work: Path) -> dict[str, float]:
+    """uv's own route against wheelcuda's, same package, same archs, same pruning."""
+    uv = str(Path(WHEELCUDA).parent / "uv")
+    env = {**env, "UV_CACHE_DIR": str(work / "uv-cache"), "DEMO_GENCODE": "75;80;90"}
+    if LOCAL_INDEXES:  # torch from this machine's disk, never downloaded again
+        env["UV_INDEX"] = LOCAL_INDEXES
+
+    def ext(name: str) -> Path:
+        dest = work / name
+        shutil.copytree(REPO / "examples/torch_ext", dest,
+                        ignore=shutil.ignore_patterns("build", "*.egg-info"))
+        return dest
+
+    venv = work / "b7-venv"
+    quiet([uv, "venv", "-q", "-p", "3.11", str(venv)], env)
+    py = str(venv / "bin/python")
+    quiet([uv, "pip", "install", "--python", py, "torch==2.14.1", "setuptools", "wheel",
+           "ninja", "packaging", "numpy"], env)
+    sh([sys.executable, "-c", FETCH, str(venv)], env)  # the compiler: not timed
+    ours = sh([WHEELCUDA, "install", "--python", str(venv), "--arch", "9.0",
+               str(ext("b7-ours"))], env)
+    quiet([uv, "pip", "uninstall", "--python", py, "wheelcuda-demo-ext"], env)
+    config = work / "b7-uv.toml"
+    quiet([WHEELCUDA, "uv-config", "--python", str(venv), "--arch", "9.0", "--write",
+           str(config), "wheelcuda-demo-ext"], env)
+    theirs = sh([uv, "pip", "install", "--python", py, str(ext("b7-uv"))],
+                {**env, "UV_CONFIG_FILE": str(config)})
+    proj = work / "b7-proj"
+    proj.mkdir()
+    quiet([uv, "init", "-q", "--name", "proj", "--no-workspace", "-p", "3.11", str(proj)], env)
+    pyproject = proj / "pyproject.toml"
+    text = pyproject.read_text().replace('requires-python = ">=3.11"',
+                                         'requires-python = "~=3.11.0"')
+    pyproject.write_text(text + LINUX_ONLY)
+    cwd = os.getcwd()
+    os.chdir(proj)
+    try:
+        quiet([uv, "add", "-q", "--no-sync", "torch==2.14.1"], env)
+        quiet([WHEELCUDA, "uv-config", "--arch", "9.0", "--cuda", "13.0", "--write",
+               "pyproject.toml", "wheelcuda-demo-ext"], env)
+        quiet([uv, "add", "-q", "--no-sync", str(ext("b7-proj-ext"))], env)
+        first = sh([uv, "sync"], env)
+        shutil.rmtree(proj / ".venv")
+        second = sh([uv, "sync"], env)
+    finally:
+        os.chdir(cwd)
+    return {"b7_uv": theirs, "b7_ours": ours, "b7_sync1": first, "b7_sync2": second}
+
+
+def b7_rows(r: dict[str, float]) -> list[tuple[str, str, str, str, str]]:
+    return [
+        ("B7", "example extension: `uv pip install` (isolation on) after `uv-config` vs "
+               "`wheelcuda install`", f"{r['b7_uv']:.0f} s / {r['b7_ours']:.0f} s",
+         f"{r['b7_uv'] / r['b7_ours']:.2f}", "<= 1.2"),
+        ("B7", "uv project: second `uv sync` into a fresh .venv vs the first",
+         f"{r['b7_sync2']:.1f} s / {r['b7_sync1']:.0f} s",
+         f"{r['b7_sync2'] / r['b7_sync1']:.3f}", "<= 0.05"),
+    ]
+
+
+def render(rows: Sequence[tuple[str, str, str, str, str]], machine: str) -> str:
+    lines = [f"Measured {time.strftime('%Y-%m-%d')} on {machine}.", "",
+             "| | what | measured | ratio | goal |", "|---|---|---|---|---|"]
+    lines += [f"| {a} | {b} | {c} | {d} | {e} |" for a, b, c, d, e in rows]
+    return "\n".join(lines) + "\n"
+
+
 def table(r: dict[str, float], machine: str) -> str:
     rows = [
         ("B1", "causal-conv1d build: pruned to sm_90 vs its nine targets",
@@ -163,10 +241,9 @@ def table(r: dict[str, float], machine: str) -> str:
          f"{r['pruned_size'] / 1e6:.1f} MB / {r['full_size'] / 1e6:.1f} MB",
          f"{r['pruned_size'] / max(r['full_size'], 1):.3f}", "reported"),
     ]
-    lines = [f"Measured {time.strftime('%Y-%m-%d')} on {machine}.", "",
-             "| | what | measured | ratio | goal |", "|---|---|---|---|---|"]
-    lines += [f"| {a} | {b} | {c} | {d} | {e} |" for a, b, c, d, e in rows]
-    return "\n".join(lines) + "\n"
+    if "b7_uv" in r:
+        rows += b7_rows(r)
+    return render(rows, machine)
 
 
 def main() -> int:
@@ -178,6 +255,8 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true",
                         help="B2, B3 and B4: one pruned build, no nine-target build "
                              "(about 5 minutes on 2 cores)")
+    parser.add_argument("--b7", action="store_true",
+                        help="B7 only: uv's route against wheelcuda's (about 10 minutes)")
     args = parser.parse_args()
     env = dict(os.environ)
     if not env.get("SSL_CERT_FILE") and env.get("PIP_CERT"):
@@ -189,6 +268,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="wheelcuda-bench-") as tmp:
         work = Path(tmp)
         env["WHEELCUDA_CACHE_DIR"] = str(work / "cache")
+        if args.b7:
+            print(render(b7_rows(b7(env, work)), machine))
+            return 0
         results = {**b3(args.wheels_venv.absolute(), env),
                    **b4(args.wheels_venv.absolute(), env, work)}
         if args.skip_builds:
@@ -196,6 +278,7 @@ def main() -> int:
                            single=float("nan"), pruned_size=0.0, full_size=1.0)
         else:
             results.update(b1_b2_b5(args.torch_venv.absolute(), env, work, quick=args.quick))
+            results.update(b7(env, work))
         shutil.rmtree(work / "fresh", ignore_errors=True)
     text = table(results, machine)
     print(text)

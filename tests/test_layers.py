@@ -27,6 +27,8 @@ ALLOWED = {
     "commands": {"data", "rules", "probe", "store", "sources", "errors", "proc", "context",
                  "pipeline", "commands", "warm", "_nvcc_wrapper"},
     "api": {"pipeline", "context", "rules", "errors"},
+    # the PEP 517 backend: what install decides, for the build environment's Python
+    "build_meta": {"data", "rules", "probe", "store", "errors", "context", "pipeline"},
     "cli": {"commands", "context", "errors", "__init__"},
     "entry": {"warm", "cli"},
     "warm": {"store"},

@@ -11,13 +11,14 @@ for B).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-__all__ = ["Context"]
+__all__ = ["Context", "patched_environ"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,27 @@ class Context:
             else:
                 env[name] = value
         return Context(tuple(sorted(env.items())), self.cwd, self.executable, self.sys_path)
+
+
+@contextlib.contextmanager
+def patched_environ(changes: Mapping[str, str | None]) -> Iterator[None]:
+    """Set these variables of this process (None removes one) for the block, and put
+    back what was there before when it ends, however it ends: for the PEP 517 backend
+    (:mod:`wheelcuda.build_meta`), whose inner backend builds in this process."""
+    saved = {name: os.environ.get(name) for name in changes}
+    try:
+        for name, value in changes.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def _cwd() -> str:

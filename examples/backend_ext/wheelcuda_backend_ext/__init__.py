@@ -1,0 +1,16 @@
+"""out = x + alpha * y computed by a CUDA kernel (float32, float16, bfloat16)."""
+
+import torch
+
+from . import _C
+
+__all__ = ["compiled_archs", "scaled_add"]
+
+
+def scaled_add(x: torch.Tensor, y: torch.Tensor, alpha: float) -> torch.Tensor:
+    return _C.scaled_add(x, y, alpha)
+
+
+def compiled_archs() -> str:
+    """The GPU archs the kernels were built for, as nvcc names them: ``"900"``."""
+    return _C.compiled_archs()

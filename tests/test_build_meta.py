@@ -1,0 +1,505 @@
+"""The PEP 517 backend's decisions, on fake environments: config settings, the wrapped
+backend, the compiler set it asks for, its errors, the placeholder CUDA_HOME, and the
+variables it sets for a build and puts back after (tests/integration/test_build_meta.py
+builds the example for real with pip, uv and build)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import textwrap
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests import fakes
+from wheelcuda import build_meta
+from wheelcuda.context import Context, patched_environ
+from wheelcuda.errors import ArchError, TorchError, WheelcudaError
+
+#: The compiler set torch 2.14.1 (cuda-toolkit==13.0.3) asks for, every part named.
+SET_13_0_3 = ['cuda-toolkit[nvcc,cccl]==13.0.3', "nvidia-nvvm==13.0.*",
+              "nvidia-cuda-crt==13.0.*", "nvidia-cuda-runtime==13.0.*",
+              "nvidia-cuda-nvcc==13.0.*", "nvidia-cuda-cccl==13.0.*"]
+
+FAKE_BACKEND = '''
+import json, os
+
+CALLS = os.environ["FAKE_BACKEND_LOG"]
+WATCHED = ("CUDA_HOME", "CUDA_PATH", "TORCH_CUDA_ARCH_LIST", "WHEELCUDA_ARCHS", "MAX_JOBS",
+           "DIST_EXTRA_CONFIG", "FLUX_FORCE_BUILD", "PATH", "CUDACXX")
+
+
+def _log(hook, settings):
+    seen = {k: os.environ.get(k) for k in WATCHED}
+    home = seen["CUDA_HOME"]
+    seen["home_exists"] = bool(home) and os.path.isdir(home)
+    seen["home_entries"] = sorted(os.listdir(home)) if seen["home_exists"] else None
+    cfg = seen["DIST_EXTRA_CONFIG"]
+    seen["cfg_text"] = None
+    if cfg and os.path.isfile(cfg):
+        with open(cfg) as f:
+            seen["cfg_text"] = f.read()
+    with open(CALLS, "a") as f:
+        f.write(json.dumps({"hook": hook, "settings": settings, "env": seen}) + "\\n")
+    if os.environ.get("FAKE_BACKEND_FAIL"):
+        raise RuntimeError("the compile failed")
+
+
+def get_requires_for_build_wheel(config_settings=None):
+    _log("get_requires_for_build_wheel", config_settings)
+    return ["setuptools>=77"]
+
+
+def get_requires_for_build_sdist(config_settings=None):
+    _log("get_requires_for_build_sdist", config_settings)
+    return []
+
+
+def build_sdist(sdist_directory, config_settings=None):
+    _log("build_sdist", config_settings)
+    return "x-1.0.tar.gz"
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    _log("build_wheel", config_settings)
+    return "x-1.0-py3-none-any.whl"
+'''
+
+EDITABLE = '''
+
+def build_editable(wheel_directory, config_settings=None, metadata_directory=None):
+    _log("build_editable", config_settings)
+    return "x-1.0-0.editable-py3-none-any.whl"
+
+
+def get_requires_for_build_editable(config_settings=None):
+    _log("get_requires_for_build_editable", config_settings)
+    return ["editables"]
+'''
+
+
+# --- config settings and the wrapped backend -------------------------------------------
+
+def test_our_settings_are_taken_out_and_the_rest_passed_on() -> None:
+    config = build_meta.parse_config({"wheelcuda.arch": "9.0", "--build-option": "--x",
+                                      "wheelcuda.all-archs": "true",
+                                      "wheelcuda.build-backend": "scikit_build_core.build"})
+    assert config == build_meta.Config(arch="9.0", all_archs=True,
+                                       backend="scikit_build_core.build",
+                                       inner={"--build-option": "--x"})
+    assert build_meta.parse_config(None).inner is None
+    assert build_meta.parse_config({"wheelcuda.arch": "9.0"}).inner == {}
+
+
+def test_repeated_settings() -> None:
+    """pip hands a setting given twice as a list: archs add up, the rest: last wins."""
+    config = build_meta.parse_config({"wheelcuda.arch": ["8.0", "9.0"],
+                                      "wheelcuda.all-archs": ["true", "false"]})
+    assert config.arch == "8.0;9.0" and not config.all_archs
+
+
+@pytest.mark.parametrize(("settings", "said"), [
+    ({"wheelcuda.archs": "9.0"}, "unknown config setting wheelcuda.archs"),
+    ({"wheelcuda.all-archs": "maybe"}, "-C wheelcuda.all-archs='maybe' is neither true"),
+])
+def test_bad_settings(settings: dict[str, str], said: str) -> None:
+    with pytest.raises(WheelcudaError, match=re.escape(said)) as info:
+        build_meta.parse_config(settings)
+    assert "-C wheelcuda." in (info.value.fix or "")
+
+
+def test_the_project_names_the_wrapped_backend(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(textwrap.dedent("""
+        [project]
+        name = "my-ext"
+        [tool.wheelcuda]
+        build-backend = "scikit_build_core.build"
+        """))
+    project = build_meta.read_project(str(tmp_path))
+    assert project == build_meta.Project("my-ext", "scikit_build_core.build")
+    assert build_meta.backend_name(build_meta.Config(), project) == "scikit_build_core.build"
+    assert build_meta.backend_name(build_meta.Config(backend="a.b"), project) == "a.b"
+    assert build_meta.backend_name(build_meta.Config(), build_meta.Project()) == \
+        "setuptools.build_meta"
+    assert build_meta.read_project(str(tmp_path / "none")) == build_meta.Project()
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("[tool.wheelcuda]\nbuild-backend = 3\n", "build-backend in .* is not a string"),
+    ("[project\nname = 1", "cannot read .*pyproject.toml"),
+])
+def test_bad_pyproject(tmp_path: Path, text: str, said: str) -> None:
+    (tmp_path / "pyproject.toml").write_text(text)
+    with pytest.raises(WheelcudaError, match=said):
+        build_meta.read_project(str(tmp_path))
+
+
+def test_loading_the_wrapped_backend() -> None:
+    assert build_meta.load_backend("setuptools.build_meta").__name__ == "setuptools.build_meta"
+    assert build_meta.load_backend("os:path") is os.path
+    with pytest.raises(WheelcudaError, match=r"cannot import the build backend "
+                                             r"no_such_backend\.build") as info:
+        build_meta.load_backend("no_such_backend.build")
+    assert "add the package that provides no_such_backend to [build-system] requires" in \
+        (info.value.fix or "")
+    with pytest.raises(WheelcudaError, match="not a build backend name"):
+        build_meta.load_backend("setuptools build_meta")
+    with pytest.raises(WheelcudaError, match="cannot wrap itself"):
+        build_meta.load_backend("wheelcuda.build_meta")
+
+
+# --- archs, torch, the compiler set ----------------------------------------------------
+
+#: A PATH without ninja (this machine has one in /usr/bin).
+NO_NINJA = "/nonexistent"
+
+
+def _ctx(**env: str) -> Context:
+    return Context.of({"PATH": NO_NINJA, "WHEELCUDA_NO_GPU_PROBE": "1", **env})
+
+
+def test_archs_from_the_setting_then_the_environment() -> None:
+    archs, where = build_meta.choose_archs(build_meta.Config(arch="9.0;12.0"),
+                                           _ctx(TORCH_CUDA_ARCH_LIST="8.0"))
+    assert [str(a) for a in archs] == ["9.0", "12.0"] and where == "-C wheelcuda.arch"
+    archs, where = build_meta.choose_archs(build_meta.Config(),
+                                           _ctx(TORCH_CUDA_ARCH_LIST="8.0"))
+    assert [str(a) for a in archs] == ["8.0"] and where == "TORCH_CUDA_ARCH_LIST"
+
+
+@pytest.mark.parametrize(("config", "env", "said"), [
+    (build_meta.Config(arch="banana"), {}, "-C wheelcuda.arch='banana': not a GPU architecture"),
+    (build_meta.Config(arch=""), {}, "-C wheelcuda.arch='': the GPU architecture list is empty"),
+    (build_meta.Config(), {"TORCH_CUDA_ARCH_LIST": "x"}, "TORCH_CUDA_ARCH_LIST='x' in the"),
+    (build_meta.Config(), {}, "no GPU architecture given and no GPU seen"),
+])
+def test_arch_errors_say_how_to_pass_them(config: build_meta.Config, env: dict[str, str],
+                                          said: str) -> None:
+    with pytest.raises(ArchError) as info:
+        build_meta.choose_archs(config, _ctx(**env))
+    assert said in info.value.message
+    assert "-C wheelcuda.arch=9.0" in (info.value.fix or "")
+    assert "TORCH_CUDA_ARCH_LIST" in (info.value.fix or "")
+
+
+def test_compiler_set_names_every_part() -> None:
+    """pip counts cuda-toolkit[nvcc,cccl]==13.0.3 as met by the cuda-toolkit torch brought
+    (extras are not looked at), so each part is named too."""
+    assert build_meta.compiler_set("==13.0.3", 13) == SET_13_0_3
+
+
+def _site(tmp_path: Path, **torch: Any) -> Path:
+    site = tmp_path / "site"
+    site.mkdir(exist_ok=True)
+    if torch.get("version") != "none":
+        fakes.torch(site, **torch)
+    return site
+
+
+def test_requirements_for_a_bare_build_environment(tmp_path: Path) -> None:
+    py = fakes.python(tmp_path, [_site(tmp_path)])
+    assert build_meta.compiler_requirements(_ctx(), str(py)) == [*SET_13_0_3, "ninja"]
+
+
+def test_nothing_when_the_environment_has_the_set(tmp_path: Path) -> None:
+    site = fakes.build_needs(fakes.cu13_site(_site(tmp_path)))
+    assert build_meta.compiler_requirements(_ctx(), str(fakes.python(tmp_path, [site]))) == []
+
+
+def test_a_set_of_another_cuda_is_not_a_match(tmp_path: Path) -> None:
+    site = fakes.build_needs(fakes.cu13_site(_site(tmp_path), version="12.9.86"))
+    wanted = build_meta.compiler_requirements(_ctx(), str(fakes.python(tmp_path, [site])))
+    assert wanted == SET_13_0_3
+
+
+def test_torch_without_a_pin_gets_its_release(tmp_path: Path) -> None:
+    site = fakes.build_needs(_site(tmp_path, pin=None))
+    wanted = build_meta.compiler_requirements(_ctx(), str(fakes.python(tmp_path, [site])))
+    assert wanted[0] == "cuda-toolkit[nvcc,cccl]==13.0.*"
+
+
+def test_torch_missing(tmp_path: Path) -> None:
+    py = fakes.python(tmp_path, [_site(tmp_path, version="none")])
+    with pytest.raises(TorchError, match="torch is not installed in the build environment") \
+            as info:
+        build_meta.compiler_requirements(_ctx(), str(py))
+    assert 'add "torch" to [build-system] requires' in (info.value.fix or "")
+
+
+def test_cpu_only_torch(tmp_path: Path) -> None:
+    py = fakes.python(tmp_path, [_site(tmp_path, version="2.14.1+cpu", cuda=None, pin=None)])
+    with pytest.raises(TorchError, match=r"torch 2\.14\.1\+cpu in the build environment .* "
+                                         "is a CPU-only build"):
+        build_meta.compiler_requirements(_ctx(), str(py))
+
+
+def test_cuda_12_torch_needs_a_toolkit(tmp_path: Path) -> None:
+    site = fakes.build_needs(_site(tmp_path, version="2.9.1+cu128", cuda="12.8", pin=None))
+    py = str(fakes.python(tmp_path, [site]))
+    with pytest.raises(TorchError, match="no PyPI wheel holds a CUDA 12 compiler") as info:
+        build_meta.compiler_requirements(_ctx(), py)
+    assert "export CUDA_HOME=" in (info.value.fix or "") and "CUDA 13" in (info.value.fix or "")
+    toolkit = tmp_path / "cuda-12.8"
+    (toolkit / "bin").mkdir(parents=True)
+    (toolkit / "bin/nvcc").write_text("")
+    assert build_meta.compiler_requirements(_ctx(CUDA_HOME=str(toolkit)), py) == []
+    with pytest.raises(TorchError, match=f"CUDA_HOME={tmp_path} holds no bin/nvcc"):
+        build_meta.compiler_requirements(_ctx(CUDA_HOME=str(tmp_path)), py)
+
+
+def test_archs_below_the_floor_stop_before_the_download(tmp_path: Path) -> None:
+    py = fakes.python(tmp_path, [_site(tmp_path)])
+    with pytest.raises(ArchError, match="CUDA 13 dropped sm_70"):
+        build_meta.compiler_requirements(_ctx(), str(py), build_meta.archmod.parse("7.0"))
+
+
+def test_messages_for_the_command_line_are_translated() -> None:
+    text = ("pass --arch with your GPU's compute capability, e.g. --arch 12.0 (RTX) or "
+            "--arch 9.0 (H100); several: --arch '8.0;9.0'; or drop them from --arch; "
+            "--all-archs keeps them")
+    assert build_meta.for_backend(text) == (
+        "pass -C wheelcuda.arch with your GPU's compute capability, e.g. -C "
+        "wheelcuda.arch=12.0 (RTX) or -C wheelcuda.arch=9.0 (H100); several: -C "
+        "'wheelcuda.arch=8.0;9.0'; or drop them from -C wheelcuda.arch; "
+        "-C wheelcuda.all-archs=true keeps them")
+
+
+# --- os.environ, set and put back -------------------------------------------------------
+
+def test_patched_environ_puts_everything_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WC_KEEP", "old")
+    monkeypatch.setenv("WC_GONE", "there")
+    monkeypatch.delenv("WC_NEW", raising=False)
+    before = dict(os.environ)
+    with pytest.raises(RuntimeError), \
+            patched_environ({"WC_KEEP": "new", "WC_NEW": "1", "WC_GONE": None}):
+        assert (os.environ["WC_KEEP"], os.environ["WC_NEW"]) == ("new", "1")
+        assert "WC_GONE" not in os.environ
+        raise RuntimeError
+    assert dict(os.environ) == before
+
+
+# --- the hooks, around a fake wrapped backend -------------------------------------------
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A project whose pyproject.toml wraps ``fake_backend`` (it logs what it saw), built
+    by a fake interpreter whose site folder holds torch 2.14.1+cu130 and nothing else."""
+    mods = tmp_path / "mods"
+    mods.mkdir()
+    (mods / "fake_backend.py").write_text(FAKE_BACKEND)
+    monkeypatch.syspath_prepend(str(mods))
+    sys.modules.pop("fake_backend", None)
+    src = tmp_path / "project"
+    src.mkdir()
+    (src / "pyproject.toml").write_text('[project]\nname = "my-ext"\n'
+                                        '[tool.wheelcuda]\nbuild-backend = "fake_backend"\n')
+    (src / "setup.py").write_text("import os\nFORCE = os.getenv('FLUX_FORCE_BUILD', 'FALSE') "
+                                  "== 'TRUE'\n")
+    monkeypatch.chdir(src)
+    monkeypatch.setenv("FAKE_BACKEND_LOG", str(tmp_path / "calls.jsonl"))
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    monkeypatch.delenv("MAX_JOBS", raising=False)
+    monkeypatch.delenv("DIST_EXTRA_CONFIG", raising=False)
+    monkeypatch.delenv(build_meta.DEBUG_VAR, raising=False)
+    env = tmp_path / "env"
+    env.mkdir()
+    site = fakes.torch(env / "site")
+    monkeypatch.setattr(build_meta, "_python", lambda ctx: str(fakes.python(env, [site])))
+    yield src
+    sys.modules.pop("fake_backend", None)
+
+
+def _calls(tmp_path: Path) -> list[dict[str, Any]]:
+    log = tmp_path / "calls.jsonl"
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def _with_compiler(project: Path) -> None:
+    """The fake build environment now holds the compiler set (as after get_requires)."""
+    fakes.build_needs(fakes.cu13_site(project.parent / "env/site"))
+
+
+def test_get_requires_adds_the_set_and_runs_setup_py_with_a_placeholder(
+        project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", NO_NINJA)
+    before = dict(os.environ)
+    wanted = build_meta.get_requires_for_build_wheel({"wheelcuda.arch": "9.0", "other": "1"})
+    assert wanted == ["setuptools>=77", *SET_13_0_3, "ninja"]
+    [call] = _calls(tmp_path)
+    assert call["settings"] == {"other": "1"}
+    home = call["env"]["CUDA_HOME"]
+    assert os.path.basename(home) == build_meta.PLACEHOLDER
+    assert call["env"]["home_entries"] == []  # there, and empty
+    assert not os.path.exists(home) and dict(os.environ) == before
+
+
+def test_the_sdist_hooks_get_the_placeholder_too(project: Path, tmp_path: Path) -> None:
+    assert build_meta.get_requires_for_build_sdist({"wheelcuda.arch": "9.0"}) == []
+    assert build_meta.build_sdist(str(tmp_path), None) == "x-1.0.tar.gz"
+    calls = _calls(tmp_path)
+    assert [c["hook"] for c in calls] == ["get_requires_for_build_sdist", "build_sdist"]
+    assert all(os.path.basename(c["env"]["CUDA_HOME"]) == build_meta.PLACEHOLDER for c in calls)
+    assert calls[0]["settings"] == {} and calls[1]["settings"] is None
+
+
+def test_no_placeholder_over_the_users_toolkit(project: Path, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CUDA_PATH", "/opt/cuda")
+    build_meta.build_sdist(str(tmp_path), None)
+    assert _calls(tmp_path)[0]["env"]["CUDA_HOME"] is None
+
+
+def test_build_wheel_sets_the_build_environment_and_puts_it_back(
+        project: Path, tmp_path: Path, isolated: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _with_compiler(project)
+    before = dict(os.environ)
+    name = build_meta.build_wheel(str(tmp_path), {"wheelcuda.arch": "9.0"})
+    assert name == "x-1.0-py3-none-any.whl"
+    [call] = _calls(tmp_path)
+    env = call["env"]
+    home = env["CUDA_HOME"]
+    assert call["settings"] == {}
+    assert "/cache/homes/cu13.0-" in home and env["CUDA_PATH"] == home
+    assert env["CUDACXX"] == f"{home}/bin/nvcc" and env["PATH"].startswith(f"{home}/bin:")
+    assert (env["TORCH_CUDA_ARCH_LIST"], env["WHEELCUDA_ARCHS"]) == ("9.0", "9.0")
+    assert env["MAX_JOBS"].isdigit() and env["FLUX_FORCE_BUILD"] == "TRUE"  # its setup.py's
+    assert env["cfg_text"].startswith("[build]\nbuild_base = ")
+    # The tree lived in a temporary cache, now gone; the user's cache got nothing.
+    assert not os.path.exists(home) and not os.path.exists(env["DIST_EXTRA_CONFIG"])
+    assert not (isolated / "homes").exists()
+    assert dict(os.environ) == before
+    err = capsys.readouterr().err
+    assert err.startswith("wheelcuda: building for 9.0 (from -C wheelcuda.arch) with nvcc "
+                          "13.0.88 in ")
+    assert "MAX_JOBS=" in err
+
+
+def test_the_users_own_values_win(project: Path, tmp_path: Path,
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    _with_compiler(project)
+    for name, value in (("MAX_JOBS", "1"), ("FLUX_FORCE_BUILD", "NO"),
+                        ("DIST_EXTRA_CONFIG", "/mine.cfg"), ("TORCH_CUDA_ARCH_LIST", "8.0")):
+        monkeypatch.setenv(name, value)
+    build_meta.build_wheel(str(tmp_path), None)
+    env = _calls(tmp_path)[0]["env"]
+    assert (env["MAX_JOBS"], env["FLUX_FORCE_BUILD"], env["DIST_EXTRA_CONFIG"]) == \
+        ("1", "NO", "/mine.cfg")
+    assert env["TORCH_CUDA_ARCH_LIST"] == "8.0"  # no -C: TORCH_CUDA_ARCH_LIST chose
+
+
+def test_the_environment_comes_back_when_the_build_fails(
+        project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _with_compiler(project)
+    monkeypatch.setenv("FAKE_BACKEND_FAIL", "1")
+    before = dict(os.environ)
+    with pytest.raises(RuntimeError, match="the compile failed"):  # theirs, left as it is
+        build_meta.build_wheel(str(tmp_path), {"wheelcuda.arch": "9.0"})
+    assert dict(os.environ) == before
+
+
+def _exit_message(capsys: pytest.CaptureFixture[str], call: Any) -> str:
+    with pytest.raises(SystemExit) as info:
+        call()
+    assert info.value.code == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return err
+
+
+def test_errors_are_messages_with_their_fix(project: Path, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    err = _exit_message(capsys, lambda: build_meta.get_requires_for_build_wheel(
+        {"wheelcuda.arch": "banana"}))
+    assert err.startswith("wheelcuda: error: -C wheelcuda.arch='banana': not a GPU "
+                          "architecture: 'banana'\n  fix: pass the GPU archs to the build: "
+                          "-C wheelcuda.arch=9.0")
+    err = _exit_message(capsys, lambda: build_meta.build_wheel(str(tmp_path), None))
+    assert "wheelcuda: error: no GPU architecture given and no GPU seen" in err
+    err = _exit_message(capsys, lambda: build_meta.build_wheel(
+        str(tmp_path), {"wheelcuda.arch": "9.0", "wheelcuda.build-backend": "nope.backend"}))
+    assert "wheelcuda: error: cannot import the build backend nope.backend" in err
+    assert _calls(tmp_path) == []  # nothing reached the wrapped backend
+
+
+def test_errors_of_the_build_environment(project: Path, tmp_path: Path,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    # torch is there but no compiler: a frontend that skipped get_requires
+    err = _exit_message(capsys, lambda: build_meta.build_wheel(
+        str(tmp_path), {"wheelcuda.arch": "9.0"}))
+    assert "wheelcuda: error: missing CUDA 13 wheels: nvidia-cuda-nvcc" in err
+    assert "pip --no-build-isolation" in err
+    (project.parent / "env/site/torch/version.py").unlink()
+    err = _exit_message(capsys, lambda: build_meta.build_wheel(
+        str(tmp_path), {"wheelcuda.arch": "9.0"}))
+    assert "wheelcuda: error: torch is not installed in the build environment" in err
+    assert 'fix: add "torch" to [build-system] requires' in err
+
+
+def test_a_bug_of_ours_is_one_line(project: Path, tmp_path: Path,
+                                   capsys: pytest.CaptureFixture[str],
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*args: object) -> None:
+        raise KeyError("oops")
+
+    monkeypatch.setattr(build_meta, "plan_build", broken)
+    err = _exit_message(capsys, lambda: build_meta.build_wheel(str(tmp_path),
+                                                               {"wheelcuda.arch": "9.0"}))
+    assert err.startswith("wheelcuda: internal error: KeyError: 'oops'\n")
+
+
+def test_optional_hooks_follow_the_wrapped_backend(project: Path, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A frontend looks a hook up before it calls it, and falls back when it is missing."""
+    monkeypatch.setenv("PATH", NO_NINJA)
+    assert not hasattr(build_meta, "build_editable")
+    assert not hasattr(build_meta, "get_requires_for_build_editable")
+    assert not hasattr(build_meta, "prepare_metadata_for_build_wheel")
+    with (Path(sys.modules["fake_backend"].__file__ or "")).open("a") as f:
+        f.write(EDITABLE)
+    sys.modules.pop("fake_backend")
+    assert hasattr(build_meta, "build_editable")
+    assert build_meta.get_requires_for_build_editable({"wheelcuda.arch": "9.0"}) == \
+        ["editables", *SET_13_0_3, "ninja"]
+    (project / "pyproject.toml").write_text("[project]\nname = 'x'\n")  # setuptools'
+    assert hasattr(build_meta, "prepare_metadata_for_build_wheel")
+    assert "build_wheel" in dir(build_meta) and "build_editable" in dir(build_meta)
+
+
+def test_metadata_from_the_wheel_when_the_backend_has_no_hook(tmp_path: Path) -> None:
+    def build(folder: str, settings: object) -> str:
+        with zipfile.ZipFile(os.path.join(folder, "x-1.0-py3-none-any.whl"), "w") as whl:
+            whl.writestr("x/__init__.py", "")
+            whl.writestr("x-1.0.dist-info/METADATA", "Name: x\n")
+        return "x-1.0-py3-none-any.whl"
+
+    out = tmp_path / "meta"
+    assert build_meta._metadata_from_wheel(build, str(out), None) == "x-1.0.dist-info"
+    assert (out / "x-1.0.dist-info/METADATA").read_text() == "Name: x\n"
+    assert not (out / "x").exists()
+
+
+def test_cuda_12_torch_builds_with_the_users_toolkit(
+        project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    fakes.torch(project.parent / "env/site", "2.9.1+cu128", cuda="12.8", pin=None)
+    err = _exit_message(capsys, lambda: build_meta.build_wheel(
+        str(tmp_path), {"wheelcuda.arch": "8.0"}))
+    assert "wheelcuda: error: torch 2.9.1+cu128 in the build environment is built for " \
+           "CUDA 12.8, and no PyPI wheel holds a CUDA 12 compiler" in err
+    toolkit = tmp_path / "cuda-12.8"
+    (toolkit / "bin").mkdir(parents=True)
+    (toolkit / "bin/nvcc").write_text("")
+    monkeypatch.setenv("CUDA_HOME", str(toolkit))
+    build_meta.build_wheel(str(tmp_path), {"wheelcuda.arch": "8.0"})
+    env = _calls(tmp_path)[0]["env"]
+    assert (env["CUDA_HOME"], env["TORCH_CUDA_ARCH_LIST"], env["WHEELCUDA_ARCHS"]) == \
+        (str(toolkit), "8.0", None)
+    assert f"with your toolkit {toolkit}: torch 2.9.1+cu128" in capsys.readouterr().err

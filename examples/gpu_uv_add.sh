@@ -46,4 +46,4 @@ rm -rf .venv
 start=$(date +%s)
 uv sync
 echo "uvadd: uv sync into a fresh .venv took $(( $(date +%s) - start )) s"
-(cd / && $proj/.venv/bin/python -c "import causal_conv1d_cuda, torch; print('uvadd: import ok', torch.__version__)")
+(cd / && $proj/.venv/bin/python -c "import torch, causal_conv1d_cuda; print('uvadd: import ok', torch.__version__)")

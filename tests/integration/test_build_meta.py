@@ -159,7 +159,24 @@ def _build(e: Env, w: Path) -> Steps:
                       f"{w}/src"), *_install_wheel(e, w)]
 
 
-ROUTES = {"pip": _pip, "uv-pip": _uv_pip, "uv-build": _uv_build, "build": _build}
+#: A uv project is resolved for every platform and Python unless told: this machine's only.
+THIS_MACHINE = """
+[tool.uv]
+environments = ["sys_platform == 'linux' and platform_machine == 'x86_64'"]
+"""
+
+
+def _uv_sync(e: Env, w: Path) -> Steps:
+    """The example as a uv project: plain `uv sync` installs it editable (PEP 660)."""
+    pyproject = w / "src/pyproject.toml"
+    pyproject.write_text(re.sub(r"(?m)^requires-python = .*$", 'requires-python = "~=3.11.0"',
+                                pyproject.read_text()) + THIS_MACHINE)
+    return [("sync", f"cd {w}/src && UV_PROJECT_ENVIRONMENT={w}/venv {UV} sync -v "
+                     f"--python {e.torch_python} {ARCH}")]
+
+
+ROUTES = {"pip": _pip, "uv-pip": _uv_pip, "uv-build": _uv_build, "build": _build,
+          "uv-sync": _uv_sync}
 
 
 def _run(e: Env, name: str) -> Built:
@@ -199,7 +216,10 @@ def test_the_example_builds_for_sm_90_only(
     sandbox.assert_no_system_toolkit(text)
     so, archs = out.split("IMPORTED ")[1].split()[:2]
     assert archs == "900"  # nvcc's __CUDA_ARCH_LIST__ for the kernel's file
-    assert so.startswith(str(built.folder / "venv/lib/python3.11/site-packages/"))
+    # uv sync installs the project editable: its extension stays in the source folder
+    place = "src/wheelcuda_backend_ext/" if route == "uv-sync" else \
+        "venv/lib/python3.11/site-packages/"
+    assert so.startswith(str(built.folder / place))
     elves = subprocess.run([cuobjdump, "--list-elf", so], capture_output=True, text=True,
                            check=True).stdout
     assert [line.rsplit(".", 2)[-2] for line in elves.splitlines()] == ["sm_90"]

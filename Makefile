@@ -19,7 +19,7 @@ TOOLKIT := cuda-toolkit[nvcc,cccl]==13.0.3
 export WHEELCUDA_TEST_TORCH_VENV := $(abspath $(TORCH_VENV))
 export WHEELCUDA_TEST_WHEELS_VENV := $(abspath $(WHEELS_VENV))
 
-.PHONY: dev torch-venv wheels-venv lint unit test demo bench causal-conv1d clean
+.PHONY: dev torch-venv wheels-venv lint unit test demo bench causal-conv1d uv-add-causal-conv1d clean
 
 dev: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
@@ -58,6 +58,12 @@ demo: dev torch-venv
 # Slow (about 25 min on 2 cores): causal-conv1d 1.7.0 from its sdist, system toolkit hidden.
 causal-conv1d: dev torch-venv
 	bash examples/causal_conv1d.sh $(abspath $(VENV))/bin/wheelcuda $(TORCH_VENV) $(or $(ARCH),9.0)
+
+# On the GPU machine (no network; ../shared/GPU.md): causal-conv1d 1.7.0 by an unchanged
+# `uv add` after `wheelcuda uv-config`, isolation on, its kernels checked against its
+# reference. WHEELS holds the compiler wheels, tomlkit and the sdist; VENV has torch.
+uv-add-causal-conv1d:
+	sh examples/gpu_uv_add.sh $(CURDIR) $(or $(TORCH_ENV),/opt/torch/.venv) $(WHEELS)
 
 bench: dev torch-venv
 	$(VENV)/bin/python benchmarks/run.py --torch-venv $(TORCH_VENV)

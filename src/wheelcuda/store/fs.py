@@ -31,7 +31,7 @@ def write_text(path: Path, text: str, mode: int = 0o600) -> None:
     """Replace ``path`` with ``text`` at once: readers see the old or the new file."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".tmp-{path.name}-")
     try:
-        with os.fdopen(fd, "w") as f:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
         os.chmod(tmp, mode)
         os.replace(tmp, path)

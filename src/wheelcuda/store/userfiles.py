@@ -7,10 +7,8 @@ changes: the file keeps its bytes, its mode and its owner's edits.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 import tomlkit
@@ -18,6 +16,7 @@ from tomlkit.exceptions import ParseError
 from tomlkit.toml_document import TOMLDocument
 
 from ..errors import ConfigError
+from . import fs
 
 __all__ = ["check_writable", "read_toml", "replace_text"]
 
@@ -59,19 +58,10 @@ def replace_text(path: Path, text: str) -> None:
     """Write ``text`` over ``path`` at once, keeping its mode (see :func:`check_writable`)."""
     mode = check_writable(path)
     try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.wheelcuda-")
+        fs.write_text(path, text, mode)
     except OSError as exc:
-        raise ConfigError(f"cannot write in {path.parent}: {exc.strerror}; "
-                          f"{path} was not changed", "check the folder's permissions") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+        raise ConfigError(f"cannot write {path}: {exc.strerror}; it was not changed",
+                          "check the folder's permissions") from None
 
 
 def _umask() -> int:

@@ -23,6 +23,9 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     cache = tmp_path / "cache"
     monkeypatch.setenv("WHEELCUDA_CACHE_DIR", str(cache))
     monkeypatch.setenv("WHEELCUDA_NO_GPU_PROBE", "1")
+    # This machine has a system CUDA 13.0, which `--toolkit auto` would use: the tests
+    # of the wheels pin their source; those of the other sources say theirs.
+    monkeypatch.setenv("WHEELCUDA_TOOLKIT", "wheels")
     for var in ("CUDA_HOME", "CUDA_PATH", "TORCH_CUDA_ARCH_LIST", "VIRTUAL_ENV", "CC",
                 "NVCC_CCBIN", "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"):
         monkeypatch.delenv(var, raising=False)

@@ -23,7 +23,7 @@ import functools
 import hashlib
 import os
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -31,7 +31,7 @@ from pathlib import Path
 from . import sources
 from .context import Context
 from .data import catalog
-from .errors import CacheError, HostCompilerError, WheelcudaError
+from .errors import CacheError, ComponentError, HostCompilerError, WheelcudaError
 from .probe import gpus, interpreter, locate
 from .probe import hostcc as hostcc_probe
 from .probe import torch as torch_probe
@@ -77,6 +77,9 @@ class Request:
     #: torch as given (read from uv.lock, or only its CUDA from ``--cuda``) instead of
     #: the target's: for settings written before the environment exists.
     torch: Torch | None = None
+    #: ``--toolkit``: auto, wheels, local, redist, or a toolkit folder (None:
+    #: WHEELCUDA_TOOLKIT, else auto). ``sources``, when given, wins.
+    toolkit: str | None = None
     #: with ``fetch``: the headers of torch's libraries (cuBLAS, cuSPARSE, cuSOLVER) into
     #: the store too, when the sources lack them. A tree for build environments
     #: wheelcuda cannot see (``uv-config``) must not lean on any one environment.
@@ -91,6 +94,11 @@ class Toolkit:
     inventory: Inventory
     found_via: Mapping[str, str]  # component name -> source name ("venv", "store")
     fetched: Path | None = None  # the store folder fetched during this run
+    #: where the compiler set comes from ("wheels", "local", "redist"), and what it is
+    source: str = "wheels"
+    description: str = ""
+    #: what the other sources would have offered, or why they did not ("local: none fits")
+    others: tuple[str, ...] = ()
 
     def compiler_parts(self) -> list[Found]:
         return [f for c in catalog.COMPILER if (f := self.inventory.get(c.name, self.major))]
@@ -164,7 +172,30 @@ class Resolved:
 def start(ctx: Context, request: Request) -> Start:
     """The cache layout and the target; raises when either is unusable."""
     layout = Layout.for_environ(ctx.environ)
+    toolkit_choice(ctx, request)  # a bad --toolkit stops here, before anything is read
     return Start(ctx, request, layout, resolve_target(ctx, layout, request.python))
+
+
+#: ``--toolkit`` words and the sources each allows (None: all, in order of preference).
+TOOLKITS: Mapping[str, tuple[str, ...] | None] = {
+    "auto": None, "wheels": sources.WHEELS, "local": ("local",), "redist": ("redist",)}
+TOOLKIT_VAR = "WHEELCUDA_TOOLKIT"
+
+
+def toolkit_choice(ctx: Context, request: Request) -> tuple[tuple[str, ...] | None, str | None]:
+    """The sources the compiler set may come from, and a toolkit folder given by path."""
+    if request.sources is not None:
+        return request.sources, None
+    word = (request.toolkit or ctx.get(TOOLKIT_VAR) or "auto").strip()
+    if word in TOOLKITS:
+        return TOOLKITS[word], None
+    folder = os.path.normpath(os.path.join(ctx.cwd, os.path.expanduser(word)))
+    if os.path.isdir(folder):
+        return ("local",), folder
+    origin = "--toolkit" if request.toolkit else TOOLKIT_VAR
+    raise ComponentError(f"{origin} {word!r} is neither {', '.join(TOOLKITS)} nor a folder",
+                         f"{origin} auto (the default), wheels, local, redist, or the folder "
+                         "of a CUDA toolkit (the one holding bin/nvcc)")
 
 
 def resolve(ctx: Context, request: Request) -> Resolved:
@@ -183,7 +214,12 @@ def finish(s: Start) -> Resolved:
     archs, arch_source = _archs(ctx, request, problems)
     if request.build_needs:
         problems += _build_needs(ctx, target)
-    toolkit = locate_toolkit(target, torch, layout, only=request.sources)
+    only, given = toolkit_choice(ctx, request)
+    try:
+        toolkit = locate_toolkit(target, torch, layout, ctx, only=only, given=given)
+    except WheelcudaError as exc:  # a source could not be read or linked (a local shim)
+        problems.append(Problem.of(Kind.COMPONENTS, exc))
+        toolkit = locate_toolkit(target, torch, layout, ctx, only=sources.WHEELS)
     found = _component_problems(toolkit, torch, target)
     host = hostcc_probe.probe_host_compiler(ctx)
     # What can be known before the compiler is there: a fetch (270 MB) must not come
@@ -191,12 +227,14 @@ def finish(s: Start) -> Resolved:
     # refused sm_70 or a missing host compiler).
     tool = _installer(ctx, request, problems)
     problems += _before_fetch(toolkit, archs, host)
-    if tool and request.fetch and _only_fetch_missing(found, problems, torch):
-        toolkit = _fetch(ctx, layout, target, torch, toolkit, tool=tool, only=request.sources)
+    wheels_allowed = only is None or "store" in only
+    if (tool and request.fetch and wheels_allowed
+            and _only_fetch_missing(found, problems, torch)):
+        toolkit = _fetch(ctx, layout, target, torch, toolkit, tool=tool, only=only)
         found = _component_problems(toolkit, torch, target)
     if (tool and request.fetch and request.headers and not any(p.is_error for p in found)
             and _missing_headers(toolkit)):
-        toolkit = _fetch(ctx, layout, target, torch, toolkit, tool=tool, only=request.sources,
+        toolkit = _fetch(ctx, layout, target, torch, toolkit, tool=tool, only=only,
                          kind=toolkits.HEADERS)
     problems += found
     release = checks.compiler_release(toolkit.inventory, toolkit.major)
@@ -265,19 +303,54 @@ def _build_needs(ctx: Context, target: Target) -> list[Problem]:
                     f"uv pip install --python {shlex.quote(target.python)} {' '.join(missing)}")]
 
 
-def locate_toolkit(target: Target, torch: Torch | None, layout: Layout,
-                   fetched: Path | None = None, *, only: tuple[str, ...] | None = None
-                   ) -> Toolkit:
-    """Each component in the first source's root that holds it (of the sources named in
-    ``only``, when given)."""
-    offers = [o for o in sources.offers(target, torch, layout)
-              if only is None or o.source in only]
-    roots = tuple(dict.fromkeys(r for o in offers for r in o.roots))
-    inventory = locate.locate(roots)
+def locate_toolkit(target: Target, torch: Torch | None, layout: Layout, ctx: Context,
+                   fetched: Path | None = None, *, only: tuple[str, ...] | None = None,
+                   given: str | None = None) -> Toolkit:
+    """The compiler set from ONE source, the first whose set is complete for torch's
+    CUDA major (the CUDA wheels count as one: the target's and the store's, component by
+    component, as before), else the wheels (what a fetch would complete); the headers of
+    torch's libraries from the target first. ``only``/``given``: see toolkit_choice."""
+    offers = sources.offers(target, torch, layout, ctx, only=only, given=given)
+    groups: list[tuple[str, list[sources.Offer]]] = []
+    for o in offers:
+        name = "wheels" if o.source in sources.WHEELS else o.source
+        if groups and groups[-1][0] == name:
+            groups[-1][1].append(o)
+        else:
+            groups.append((name, [o]))
+    major = torch.cuda_major if torch is not None and torch.cuda_major in catalog.MAJORS \
+        else None
+    chosen = next((g for g in groups if major is not None
+                   and _complete(locate.locate(_roots(g[1]), catalog.COMPILER), major)), None)
+    others = tuple(f"{n}: {', '.join(o.description for o in g)}" for n, g in groups
+                   if chosen is None or n != chosen[0])
+    if chosen is None:
+        chosen = next((g for g in groups if g[0] == "wheels"), None) or \
+            ("wheels" if not groups else groups[0][0], offers)
+    name, picked = chosen
+    compiler_roots = _roots(picked)
+    library_roots = tuple(dict.fromkeys(
+        [*_roots([o for o in offers if o.source == "venv"]), *compiler_roots]))
+    inventory = locate.Inventory(
+        locate.locate(compiler_roots, catalog.COMPILER).found
+        + locate.locate(library_roots, catalog.LIBRARIES).found,
+        tuple(dict.fromkeys(compiler_roots + library_roots)))
     via: dict[str, str] = {}
     for f in inventory.found:
-        via.setdefault(f.component.name, next(o.source for o in offers if f.root in o.roots))
-    return Toolkit(checks.choose_major(inventory, torch), inventory, via, fetched)
+        pool = picked if f.component.compiler else offers
+        via.setdefault(f.component.name, next(o.source for o in pool if f.root in o.roots))
+    description = "; ".join(o.description for o in picked)
+    return Toolkit(checks.choose_major(inventory, torch), inventory, via, fetched, name,
+                   description, others)
+
+
+def _roots(offers: Sequence[sources.Offer]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(r for o in offers for r in o.roots))
+
+
+def _complete(inventory: Inventory, major: int) -> bool:
+    return all((f := inventory.get(c.name, major)) is not None and f.complete
+               for c in catalog.COMPILER if major in c.wheels)
 
 
 def _component_problems(toolkit: Toolkit, torch: Torch | None, target: Target
@@ -300,7 +373,8 @@ def _fetch(ctx: Context, layout: Layout, target: Target, torch: Torch | None,
     spec = checks.wanted_specifier(torch, toolkit.major)
     folder = toolkits.fetch(layout, ctx, tool, spec, python=target.python,
                             major=toolkit.major, kind=kind)
-    return locate_toolkit(target, torch, layout, toolkit.fetched or folder, only=only)
+    return locate_toolkit(target, torch, layout, ctx, toolkit.fetched or folder,
+                          only=only if only is None or "store" in only else sources.WHEELS)
 
 
 def _missing_headers(toolkit: Toolkit) -> bool:

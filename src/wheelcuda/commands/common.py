@@ -13,7 +13,7 @@ from typing import Any
 from ..pipeline import Request, Resolved
 from ..rules.checks import Kind, Severity
 
-__all__ = ["add_all_archs", "add_arch", "note", "request", "warn_problems"]
+__all__ = ["add_all_archs", "add_arch", "add_toolkit", "note", "request", "warn_problems"]
 
 
 def note(text: str) -> None:
@@ -30,10 +30,19 @@ def add_all_archs(p: argparse.ArgumentParser) -> None:
                    help="keep the package's own GPU targets instead of pruning to --arch")
 
 
+def add_toolkit(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--toolkit", metavar="SOURCE",
+                   help="where the CUDA compiler comes from: auto (default: the environment's "
+                        "compiler wheels, wheelcuda's store, a local toolkit that fits torch, "
+                        "NVIDIA's archives), wheels, local, redist, or a toolkit folder "
+                        "(default: WHEELCUDA_TOOLKIT, else auto)")
+
+
 def request(args: argparse.Namespace, **flags: Any) -> Request:
     """The pipeline request for a command's parsed arguments."""
     return Request(python=args.python, arch=getattr(args, "arch", None),
-                   all_archs=getattr(args, "all_archs", False), **flags)
+                   all_archs=getattr(args, "all_archs", False),
+                   toolkit=getattr(args, "toolkit", None), **flags)
 
 
 def warn_problems(resolved: Resolved) -> list[str]:

@@ -17,13 +17,14 @@ from ..probe import gpus
 from ..probe import torch as torch_probe
 from ..rules import arch, checks, render
 from ..rules.checks import Kind, Problem, Severity
-from .common import add_arch, request
+from .common import add_arch, add_toolkit, request
 
 NAME = "doctor"
 HELP = "show what is there, what is missing, and how to fix it"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_toolkit(p)
     p.add_argument("--json", action="store_true")
     add_arch(p)
 
@@ -111,6 +112,8 @@ def diagnose(ctx: Context, req: pipeline.Request) -> dict[str, Any]:
                         "version": ".".join(map(str, r.target.version)),
                         "site_dirs": list(r.target.site_dirs)},
         "torch": _torch(r), "cuda_major": r.toolkit.major, "components": _components(r),
+        "toolkit": {"source": r.toolkit.source, "description": r.toolkit.description,
+                    "others": list(r.toolkit.others)},
         "home": str(home.path) if home else None,
         "nvcc": {"path": str(home.path / "bin" / "nvcc"), "version": home.nvcc_version,
                  "release": home.nvcc_release, "banner": banner,
@@ -168,6 +171,9 @@ def to_text(report: dict[str, Any]) -> str:
     lines = ["Environment", _line("python", f"{env['python']} ({env['version']})"),
              _line("chosen by", env["why"]),
              _line("torch", torch_text), *_text_components(report), "Compiler",
+             _line("source", f"{report['toolkit']['source']}: "
+                             f"{report['toolkit']['description'] or 'nothing found'}"),
+             *(_line("also", other) for other in report["toolkit"]["others"]),
              _line("CUDA_HOME", report["home"] or "not built (see problems)")]
     if n:
         lines += [_line("nvcc", f"{n['path']}"), _line("", n["banner"])]

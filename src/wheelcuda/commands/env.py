@@ -15,13 +15,14 @@ from ..context import Context
 from ..rules import render
 from ..rules import tree as plan
 from ..store import paths
-from .common import add_all_archs, add_arch, request
+from .common import add_all_archs, add_arch, add_toolkit, request
 
 NAME = "env"
 HELP = "print shell code that sets CUDA_HOME, PATH and arch variables"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_toolkit(p)
     p.add_argument("--shell", choices=render.SHELLS, default="sh")
     add_arch(p)
     add_all_archs(p)

@@ -13,7 +13,7 @@ from .. import pipeline
 from ..context import Context
 from ..data import catalog
 from ..rules.checks import Kind
-from .common import note, request
+from .common import add_toolkit, note, request
 
 NAME = "fetch"
 HELP = ("fetch the CUDA compiler set that torch pins into wheelcuda's store "
@@ -21,7 +21,7 @@ HELP = ("fetch the CUDA compiler set that torch pins into wheelcuda's store "
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    del p  # --python only
+    add_toolkit(p)
 
 
 def main(args: argparse.Namespace, ctx: Context) -> int:

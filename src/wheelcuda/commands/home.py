@@ -8,13 +8,14 @@ from .. import pipeline
 from ..context import Context
 from ..rules import render
 from ..rules.checks import Kind
-from .common import request
+from .common import add_toolkit, request
 
 NAME = "home"
 HELP = "print the synthesized CUDA_HOME, building it if needed"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_toolkit(p)
     p.add_argument("--json", action="store_true")
 
 

@@ -28,7 +28,7 @@ from ..probe import torch as torch_probe
 from ..rules import arch, buildkey, checks, installer, jobs, packages
 from ..rules.checks import Kind
 from ..store import toolkits, wheels
-from .common import add_all_archs, add_arch, note, request, warn_problems
+from .common import add_all_archs, add_arch, add_toolkit, note, request, warn_problems
 
 NAME = "install"
 HELP = ("build and install CUDA extension packages (uv pip install --no-build-isolation); "
@@ -37,6 +37,7 @@ TAKES_REST = True
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_toolkit(p)
     p.add_argument("packages", nargs="+", metavar="PKG",
                    help="a requirement (causal-conv1d==1.7.0), a folder or an sdist")
     add_arch(p)

@@ -9,7 +9,7 @@ from ..context import Context
 from ..data.recipes import DEFAULT_JOB_GB
 from ..probe import machine
 from ..rules import jobs
-from .common import add_all_archs, add_arch, note, request, warn_problems
+from .common import add_all_archs, add_arch, add_toolkit, note, request, warn_problems
 
 NAME = "run"
 HELP = "run a command (after --) with the build environment"
@@ -17,6 +17,7 @@ TAKES_REST = True
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_toolkit(p)
     add_arch(p)
     add_all_archs(p)
 

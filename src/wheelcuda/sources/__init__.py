@@ -12,20 +12,28 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import store, venv
+from . import local, store, venv
 from .base import Offer, Source
 
 if TYPE_CHECKING:
+    from ..context import Context
     from ..probe.interpreter import Target
     from ..probe.torch import Torch
     from ..store.layout import Layout
 
-__all__ = ["SOURCES", "Offer", "Source", "offers"]
+__all__ = ["SOURCES", "WHEELS", "Offer", "Source", "offers"]
 
 
-SOURCES: tuple[Source, ...] = (venv.SOURCE, store.SOURCE)
+SOURCES: tuple[Source, ...] = (venv.SOURCE, store.SOURCE, local.SOURCE)
+#: The sources of the CUDA wheels: the target's own, and the store's.
+WHEELS = ("venv", "store")
 
 
-def offers(target: Target, torch: Torch | None, layout: Layout) -> list[Offer]:
-    """Every source's offer, in order of preference."""
-    return [o for s in SOURCES if (o := s.offer(target, torch, layout)) is not None]
+def offers(target: Target, torch: Torch | None, layout: Layout, ctx: Context, *,
+           only: tuple[str, ...] | None = None, given: str | None = None) -> list[Offer]:
+    """The offers of the sources named in ``only`` (all when None), in order of
+    preference; ``given`` is a toolkit folder (``--toolkit PATH``): the local source
+    looks at that one only."""
+    chosen = [local.LocalSource(ctx, given) if s.name == "local" and given else s
+              for s in SOURCES if only is None or s.name in only]
+    return [o for s in chosen if (o := s.offer(target, torch, layout, ctx)) is not None]

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from ..context import Context
     from ..probe.interpreter import Target
     from ..probe.torch import Torch
     from ..store.layout import Layout
@@ -25,5 +26,6 @@ class Offer:
 class Source(Protocol):
     name: str
 
-    def offer(self, target: Target, torch: Torch | None, layout: Layout) -> Offer | None:
+    def offer(self, target: Target, torch: Torch | None, layout: Layout,
+              ctx: Context | None = None) -> Offer | None:
         """The roots this source has for ``target`` and ``torch``; None when none."""

@@ -10,6 +10,7 @@ from ..store import toolkits
 from .base import Offer
 
 if TYPE_CHECKING:
+    from ..context import Context
     from ..probe.interpreter import Target
     from ..probe.torch import Torch
     from ..store.layout import Layout
@@ -19,7 +20,8 @@ class _Store:
     name = "store"
 
     def offer(self, target: Target,  # noqa: ARG002 (the protocol's)
-              torch: Torch | None, layout: Layout) -> Offer | None:
+              torch: Torch | None, layout: Layout,
+              ctx: Context | None = None) -> Offer | None:  # noqa: ARG002
         if torch is None or torch.cuda_major is None:
             return None
         spec = checks.wanted_specifier(torch, torch.cuda_major)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from .base import Offer
 
 if TYPE_CHECKING:
+    from ..context import Context
     from ..probe.interpreter import Target
     from ..probe.torch import Torch
     from ..store.layout import Layout
@@ -16,7 +17,8 @@ class _Venv:
     name = "venv"
 
     def offer(self, target: Target, torch: Torch | None,  # noqa: ARG002 (the protocol's)
-              layout: Layout) -> Offer | None:  # noqa: ARG002
+              layout: Layout, ctx: Context | None = None  # noqa: ARG002
+              ) -> Offer | None:
         return Offer(self.name, target.site_dirs, f"the wheels in {target.python}'s site folders")
 
 

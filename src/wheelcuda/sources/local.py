@@ -1,0 +1,61 @@
+"""A CUDA toolkit already on this machine (``/usr/local/cuda-12.8``, ``CUDA_HOME``, a
+conda environment's cuda-nvcc), offered through a shim of links in wheelcuda's cache
+(:mod:`wheelcuda.store.shims`), so the tree, the checks and the wheel cache treat it
+like the wheels.
+
+Which toolkit: :func:`wheelcuda.probe.localcuda.fit` over the candidates on this
+machine (or only the folder given, ``--toolkit PATH``): torch's CUDA major, an exact
+major.minor first, then the newest of that major. The offer builds the shim when it is
+missing (links only, milliseconds, under the store's lock), as ``env`` builds a tree:
+without it no root holds the toolkit.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..context import Context
+from ..probe import localcuda
+from ..store import shims
+from .base import Offer
+
+if TYPE_CHECKING:
+    from ..probe.interpreter import Target
+    from ..probe.torch import Torch
+    from ..store.layout import Layout
+
+__all__ = ["SOURCE", "LocalSource", "choose"]
+
+
+def choose(ctx: Context, torch: Torch | None, layout: Layout, given: str | None = None
+           ) -> localcuda.Fit:
+    """The local toolkit for ``torch`` and why (doctor and ``--toolkit local`` say it);
+    reads only. wheelcuda's own cache (its trees) is never a candidate."""
+    found = localcuda.find(ctx, skip=(str(layout.root),), given=given)
+    return localcuda.fit(found, torch.cuda if torch is not None else None)
+
+
+class LocalSource:
+    """The ``local`` source; ``given`` is a toolkit folder (``--toolkit PATH``)."""
+
+    name = "local"
+
+    def __init__(self, ctx: Context | None = None, given: str | None = None) -> None:
+        self.ctx = ctx
+        self.given = given
+
+    def offer(self, target: Target,  # noqa: ARG002 (the protocol's)
+              torch: Torch | None, layout: Layout, ctx: Context | None = None
+              ) -> Offer | None:
+        """The shim of the toolkit that fits ``torch``; None when none does. ``ctx``
+        (the run's variables) should come from the caller: the Source protocol does not
+        carry it yet, so without one this reads the process's (:meth:`Context.current`)."""
+        ctx = ctx or self.ctx or Context.current()
+        fit = choose(ctx, torch, layout, self.given)
+        if fit.chosen is None:
+            return None
+        root = shims.ensure(layout, fit.chosen)
+        return Offer(self.name, (str(root),), f"{fit.chosen.describe()}, linked in {root}")
+
+
+SOURCE = LocalSource()

@@ -31,6 +31,7 @@ from pathlib import Path
 from . import sources
 from .context import Context
 from .data import catalog
+from .data import redist as archives_data
 from .errors import CacheError, ComponentError, HostCompilerError, WheelcudaError
 from .probe import gpus, interpreter, locate
 from .probe import hostcc as hostcc_probe
@@ -44,7 +45,7 @@ from .rules import checks, environ, hostcc, jobs
 from .rules import installer as installer_rules
 from .rules import tree as plan
 from .rules.checks import Kind, Problem, Severity
-from .store import memo, paths, toolkits, trees
+from .store import archives, memo, paths, toolkits, trees
 from .store.layout import Layout
 from .store.trees import Home
 
@@ -80,6 +81,11 @@ class Request:
     #: ``--toolkit``: auto, wheels, local, redist, or a toolkit folder (None:
     #: WHEELCUDA_TOOLKIT, else auto). ``sources``, when given, wins.
     toolkit: str | None = None
+    #: ``--redist-manifest``: NVIDIA's release manifest to use as given (a URL or a file;
+    #: None: WHEELCUDA_REDIST_MANIFEST, else the pinned one of torch's release).
+    redist_manifest: str | None = None
+    #: ``fetch --from DIR``: take NVIDIA's archives from this folder, not the network.
+    redist_from: str | None = None
     #: with ``fetch``: the headers of torch's libraries (cuBLAS, cuSPARSE, cuSOLVER) into
     #: the store too, when the sources lack them. A tree for build environments
     #: wheelcuda cannot see (``uv-config``) must not lean on any one environment.
@@ -232,6 +238,10 @@ def finish(s: Start) -> Resolved:
             and _only_fetch_missing(found, problems, torch)):
         toolkit = _fetch(ctx, layout, target, torch, toolkit, tool=tool, only=only)
         found = _component_problems(toolkit, torch, target)
+    if (request.fetch and (only is None or "redist" in only)
+            and _redist_fetch_fixes(found, problems, torch, only)):
+        toolkit = _fetch_redist(ctx, layout, target, torch, request, only=only)
+        found = _component_problems(toolkit, torch, target)
     if (tool and request.fetch and request.headers and not any(p.is_error for p in found)
             and _missing_headers(toolkit)):
         toolkit = _fetch(ctx, layout, target, torch, toolkit, tool=tool, only=only,
@@ -375,6 +385,35 @@ def _fetch(ctx: Context, layout: Layout, target: Target, torch: Torch | None,
                             major=toolkit.major, kind=kind)
     return locate_toolkit(target, torch, layout, ctx, toolkit.fetched or folder,
                           only=only if only is None or "store" in only else sources.WHEELS)
+
+
+def redist_want(ctx: Context, request: Request, torch: Torch) -> archives.Want:
+    """What to take from NVIDIA's archives for ``torch``: its CUDA's release, from the
+    mirror WHEELCUDA_REDIST_URL names, the manifest given, or a folder."""
+    assert torch.cuda is not None
+    manifest = request.redist_manifest or ctx.get(archives_data.MANIFEST_VAR) or None
+    source = Path(ctx.cwd, request.redist_from) if request.redist_from else None
+    return archives.Want(torch.cuda, manifest=manifest,
+                         base_url=ctx.get(archives_data.MIRROR_VAR) or None, source=source)
+
+
+def _redist_fetch_fixes(found: list[Problem], problems: list[Problem], torch: Torch | None,
+                        only: tuple[str, ...] | None) -> bool:
+    """NVIDIA's archives are fetched when nothing else serves: a CUDA 12 torch (no
+    compiler wheel), or ``--toolkit redist``; and only what a fetch fixes is wrong."""
+    if torch is None or torch.cuda is None:
+        return False
+    errors = [p for p in [*found, *problems] if p.is_error]
+    wanted = only == ("redist",) or torch.cuda_major not in catalog.WHEEL_COMPILER_MAJORS
+    return wanted and bool(errors) and all(
+        p.kind in (Kind.MISSING, Kind.COMPONENTS, Kind.TORCH) for p in errors)
+
+
+def _fetch_redist(ctx: Context, layout: Layout, target: Target, torch: Torch | None,
+                  request: Request, *, only: tuple[str, ...] | None) -> Toolkit:
+    assert torch is not None
+    root = archives.fetch(layout, redist_want(ctx, request, torch))
+    return locate_toolkit(target, torch, layout, ctx, root, only=only)
 
 
 def _missing_headers(toolkit: Toolkit) -> bool:

@@ -24,6 +24,9 @@ from typing import Final
 
 #: CUDA major versions whose wheel layout wheelcuda knows.
 MAJORS: Final = (13, 12)
+#: The majors whose whole compiler ships as PyPI wheels (CUDA 12's nvcc wheel is ptxas
+#: only: its compiler comes from NVIDIA's archives or a local toolkit).
+WHEEL_COMPILER_MAJORS: Final = (13,)
 
 
 @dataclass(frozen=True)

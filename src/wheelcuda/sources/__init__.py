@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import local, store, venv
+from . import local, redist, store, venv
 from .base import Offer, Source
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["SOURCES", "WHEELS", "Offer", "Source", "offers"]
 
 
-SOURCES: tuple[Source, ...] = (venv.SOURCE, store.SOURCE, local.SOURCE)
+SOURCES: tuple[Source, ...] = (venv.SOURCE, store.SOURCE, local.SOURCE, redist.SOURCE)
 #: The sources of the CUDA wheels: the target's own, and the store's.
 WHEELS = ("venv", "store")
 

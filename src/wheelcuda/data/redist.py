@@ -1,0 +1,108 @@
+"""NVIDIA's redistributable archives, as data: the releases wheelcuda knows, and which
+archives make a compiler set for each CUDA major.
+
+No CUDA 12 wheel holds nvcc (FACTS.md); NVIDIA's component archives do. Each release
+has a manifest ``redistrib_<label>.json`` beside the component folders at
+:data:`BASE_URL`, listing per component its version and, per platform, the archive's
+``relative_path``, ``sha256`` and ``size``. The store (:mod:`wheelcuda.store.archives`)
+unpacks the archives into a folder laid out like site-packages with the catalog's
+component folders, so that :mod:`wheelcuda.probe.locate` finds them as it finds wheels.
+
+Adding a release means adding a line to :data:`RELEASES`; a new archive split (13.0
+split nvcc into four archives) means editing :data:`PARTS`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Final
+
+from . import catalog
+from .catalog import Component
+
+__all__ = ["BASE_URL", "MANIFEST_VAR", "MIRROR_VAR", "PARTS", "PLATFORMS", "RELEASES", "Part",
+           "Release", "manifest_name"]
+
+#: Where NVIDIA serves the manifests and the archives.
+BASE_URL: Final = "https://developer.download.nvidia.com/compute/cuda/redist/"
+
+#: The variable that names a mirror laid out like :data:`BASE_URL` (read by the caller,
+#: through its Context: only context.py reads the process environment).
+MIRROR_VAR: Final = "WHEELCUDA_REDIST_URL"
+#: The variable naming a manifest to use as given (as ``--redist-manifest``).
+MANIFEST_VAR: Final = "WHEELCUDA_REDIST_MANIFEST"
+
+#: NVIDIA's platform name per ``platform.machine()``.
+PLATFORMS: Final = MappingProxyType({"x86_64": "linux-x86_64", "aarch64": "linux-sbsa"})
+
+
+@dataclass(frozen=True)
+class Release:
+    """One CUDA release whose manifest wheelcuda may fetch."""
+
+    #: ``12.8.1``: the manifest is ``redistrib_<label>.json``.
+    label: str
+    #: sha256 of the manifest file as NVIDIA serves it; a fetched manifest that differs
+    #: is refused (a mirror must serve the same bytes). None: checked by nothing but TLS.
+    manifest_sha256: str | None
+
+    @property
+    def cuda(self) -> str:
+        """``12.8.1`` -> ``12.8``: the CUDA version torch names."""
+        return ".".join(self.label.split(".")[:2])
+
+
+#: The newest patch release of each CUDA X.Y torch has been built for. The manifest
+#: hashes are pinned as openxla/xla pins them (third_party/gpus/cuda/hermetic/
+#: cuda_redist_versions.bzl, reported; 12.8.1 and 12.9.1 also in FACTS.md).
+RELEASES: Final = (
+    Release("12.1.1", "bafea3cb83a4cf5c764eeedcaac0040d0d3c5db3f9a74550da0e7b6ac24d378c"),
+    Release("12.4.1", "9cd815f3b71c2e3686ef2219b7794b81044f9dcefaa8e21dacfcb5bc4d931892"),
+    Release("12.6.3", "9c598598457a6463eb92889080c16b2b9dc04150e501b8bfc1536d403ba70aaf"),
+    Release("12.8.1", "249e28a83008d711d5f72880541c8be6253f6d61608461de4fcb715554a6cf17"),
+    Release("12.9.1", "8335301010b0023ee1ff61eb11e2600ca62002d76780de4089011ad77e0c7630"),
+    Release("13.0.2", "fce66717a81c510ffeb89ecc3e79849ab34af3b80139f750876d9033e31d71c2"),
+    Release("13.1.1", "97cf605ccc4751825b1865f4af571c9b50dd29ffd13e9a38b296a9ecb1f0d422"),
+)
+
+
+@dataclass(frozen=True)
+class Part:
+    """One archive of a compiler set, and the catalog component whose folder it fills
+    and whose wheel name its ``.dist-info`` takes (so versions show as wheels' do)."""
+
+    #: Its key in the manifest; later names are what newer releases call it.
+    names: tuple[str, ...]
+    component: Component
+
+    @property
+    def name(self) -> str:
+        return self.names[0]
+
+    def folder(self, major: int) -> str:
+        return self.component.folders[major]
+
+    def dist(self, major: int) -> str:
+        return self.component.wheels[major]
+
+
+#: The archives a build needs, per CUDA major. CUDA 12's ``cuda_nvcc`` holds nvcc,
+#: cicc (nvvm/) and crt/, which the catalog lists as three components of one folder and
+#: one wheel name; 13.0 split them into four archives (libnvptxcompiler is not needed),
+#: and 13.3 renamed ``cuda_cccl`` to ``cccl`` (FACTS.md).
+PARTS: Final = MappingProxyType({
+    12: (Part(("cuda_nvcc",), catalog.NVCC),
+         Part(("cuda_cudart",), catalog.RUNTIME),
+         Part(("cuda_cccl",), catalog.CCCL)),
+    13: (Part(("cuda_nvcc",), catalog.NVCC),
+         Part(("cuda_crt",), catalog.CRT),
+         Part(("libnvvm",), catalog.NVVM),
+         Part(("cuda_cudart",), catalog.RUNTIME),
+         Part(("cuda_cccl", "cccl"), catalog.CCCL)),
+})
+
+
+def manifest_name(label: str) -> str:
+    """``12.8.1`` -> ``redistrib_12.8.1.json``."""
+    return f"redistrib_{label}.json"

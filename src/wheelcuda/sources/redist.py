@@ -1,0 +1,34 @@
+"""The compiler set wheelcuda unpacked from NVIDIA's redistributable archives for torch's
+CUDA (``cuda_nvcc``, ``cuda_cudart``, ``cuda_cccl``...; see store/archives.py): the
+only source of a CUDA 12 compiler, since no CUDA 12 wheel holds nvcc."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..store import archives
+from .base import Offer
+
+if TYPE_CHECKING:
+    from ..context import Context
+    from ..probe.interpreter import Target
+    from ..probe.torch import Torch
+    from ..store.layout import Layout
+
+
+class _Redist:
+    name = "redist"
+
+    def offer(self, target: Target,  # noqa: ARG002 (the protocol's)
+              torch: Torch | None, layout: Layout,
+              ctx: Context | None = None) -> Offer | None:  # noqa: ARG002
+        if torch is None or torch.cuda is None:
+            return None
+        found = archives.existing(layout, torch.cuda)
+        if found is None:
+            return None
+        return Offer(self.name, (str(found),), f"NVIDIA's CUDA archives in wheelcuda's store "
+                                               f"({found})")
+
+
+SOURCE = _Redist()

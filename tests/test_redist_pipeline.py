@@ -1,0 +1,80 @@
+"""NVIDIA's archives through the commands: a torch built for CUDA 12 (no compiler wheel
+exists) gets its compiler from a mirror served on 127.0.0.1 (tests/redist_server.py),
+with fake archives laid out as NVIDIA's; `auto` then picks them over the environment's
+incomplete CUDA 12 wheels."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests import fakes
+from tests import redist_server as rs
+
+
+def run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    full = fakes.pythonpath_env()
+    full["WHEELCUDA_CACHE_DIR"] = os.environ["WHEELCUDA_CACHE_DIR"]
+    full.update(env)
+    return subprocess.run([sys.executable, "-m", "wheelcuda", *args], capture_output=True,
+                          text=True, env=full, check=False)
+
+
+@pytest.fixture(scope="module")
+def mirror(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("mirror12")
+    rs.cu12_mirror(folder)
+    return folder
+
+
+@pytest.fixture
+def server(mirror: Path) -> Iterator[rs.Server]:
+    with rs.serve(mirror) as running:
+        yield running
+
+
+@pytest.fixture
+def cu128(tmp_path: Path) -> Path:
+    """torch 2.9.1+cu128 and the CUDA 12 wheels it brings (ptxas only: no compiler)."""
+    site = fakes.cu12_site(tmp_path / "site")
+    fakes.torch(site, version="2.9.1+cu128", cuda="12.8", pin=None)
+    return fakes.python(tmp_path, [site])
+
+
+def test_a_cu12_torch_gets_its_compiler_from_the_archives(
+        cu128: Path, server: rs.Server, isolated: Path) -> None:
+    env = {"WHEELCUDA_TOOLKIT": "auto",
+           "WHEELCUDA_REDIST_MANIFEST": f"{server.url}redistrib_12.8.1.json"}
+    fetched = run("fetch", "--python", str(cu128), env=env)
+    assert fetched.returncode == 0, fetched.stderr
+    assert "Traceback" not in fetched.stderr
+    root = next((isolated / "toolkits").glob("cuda-redist-12.8.1-*"))
+    assert fetched.stdout.strip().startswith(str(root))
+    out = run("env", "--python", str(cu128), "--arch", "9.0", env=env)
+    assert out.returncode == 0, out.stderr
+    home = next(line.split("'")[1] for line in out.stdout.splitlines() if "CUDA_HOME=" in line)
+    assert os.path.realpath(Path(home, "bin/ptxas")).startswith(str(root))
+    doctor = run("doctor", "--json", "--python", str(cu128), "--arch", "9.0", env=env)
+    report = json.loads(doctor.stdout)
+    assert report["toolkit"]["source"] == "redist", report["toolkit"]
+    assert report["toolkit"]["others"][0].startswith("wheels:")
+
+
+def test_wheels_only_names_the_gap(cu128: Path, server: rs.Server) -> None:
+    env = {"WHEELCUDA_TOOLKIT": "wheels",
+           "WHEELCUDA_REDIST_MANIFEST": f"{server.url}redistrib_12.8.1.json"}
+    r = run("fetch", "--python", str(cu128), env=env)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert server.count("redistrib_12.8.1.json") == 0  # wheels only: no archive fetched
+
+
+def test_a_bad_toolkit_word_is_refused(cu128: Path) -> None:
+    r = run("env", "--python", str(cu128), "--toolkit", "banana", "--arch", "9.0", env={})
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert "--toolkit 'banana' is neither auto, wheels, local, redist nor a folder" in r.stderr

@@ -140,6 +140,15 @@ class Resolved:
     foreign: str | None = None
     #: The installer, chosen once (install and fetch; None when not asked or unusable).
     installer: installer_rules.Tool | None = None
+    #: The sources the compiler set may come from (``--toolkit``; None: all).
+    allowed: tuple[str, ...] | None = None
+
+    @property
+    def redist_fetchable(self) -> bool:
+        """NVIDIA's archives would bring the compiler (a CUDA 12 torch, or --toolkit
+        redist), and they are all that is wrong."""
+        return ((self.allowed is None or "redist" in self.allowed)
+                and _redist_fetch_fixes([], list(self.problems), self.torch, self.allowed))
 
     @property
     def fetchable(self) -> bool:
@@ -260,7 +269,7 @@ def finish(s: Start) -> Resolved:
         foreign = environ.foreign_home(ctx.environ, str(home.path), str(layout.homes))
         problems += _foreign(foreign)
     return Resolved(ctx, request, layout, target, torch, toolkit, archs, arch_source, host,
-                    tree, home, tuple(problems), foreign, tool)
+                    tree, home, tuple(problems), foreign, tool, only)
 
 
 def resolve_target(ctx: Context, layout: Layout, python: str | None) -> Target:

@@ -36,13 +36,19 @@ def add_toolkit(p: argparse.ArgumentParser) -> None:
                         "compiler wheels, wheelcuda's store, a local toolkit that fits torch, "
                         "NVIDIA's archives), wheels, local, redist, or a toolkit folder "
                         "(default: WHEELCUDA_TOOLKIT, else auto)")
+    p.add_argument("--redist-manifest", metavar="URL|FILE",
+                   help="NVIDIA's release manifest (redistrib_X.Y.Z.json) to use as given, for "
+                        "a mirror or an offline copy; its archives resolve beside it, or under "
+                        "WHEELCUDA_REDIST_URL (default: WHEELCUDA_REDIST_MANIFEST, else the "
+                        "pinned manifest of torch's release)")
 
 
 def request(args: argparse.Namespace, **flags: Any) -> Request:
     """The pipeline request for a command's parsed arguments."""
     return Request(python=args.python, arch=getattr(args, "arch", None),
                    all_archs=getattr(args, "all_archs", False),
-                   toolkit=getattr(args, "toolkit", None), **flags)
+                   toolkit=getattr(args, "toolkit", None),
+                   redist_manifest=getattr(args, "redist_manifest", None), **flags)
 
 
 def warn_problems(resolved: Resolved) -> list[str]:

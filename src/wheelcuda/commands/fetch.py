@@ -22,10 +22,14 @@ HELP = ("fetch the CUDA compiler set that torch pins into wheelcuda's store "
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_toolkit(p)
+    p.add_argument("--from", dest="source", metavar="DIR",
+                   help="take NVIDIA's archives from this folder instead of downloading them "
+                        "(the same size and sha256 checks)")
 
 
 def main(args: argparse.Namespace, ctx: Context) -> int:
-    r = pipeline.resolve(ctx, request(args, need_torch=True, need_archs=False, fetch=True))
+    r = pipeline.resolve(ctx, request(args, need_torch=True, need_archs=False, fetch=True,
+                                      redist_from=args.source))
     r.raise_first(ignore=(Kind.HOST,))
     nvcc = r.toolkit.inventory.get(catalog.NVCC.name, r.toolkit.major)
     via = sorted(set(r.toolkit.found_via.values()))

@@ -27,7 +27,7 @@ from ..probe import gpus, locate, machine, setup_vars, source
 from ..probe import torch as torch_probe
 from ..rules import arch, buildkey, checks, installer, jobs, packages
 from ..rules.checks import Kind
-from ..store import toolkits, wheels
+from ..store import archives, toolkits, wheels
 from .common import add_all_archs, add_arch, add_toolkit, note, request, warn_problems
 
 NAME = "install"
@@ -72,8 +72,17 @@ def prepare(ctx: Context, pkgs: Sequence[str], req: pipeline.Request,
     With ``explain``, a missing compiler set is what install would fetch, not an error."""
     r = pipeline.resolve(ctx, req)
     would_fetch = _would_fetch(r) if explain else None
+    if r.redist_fetchable and r.torch is not None:
+        # a CUDA 12 torch: the compiler comes from NVIDIA's archives (issue 11)
+        listing = archives.listing(pipeline.redist_want(ctx, req, r.torch))
+        if explain:
+            would_fetch = listing
+        elif not req.fetch:
+            raise ComponentError(f"torch {r.torch.version} needs a CUDA {r.torch.cuda} "
+                                 "compiler, which only NVIDIA's archives hold, and --no-fetch "
+                                 "forbids fetching them", listing)
     for p in r.errors():
-        if p.kind is Kind.MISSING and would_fetch:
+        if would_fetch and (p.kind is Kind.MISSING or r.redist_fetchable):
             continue
         if p.kind is Kind.MISSING and not req.fetch:
             raise ComponentError(f"{p.message} (and --no-fetch forbids fetching them)", p.fix)

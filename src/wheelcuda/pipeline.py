@@ -194,8 +194,8 @@ def finish(s: Start) -> Resolved:
     if tool and request.fetch and _only_fetch_missing(found, problems, torch):
         toolkit = _fetch(ctx, layout, target, torch, toolkit, tool=tool, only=request.sources)
         found = _component_problems(toolkit, torch, target)
-    if (tool and request.fetch and request.headers and not any(p.is_error for p in found)
-            and _missing_headers(toolkit)):
+    if (tool and request.fetch and request.headers
+            and not any(p.is_error for p in [*found, *problems]) and missing_headers(toolkit)):
         toolkit = _fetch(ctx, layout, target, torch, toolkit, tool=tool, only=request.sources,
                          kind=toolkits.HEADERS)
     problems += found
@@ -303,7 +303,7 @@ def _fetch(ctx: Context, layout: Layout, target: Target, torch: Torch | None,
     return locate_toolkit(target, torch, layout, toolkit.fetched or folder, only=only)
 
 
-def _missing_headers(toolkit: Toolkit) -> bool:
+def missing_headers(toolkit: Toolkit) -> bool:
     """torch's library headers are not found (the wheels have them for CUDA 13 only)."""
     return toolkit.major == 13 and any(toolkit.inventory.get(name, toolkit.major) is None
                                       for name in catalog.HEADER_LIBRARIES)

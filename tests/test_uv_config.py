@@ -325,3 +325,59 @@ def test_lock_reader_errors(tmp_path: Path) -> None:
         uvlock.torch_from_lock(str(bad))
     (tmp_path / "a/b").mkdir(parents=True)
     assert uvlock.find_lock(str(tmp_path / "a/b")) == str(bad)
+
+
+# --- review findings ------------------------------------------------------------------
+
+
+def test_dotted_keys_are_refused_not_mangled(env_py: Path, store: Path, tmp_path: Path) -> None:
+    del store
+    pyproject = tmp_path / "pyproject.toml"
+    text = '[project]\nname = "p"\n\n[tool]\nuv.package = true\nruff.line-length = 99\n'
+    pyproject.write_text(text)
+    fail(run("uv-config", "--python", str(env_py), "--arch", "9.0", "--write", str(pyproject),
+             "causal-conv1d", env=_uv(tmp_path)), "without changing yours", "not changed")
+    assert pyproject.read_text() == text
+
+
+def test_a_linked_file_stays_a_link(env_py: Path, store: Path, tmp_path: Path) -> None:
+    del store
+    real = tmp_path / "dotfiles" / "uv.toml"
+    real.parent.mkdir()
+    real.write_text("# mine\n")
+    link = tmp_path / "uv.toml"
+    link.symlink_to(real)
+    r = run("uv-config", "--python", str(env_py), "--arch", "9.0", "--write", str(link),
+            "causal-conv1d", env=_uv(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert link.is_symlink() and "WHEELCUDA_BUILD_KEY" in real.read_text()
+
+
+def test_path_is_the_trees_bin_only(env_py: Path, store: Path, tmp_path: Path) -> None:
+    """It is in uv's cache key: the shell's PATH must not make every run a new key."""
+    del store
+    r = run("uv-config", "--python", str(env_py), "--arch", "9.0", "causal-conv1d",
+            env=_uv(tmp_path))
+    cc = settings_of(r.stdout)["extra-build-variables"]["causal-conv1d"]
+    assert cc["PATH"] == f"{cc['CUDA_HOME']}/bin"
+
+
+def test_remove_keeps_the_comments_of_the_users_list() -> None:
+    text = ('[extra-build-dependencies]\ncausal-conv1d = [\n  "ninja",  # needed for speed\n]\n')
+    doc = tomlkit.parse(text)
+    uvconfig.merge(doc, [OURS], pyproject=False)
+    uvconfig.remove(doc, pyproject=False)
+    assert "# needed for speed" in tomlkit.dumps(doc)
+    assert doc.unwrap()["extra-build-dependencies"]["causal-conv1d"] == ["ninja"]
+
+
+def test_a_list_of_tables_and_other_spellings() -> None:
+    aot = tomlkit.parse('[[extra-build-dependencies.causal-conv1d]]\nrequirement = "ninja"\n')
+    conflicts = uvconfig.merge(aot, [OURS], pyproject=False)
+    assert "is not a plain list" in conflicts[0]
+    spelled = tomlkit.parse('[extra-build-dependencies]\ncausal_conv1d = ["torch==2.5.0"]\n')
+    conflicts = uvconfig.merge(spelled, [OURS], pyproject=False)
+    assert "causal_conv1d has your torch entry" in conflicts[0]
+    assert "causal-conv1d" not in spelled.unwrap()["extra-build-dependencies"]
+    with pytest.raises(ConfigError, match="not a table"):
+        uvconfig.merge(tomlkit.parse("extra-build-variables = []\n"), [OURS], pyproject=False)

@@ -251,8 +251,8 @@ def finish(s: Start) -> Resolved:
             and _redist_fetch_fixes(found, problems, torch, only)):
         toolkit = _fetch_redist(ctx, layout, target, torch, request, only=only)
         found = _component_problems(toolkit, torch, target)
-    if (tool and request.fetch and request.headers and not any(p.is_error for p in found)
-            and _missing_headers(toolkit)):
+    if (tool and request.fetch and request.headers
+            and not any(p.is_error for p in [*found, *problems]) and missing_headers(toolkit)):
         toolkit = _fetch(ctx, layout, target, torch, toolkit, tool=tool, only=only,
                          kind=toolkits.HEADERS)
     problems += found
@@ -425,7 +425,7 @@ def _fetch_redist(ctx: Context, layout: Layout, target: Target, torch: Torch | N
     return locate_toolkit(target, torch, layout, ctx, root, only=only)
 
 
-def _missing_headers(toolkit: Toolkit) -> bool:
+def missing_headers(toolkit: Toolkit) -> bool:
     """torch's library headers are not found (the wheels have them for CUDA 13 only)."""
     return toolkit.major == 13 and any(toolkit.inventory.get(name, toolkit.major) is None
                                       for name in catalog.HEADER_LIBRARIES)

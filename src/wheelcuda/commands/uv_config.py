@@ -68,19 +68,23 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
     target = None
     if args.write:
         target = Path(ctx.cwd, args.write)
-        doc = userfiles.read_toml(target)
+        userfiles.read_toml(target)  # not TOML: stop before any fetch
         userfiles.check_writable(target)
     _check_uv(ctx)
     resolved, torch, pin_version = _resolve(args, ctx)
     for line in warn_problems(resolved):
         note(line)
+    if pipeline.missing_headers(resolved.toolkit):
+        note("warning: the headers of torch's libraries (cuBLAS, cuSPARSE, cuSOLVER) are not in "
+             "wheelcuda's store, and torch's CUDA headers include them: builds will fail to "
+             "find cusparse.h (run without --no-fetch to fetch them)")
     settings = _settings(resolved, torch, pin_version, names=names, pinned=pinned, ctx=ctx)
     if target is None:
         print(uvconfig.render(settings, _header(resolved, torch)), end="")
         note("save this as uv.toml (`wheelcuda uv-config --write uv.toml`), then plain "
              "`uv pip install PKG`, `uv add PKG` and `uv sync` build with it")
         return 0
-    return _write(target, doc, settings)
+    return _write(target, settings)
 
 
 def _packages(given: Sequence[str], ctx: Context) -> tuple[list[str], set[str]]:
@@ -195,6 +199,9 @@ def _settings(r: pipeline.Resolved, torch: Torch, version: str | None, *, names:
     out = []
     for name in names:
         variables = dict(base)
+        # The tree's bin only: uv puts the OS PATH after it, and this value is in uv's
+        # cache key, so it must not change with the shell uv-config ran in.
+        variables["PATH"] = str(r.home.path / "bin") if r.home else variables["PATH"]
         recipe = packages.recipe_env([name], archs, gpu_seen)
         variables.update({k: ctx.environ.get(k) or v for k, v in recipe.items()})
         # no memory figure: the value must not change from run to run (it is in uv's key)
@@ -228,12 +235,19 @@ def _is_pyproject(path: Path) -> bool:
     return path.name == "pyproject.toml"
 
 
-def _write(path: Path, doc: tomlkit.TOMLDocument, settings: Sequence[uvconfig.Settings]
-           ) -> int:
+def _write(path: Path, settings: Sequence[uvconfig.Settings]) -> int:
+    doc = userfiles.read_toml(path)  # again: the fetch may have taken minutes
     before = tomlkit.dumps(doc)
     pyproject = _is_pyproject(path)
     conflicts = uvconfig.merge(doc, settings, pyproject=pyproject)
     after = tomlkit.dumps(doc)
+    if uvconfig.without_ours(after, pyproject=pyproject) != \
+            uvconfig.without_ours(before, pyproject=pyproject):
+        raise ConfigError(f"wheelcuda cannot merge its settings into {path} without changing "
+                          "yours (dotted keys such as `uv.package = true` under [tool]?); it "
+                          "was not changed",
+                          "print the settings (without --write) and add them by hand, or "
+                          "write them to a uv.toml")
     if after != before:
         userfiles.replace_text(path, after)
         where = "[tool.uv] of " if pyproject else ""
@@ -262,7 +276,8 @@ def _placement_warnings(path: Path, doc: tomlkit.TOMLDocument, pyproject: bool) 
         pyproject_file = path.parent / "pyproject.toml"
         if path.name == "uv.toml" and pyproject_file.exists():
             try:
-                has_uv = "uv" in userfiles.read_toml(pyproject_file).get("tool", {})
+                tool = userfiles.read_toml(pyproject_file).get("tool", {})
+                has_uv = isinstance(tool, dict) and "uv" in tool
             except ConfigError:
                 has_uv = False
             if has_uv:

@@ -21,13 +21,14 @@ from typing import Any
 
 import tomlkit
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 from tomlkit.container import Container, OutOfOrderTableProxy
-from tomlkit.items import AoT, Array, InlineTable, Table
+from tomlkit.items import Array, InlineTable, Table
 
 from ..errors import ConfigError
 
 __all__ = ["DEPENDENCIES", "KEY", "OWNED", "VARIABLES", "Settings", "match_runtime", "merge",
-           "remove", "render"]
+           "remove", "render", "without_ours"]
 
 DEPENDENCIES = "extra-build-dependencies"
 VARIABLES = "extra-build-variables"
@@ -110,13 +111,17 @@ def merge(doc: Container, settings: Sequence[Settings], *, pyproject: bool) -> l
                           "not changed", "make them tables, or write a uv.toml instead")
     deps_root = _sub(root, DEPENDENCIES, create=True)
     vars_root = _sub(root, VARIABLES, create=True)
-    assert deps_root is not None and vars_root is not None
+    if deps_root is None or vars_root is None:
+        raise ConfigError(f"{DEPENDENCIES} or {VARIABLES} in this file is not a table (uv "
+                          "would refuse it too); it was not changed",
+                          f"make them tables: [{DEPENDENCIES}] and [{VARIABLES}]")
     conflicts: list[str] = []
     for s in settings:
-        table = vars_root.get(s.package)
+        key = _key_for(vars_root, s.package)
+        table = vars_root.get(key)
         if table is None:
             table = tomlkit.table()
-            vars_root[s.package] = table
+            vars_root[key] = table
         if not isinstance(table, _TABLES):
             conflicts.append(f"{VARIABLES}.{s.package} is not a table: left as it is")
             continue
@@ -138,8 +143,14 @@ def merge(doc: Container, settings: Sequence[Settings], *, pyproject: bool) -> l
         mark = " ".join(written)
         if OWNED not in table or str(_plain(table[OWNED])) != mark:
             table[OWNED] = mark
-        _reformat(vars_root, s.package)
+        _reformat(vars_root, key)
     return conflicts
+
+
+def _key_for(table: Table_, package: str) -> str:
+    """The key under which ``table`` holds ``package`` (uv normalizes names:
+    ``causal_conv1d`` is ``causal-conv1d``), else the canonical name."""
+    return next((k for k in table if canonicalize_name(str(k)) == package), package)
 
 
 def _reformat(parent: Table_, name: str) -> None:
@@ -155,12 +166,14 @@ def _reformat(parent: Table_, name: str) -> None:
 def _merge_dependency(deps_root: Table_, s: Settings, owned: bool,
                       conflicts: list[str]) -> bool:
     """Add the torch entry unless the user has their own; whether wheelcuda's is there."""
-    entries = deps_root.get(s.package)
+    key = _key_for(deps_root, s.package)
+    entries = deps_root.get(key)
     if entries is None:
         entries = tomlkit.array()
-        deps_root[s.package] = entries
-    if not isinstance(entries, (Array, AoT)):
-        conflicts.append(f"{DEPENDENCIES}.{s.package} is not a list: left as it is")
+        deps_root[key] = entries
+    if not isinstance(entries, Array):  # not a list, or [[...]] tables: theirs to edit
+        conflicts.append(f"{DEPENDENCIES}.{key} is not a plain list: left as it is; add "
+                         f"{_plain(s.dependency)!r} to it yourself")
         return False
     ours = _plain(s.dependency)
     for i, entry in enumerate(list(entries)):
@@ -171,7 +184,7 @@ def _merge_dependency(deps_root: Table_, s: Settings, owned: bool,
         if owned:  # ours from an earlier run (another torch): replace it in place
             entries[i] = _item(s.dependency)
             return True
-        conflicts.append(f"{DEPENDENCIES}.{s.package} has your torch entry "
+        conflicts.append(f"{DEPENDENCIES}.{key} has your torch entry "
                          f"({_plain(entry)!r}; wheelcuda's: {ours!r}): kept")
         return False
     entries.append(_item(s.dependency))
@@ -199,7 +212,7 @@ def remove(doc: Container, *, pyproject: bool, packages: Sequence[str] = ()) -> 
     done = []
     for name in list(vars_root.keys()):
         table = vars_root[name]
-        if packages and name not in packages:
+        if packages and canonicalize_name(str(name)) not in packages:
             continue
         if not isinstance(table, _TABLES) or OWNED not in table:
             continue
@@ -224,20 +237,18 @@ def remove(doc: Container, *, pyproject: bool, packages: Sequence[str] = ()) -> 
 
 
 def _drop_torch(deps_root: Table_, name: str) -> None:
-    entries = deps_root.get(name)
-    if not isinstance(entries, (Array, AoT)):
+    """Take wheelcuda's torch entry out of the package's list, in place (the other
+    entries keep their comments)."""
+    key = _key_for(deps_root, str(canonicalize_name(name)))
+    entries = deps_root.get(key)
+    if not isinstance(entries, Array):
         return
-    ours = [match_runtime()]
-    keep = [e for e in entries
-            if not (_names_torch(_plain(e)) and (_plain(e) in ours or str(_plain(e))
-                                                 .startswith("torch==")))]
-    if keep:
-        while len(entries):
-            entries.pop()
-        for e in keep:
-            entries.append(e)
-    else:
-        del deps_root[name]
+    for i in reversed(range(len(entries))):
+        entry = _plain(entries[i])
+        if _names_torch(entry) and (entry == match_runtime() or str(entry).startswith("torch==")):
+            del entries[i]
+    if not len(entries):
+        del deps_root[key]
 
 
 def _drop_empty(doc: Container) -> None:
@@ -255,3 +266,10 @@ def render(settings: Sequence[Settings], header: Sequence[str]) -> str:
         doc.add(tomlkit.comment(line))
     merge(doc, settings, pyproject=False)
     return tomlkit.dumps(doc)
+
+
+def without_ours(text: str, *, pyproject: bool) -> object:
+    """The data of ``text`` less what wheelcuda wrote: a write must leave it as it was."""
+    doc = tomlkit.parse(text)
+    remove(doc, pyproject=pyproject)
+    return doc.unwrap()

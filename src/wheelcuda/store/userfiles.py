@@ -40,7 +40,8 @@ def read_toml(path: Path) -> TOMLDocument:
 
 def check_writable(path: Path) -> int:
     """Raise unless ``path`` may be replaced (a read-only file would be, by a rename:
-    refused); the mode the new file gets."""
+    refused); the mode the new file gets. A link is followed: its target is the file."""
+    path = path.resolve()
     try:
         mode = stat.S_IMODE(path.stat().st_mode)
     except FileNotFoundError:
@@ -57,6 +58,7 @@ def check_writable(path: Path) -> int:
 def replace_text(path: Path, text: str) -> None:
     """Write ``text`` over ``path`` at once, keeping its mode (see :func:`check_writable`)."""
     mode = check_writable(path)
+    path = path.resolve()  # a linked uv.toml stays a link (dotfile managers)
     try:
         fs.write_text(path, text, mode)
     except OSError as exc:

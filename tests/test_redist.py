@@ -490,10 +490,15 @@ def test_the_offline_listing(cu12: Path, server: rs.Server) -> None:
     assert f"  {cu12 / MANIFEST}  sha256 {rs.sha256(cu12 / MANIFEST)}" in text
     assert "cuda_nvprof" not in text
     assert server.requests == []  # a local manifest: no network
+    # 12.8.1's archives are known as data: listed with URL, size and sha256
     offline = archives.listing(archives.Want("12.8", machine="x86_64"))
-    assert f"{data.BASE_URL}{MANIFEST} (sha256 {data.RELEASES[3].manifest_sha256})" in offline
-    assert "the cuda_nvcc, cuda_cudart, cuda_cccl archives it lists for linux-x86_64" in offline
-    assert offline.endswith("then run: wheelcuda fetch --from DIR")
+    assert f"{data.BASE_URL}{MANIFEST}  sha256 {data.RELEASES[3].manifest_sha256}" in offline
+    assert "cuda_nvcc-linux-x86_64-12.8.93-archive.tar.xz  79015464 bytes" in offline
+    assert offline.splitlines()[0].endswith("then: wheelcuda fetch --from DIR")
+    # a release without known entries: the manifest to take them from
+    unknown = archives.listing(archives.Want("12.9", machine="x86_64"))
+    assert "the cuda_nvcc, cuda_cudart, cuda_cccl archives it lists for linux-x86_64" in unknown
+    assert unknown.endswith("then run: wheelcuda fetch --from DIR")
     named = archives.listing(archives.Want("12.8", manifest=f"{server.url}x/{MANIFEST}"))
     assert named.endswith(f"wheelcuda fetch --redist-manifest DIR/{MANIFEST} --from DIR")
     assert server.requests == []

@@ -42,7 +42,7 @@ def server(mirror: Path) -> Iterator[rs.Server]:
 @pytest.fixture
 def cu128(tmp_path: Path) -> Path:
     """torch 2.9.1+cu128 and the CUDA 12 wheels it brings (ptxas only: no compiler)."""
-    site = fakes.cu12_site(tmp_path / "site")
+    site = fakes.build_needs(fakes.cu12_site(tmp_path / "site"))
     fakes.torch(site, version="2.9.1+cu128", cuda="12.8", pin=None)
     return fakes.python(tmp_path, [site])
 
@@ -78,3 +78,18 @@ def test_a_bad_toolkit_word_is_refused(cu128: Path) -> None:
     r = run("env", "--python", str(cu128), "--toolkit", "banana", "--arch", "9.0", env={})
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert "--toolkit 'banana' is neither auto, wheels, local, redist nor a folder" in r.stderr
+
+
+def test_explain_shows_the_real_cu128_plan_offline(cu128: Path) -> None:
+    """torch 2.9.1+cu128: release 12.8.1, and the archives as NVIDIA's manifest lists them
+    (FACTS.md), without the network."""
+    r = run("install", "--explain", "--python", str(cu128), "--arch", "12.0", "causal-conv1d",
+            env={"WHEELCUDA_TOOLKIT": "auto"})
+    assert r.returncode == 0, r.stderr
+    base = "https://developer.download.nvidia.com/compute/cuda/redist/"
+    assert f"{base}redistrib_12.8.1.json  sha256 249e28a83008d711d5f72880541c8be6253f6d616084" \
+        "61de4fcb715554a6cf17" in r.stdout
+    assert (f"{base}cuda_nvcc/linux-x86_64/cuda_nvcc-linux-x86_64-12.8.93-archive.tar.xz  "
+            "79015464 bytes  sha256 9961b3484b6b71314063709a4f9529654f96782ad39e72bf1e00f070d"
+            "b8210d3") in r.stdout
+    assert "release 12.8.1, linux-x86_64, 81 MB" in r.stdout

@@ -21,8 +21,8 @@ from typing import Final
 from . import catalog
 from .catalog import Component
 
-__all__ = ["BASE_URL", "MANIFEST_VAR", "MIRROR_VAR", "PARTS", "PLATFORMS", "RELEASES", "Part",
-           "Release", "manifest_name"]
+__all__ = ["BASE_URL", "KNOWN_ARCHIVES", "MANIFEST_VAR", "MIRROR_VAR", "PARTS", "PLATFORMS",
+           "RELEASES", "Part", "Release", "manifest_name", "relative_path"]
 
 #: Where NVIDIA serves the manifests and the archives.
 BASE_URL: Final = "https://developer.download.nvidia.com/compute/cuda/redist/"
@@ -106,3 +106,23 @@ PARTS: Final = MappingProxyType({
 def manifest_name(label: str) -> str:
     """``12.8.1`` -> ``redistrib_12.8.1.json``."""
     return f"redistrib_{label}.json"
+
+
+#: Archive entries known without the network, for ``--explain`` and the offline listing:
+#: (manifest name, version, size, sha256) per (release, platform), as NVIDIA's manifest
+#: lists them (checked 2026-11-29; FACTS.md). The manifest in use is what is fetched by.
+KNOWN_ARCHIVES: Final = MappingProxyType({
+    ("12.8.1", "linux-x86_64"): (
+        ("cuda_nvcc", "12.8.93", 79015464,
+         "9961b3484b6b71314063709a4f9529654f96782ad39e72bf1e00f070db8210d3"),
+        ("cuda_cudart", "12.8.90", 1354240,
+         "8d566b5fe745c46842dc16945cf36686227536decd2302c372be86da37faca68"),
+        ("cuda_cccl", "12.8.90", 928524,
+         "0740e9e01e4f15e17c5ab8d68bba4f8ec0eb6b84edccba4ac45112d2d2174e4b"),
+    ),
+})
+
+
+def relative_path(name: str, platform: str, version: str) -> str:
+    """Where NVIDIA puts an archive under the base URL."""
+    return f"{name}/{platform}/{name}-{platform}-{version}-archive.tar.xz"

@@ -238,6 +238,24 @@ def listing(want: Want, *, network: bool = False) -> str:
             f"{plan.platform}) is these files: download them into one folder DIR, then run: "
             f"{then}", *(f"  {line}" for line in lines)])
     pin = f" (sha256 {release.manifest_sha256})" if release and release.manifest_sha256 else ""
+    known = data.KNOWN_ARCHIVES.get((release.label, platform_name)) if release else None
+    if release and known and not want.manifest:
+        major = int(want.cuda.split(".", 1)[0])
+        parts = {n: p for p in data.PARTS[major] for n in p.names}
+        base = _archive_base(want)
+        archives = tuple(
+            rules.Archive(parts[name], major, version, data.relative_path(name, platform_name,
+                                                                          version),
+                          rules.join_url(base, data.relative_path(name, platform_name,
+                                                                  version)), size, sha)
+            for name, version, size, sha in known if name in parts)
+        lines = rules.listing(archives, location, release.manifest_sha256 or "(not pinned)")
+        total = sum(a.size for a in archives)
+        return "\n".join([
+            f"the CUDA {want.cuda} compiler from NVIDIA's archives (release {release.label}, "
+            f"{platform_name}, {total / 1e6:.0f} MB): the manifest and these files (as "
+            f"wheelcuda knows them; each is checked by size and sha256), in one folder DIR, "
+            f"then: {then}", *(f"  {line}" for line in lines)])
     names = ", ".join(p.name for p in data.PARTS[int(want.cuda.split(".", 1)[0])])
     return (f"the CUDA {want.cuda} compiler from NVIDIA's archives ({platform_name}): "
             f"download {location}{pin} and the {names} archives it lists for {platform_name} "

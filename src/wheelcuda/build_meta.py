@@ -312,7 +312,7 @@ def compiler_requirements(ctx: Context, python: str,
             raise _no_compiler_wheel(torch, ctx)
     elif not _has_compiler(locate.locate(site_dirs), torch, major, python):
         wanted += compiler_set(checks.wanted_specifier(torch, major), major)
-    if not (any(locate.dist_version(d, "ninja") for d in site_dirs)
+    if not (locate.installed_version(site_dirs, "ninja")
             or shutil.which("ninja", path=ctx.get("PATH") or os.defpath)):
         wanted.append("ninja")
     return wanted

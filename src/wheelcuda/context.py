@@ -76,18 +76,18 @@ def patched_environ(changes: Mapping[str, str | None]) -> Iterator[None]:
     (:mod:`wheelcuda.build_meta`), whose inner backend builds in this process."""
     saved = {name: os.environ.get(name) for name in changes}
     try:
-        for name, value in changes.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        _set(changes)
         yield
     finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        _set(saved)
+
+
+def _set(changes: Mapping[str, str | None]) -> None:
+    for name, value in changes.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 def _cwd() -> str:

@@ -312,7 +312,7 @@ def _build_needs(ctx: Context, target: Target) -> list[Problem]:
 
     search = os.pathsep.join([os.path.dirname(target.python), ctx.get("PATH") or ""])
     missing = [n for n in BUILD_NEEDS
-               if not any(locate.dist_version(d, n) for d in target.site_dirs)
+               if not locate.installed_version(target.site_dirs, n)
                and not (n == "ninja" and shutil.which("ninja", path=search))]
     if not missing:
         return []

@@ -46,8 +46,7 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
     start = pipeline.start(ctx, pipeline.Request(python=args.python, need_archs=False))
     target = start.target
     versions = {name: v for name in PINNED
-                if (v := next((v for d in target.site_dirs
-                               if (v := locate.dist_version(d, name))), None))}
+                if (v := locate.installed_version(target.site_dirs, name))}
     if "torch" not in versions:
         raise TorchError(f"torch is not installed in {target.python}: there is nothing to pin",
                          f"install torch into it first (uv pip install --python "
@@ -70,7 +69,7 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
              f"not search by default: add --extra-index-url {PYTORCH_INDEX}/{local.group(1)} "
              f"(pip), or --index {PYTORCH_INDEX}/{local.group(1)} with "
              "--index-strategy unsafe-best-match (uv)")
-    pip = next((v for d in target.site_dirs if (v := locate.dist_version(d, "pip"))), None)
+    pip = locate.installed_version(target.site_dirs, "pip")
     if pip and Version(pip) < PIP_NEEDED:
         note(f"warning: pip {pip} in {target.python} ignores build constraints (they came in "
              f"pip {PIP_NEEDED}): {target.python} -m pip install -U 'pip>={PIP_NEEDED}'")

@@ -239,7 +239,7 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
 def _version(site_dirs: Sequence[str], name: str | None) -> str | None:
     if not name:
         return None
-    return next((v for d in site_dirs if (v := locate.dist_version(d, name))), None)
+    return locate.installed_version(site_dirs, name)
 
 
 def main(args: argparse.Namespace, ctx: Context) -> int:

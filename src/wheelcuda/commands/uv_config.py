@@ -138,9 +138,10 @@ def _resolve(args: argparse.Namespace, ctx: Context
                 raise
     found = torch_probe.find_torch(start.target.site_dirs) if start else None
     if start is not None and found is not None:
-        version = next((v for d in start.target.site_dirs
-                        if (v := locate.dist_version(d, "torch"))), None)
-        r = pipeline.finish(start)
+        version = locate.installed_version(start.target.site_dirs, "torch")
+        # the torch just read: finish() need not look for it again
+        given = dataclasses.replace(req, torch=found)
+        r = pipeline.finish(dataclasses.replace(start, request=given))
         r.raise_first()
         return r, found, version
     torch = _torch_without_environment(args, ctx)
@@ -163,23 +164,23 @@ def _torch_without_environment(args: argparse.Namespace, ctx: Context) -> Torch:
     return torch
 
 
-def _check_uv(ctx: Context) -> str | None:
+def _check_uv(ctx: Context) -> None:
+    """Refuse a uv too old to read these settings; a missing one is only said."""
     found = installer.uv_version(ctx)
     if found is None:
         note(f"no uv found; these settings need uv >= {UV_NEEDED}")
-        return None
+        return
     path, version = found
     try:
         too_old = Version(version) < UV_NEEDED
     except ValueError:
-        return version
+        return
     if too_old:
         raise ConfigError(
             f"uv {version} ({path}) is too old for these settings: extra-build-dependencies "
             f"needs --preview before uv {UV_NEEDED}, and match-runtime 0.8.5, "
             "extra-build-variables 0.8.6",
             f"uv self update, or pip install -U 'uv>={UV_NEEDED}'")
-    return version
 
 
 def build_key(r: pipeline.Resolved, torch: Torch) -> str:

@@ -68,6 +68,11 @@ def dist_version(root: str, name: str) -> str | None:
     return None
 
 
+def installed_version(roots: Sequence[str], name: str) -> str | None:
+    """The version of ``name`` in the first of ``roots`` that has it installed."""
+    return next((v for root in roots if (v := dist_version(root, name))), None)
+
+
 def _find_in(component: Component, major: int, root: str) -> Found | None:
     folder = os.path.join(root, component.folders[major])
     if not os.path.isdir(folder):

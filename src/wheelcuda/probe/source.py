@@ -39,14 +39,9 @@ def distribution_name(spec: str) -> str | None:
 
 def _project_name(folder: str) -> str | None:
     """``[project] name`` of a folder's pyproject.toml, else setup.py's ``name=``."""
-    try:
-        with open(os.path.join(folder, "pyproject.toml"), "rb") as f:
-            data = _toml(f.read())
-        name = data.get("project", {}).get("name")
-        if isinstance(name, str):
-            return str(canonicalize_name(name))
-    except (OSError, ValueError):
-        pass
+    name = static_project(folder).name
+    if name:
+        return name
     try:
         with open(os.path.join(folder, "setup.py"), encoding="utf-8", errors="replace") as f:
             m = re.search(r"""\bname\s*=\s*["']([A-Za-z0-9._-]+)["']""", f.read())
@@ -69,7 +64,6 @@ class Project:
 
     name: str | None  # canonical; None when only setup.py knows it
     dependencies: tuple[str, ...]
-    dynamic: tuple[str, ...]
 
     def depends_on(self, name: str) -> bool:
         wanted = canonicalize_name(name)
@@ -87,12 +81,12 @@ def static_project(folder: str) -> Project:
             table = _toml(f.read()).get("project", {})
     except (OSError, ValueError):
         table = {}
-    name = table.get("name") if isinstance(table, dict) else None
-    deps = table.get("dependencies", []) if isinstance(table, dict) else []
-    dynamic = table.get("dynamic", []) if isinstance(table, dict) else []
+    if not isinstance(table, dict):
+        table = {}
+    name = table.get("name")
+    deps = table.get("dependencies", [])
     return Project(str(canonicalize_name(name)) if isinstance(name, str) else None,
-                   tuple(str(d) for d in deps if isinstance(d, str)),
-                   tuple(str(d) for d in dynamic if isinstance(d, str)))
+                   tuple(str(d) for d in deps if isinstance(d, str)))
 
 
 #: Folders a build writes into its own source tree: not part of the source's identity.

@@ -60,6 +60,25 @@ def test_a_cu12_torch_gets_its_compiler_from_the_archives(
     assert out.returncode == 0, out.stderr
     home = next(line.split("'")[1] for line in out.stdout.splitlines() if "CUDA_HOME=" in line)
     assert os.path.realpath(Path(home, "bin/ptxas")).startswith(str(root))
+    # CUDA 12's layout: libraries under lib/ (not lib64/), nvvm/ inside cuda_nvcc; the
+    # tree lays them out as /usr/local/cuda does
+    nvcc, runtime, cccl = (root / "nvidia" / n for n in ("cuda_nvcc", "cuda_runtime",
+                                                          "cuda_cccl"))
+    for link, into in {"bin/.nvcc-real": nvcc / "bin/nvcc", "bin/ptxas": nvcc / "bin/ptxas",
+                       "nvvm/bin/cicc": nvcc / "nvvm/bin/cicc",
+                       "nvvm/libdevice/libdevice.10.bc": nvcc / "nvvm/libdevice/libdevice.10.bc",
+                       "nvvm/lib64/libnvvm.so.4": nvcc / "nvvm/lib64/libnvvm.so.4.0.0",
+                       "include/crt/host_config.h": nvcc / "include/crt/host_config.h",
+                       "include/cuda_runtime.h": runtime / "include/cuda_runtime.h",
+                       "lib64/libcudart.so": runtime / "lib/libcudart.so.12.8.90",
+                       "lib64/libcudadevrt.a": runtime / "lib/libcudadevrt.a",
+                       "lib64/stubs/libcuda.so": runtime / "lib/stubs/libcuda.so",
+                       "include/thrust/version.h": cccl / "include/thrust/version.h",
+                       }.items():
+        assert Path(home, link).resolve() == into.resolve(), link
+    assert (Path(home, "bin/nvcc").is_file() and not Path(home, "bin/nvcc").is_symlink())
+    assert json.loads(Path(home, "version.json").read_text())["cuda"]["version"].startswith(
+        "12.8")
     doctor = run("doctor", "--json", "--python", str(cu128), "--arch", "9.0", env=env)
     report = json.loads(doctor.stdout)
     assert report["toolkit"]["source"] == "redist", report["toolkit"]

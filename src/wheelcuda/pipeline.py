@@ -24,7 +24,7 @@ import hashlib
 import os
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 
@@ -121,6 +121,21 @@ class Start:
 
 
 @dataclass(frozen=True)
+class Choice:
+    """Where the compiler set may come from: the sources in ``only`` (None: all, in order
+    of preference), ``given`` a toolkit folder (``--toolkit PATH``). torch's own libraries
+    (their headers: cuBLAS, cuSPARSE) come from the target's wheels whatever the compiler's
+    source, unless ``target_libraries`` is off (uv-config: its tree outlives the venv)."""
+
+    only: tuple[str, ...] | None = None
+    given: str | None = None
+    target_libraries: bool = True
+
+    def allows(self, source: str) -> bool:
+        return self.only is None or source in self.only
+
+
+@dataclass(frozen=True)
 class Resolved:
     """Everything a command needs, computed once."""
 
@@ -140,15 +155,15 @@ class Resolved:
     foreign: str | None = None
     #: The installer, chosen once (install and fetch; None when not asked or unusable).
     installer: installer_rules.Tool | None = None
-    #: The sources the compiler set may come from (``--toolkit``; None: all).
-    allowed: tuple[str, ...] | None = None
+    #: Where the compiler set may come from (``--toolkit``).
+    choice: Choice = Choice()
 
     @property
     def redist_fetchable(self) -> bool:
         """NVIDIA's archives would bring the compiler (a CUDA 12 torch, or --toolkit
         redist), and they are all that is wrong."""
-        return ((self.allowed is None or "redist" in self.allowed)
-                and _redist_fetch_fixes([], list(self.problems), self.torch, self.allowed))
+        return (self.choice.allows("redist")
+                and _redist_fetch_fixes([], list(self.problems), self.torch, self.choice))
 
     @property
     def fetchable(self) -> bool:
@@ -197,16 +212,16 @@ TOOLKITS: Mapping[str, tuple[str, ...] | None] = {
 TOOLKIT_VAR = "WHEELCUDA_TOOLKIT"
 
 
-def toolkit_choice(ctx: Context, request: Request) -> tuple[tuple[str, ...] | None, str | None]:
-    """The sources the compiler set may come from, and a toolkit folder given by path."""
+def toolkit_choice(ctx: Context, request: Request) -> Choice:
+    """What ``--toolkit`` (or WHEELCUDA_TOOLKIT, or the command's own sources) allows."""
     if request.sources is not None:
-        return request.sources, None
+        return Choice(request.sources, target_libraries=False)
     word = (request.toolkit or ctx.get(TOOLKIT_VAR) or "auto").strip()
     if word in TOOLKITS:
-        return TOOLKITS[word], None
+        return Choice(TOOLKITS[word])
     folder = os.path.normpath(os.path.join(ctx.cwd, os.path.expanduser(word)))
     if os.path.isdir(folder):
-        return ("local",), folder
+        return Choice(("local",), folder)
     origin = "--toolkit" if request.toolkit else TOOLKIT_VAR
     raise ComponentError(f"{origin} {word!r} is neither {', '.join(TOOLKITS)} nor a folder",
                          f"{origin} auto (the default), wheels, local, redist, or the folder "
@@ -229,12 +244,13 @@ def finish(s: Start) -> Resolved:
     archs, arch_source = _archs(ctx, request, problems)
     if request.build_needs:
         problems += _build_needs(ctx, target)
-    only, given = toolkit_choice(ctx, request)
+    choice = toolkit_choice(ctx, request)
     try:
-        toolkit = locate_toolkit(target, torch, layout, ctx, only=only, given=given)
+        toolkit = locate_toolkit(target, torch, layout, ctx, choice=choice)
     except WheelcudaError as exc:  # a source could not be read or linked (a local shim)
         problems.append(Problem.of(Kind.COMPONENTS, exc))
-        toolkit = locate_toolkit(target, torch, layout, ctx, only=sources.WHEELS)
+        toolkit = locate_toolkit(target, torch, layout, ctx,
+                                 choice=replace(choice, only=sources.WHEELS, given=None))
     found = _component_problems(toolkit, torch, target)
     host = hostcc_probe.probe_host_compiler(ctx)
     # What can be known before the compiler is there: a fetch (270 MB) must not come
@@ -242,18 +258,17 @@ def finish(s: Start) -> Resolved:
     # refused sm_70 or a missing host compiler).
     tool = _installer(ctx, request, problems)
     problems += _before_fetch(toolkit, archs, host)
-    wheels_allowed = only is None or "store" in only
-    if (tool and request.fetch and wheels_allowed
+    if (tool and request.fetch and choice.allows("store")
             and _only_fetch_missing(found, problems, torch)):
-        toolkit = _fetch(ctx, layout, target, torch, toolkit, tool=tool, only=only)
+        toolkit = _fetch(ctx, layout, target, torch, toolkit, tool=tool, choice=choice)
         found = _component_problems(toolkit, torch, target)
-    if (request.fetch and (only is None or "redist" in only)
-            and _redist_fetch_fixes(found, problems, torch, only)):
-        toolkit = _fetch_redist(ctx, layout, target, torch, request, only=only)
+    if (request.fetch and choice.allows("redist")
+            and _redist_fetch_fixes(found, problems, torch, choice)):
+        toolkit = _fetch_redist(ctx, layout, target, torch, request, choice=choice)
         found = _component_problems(toolkit, torch, target)
     if (tool and request.fetch and request.headers
             and not any(p.is_error for p in [*found, *problems]) and missing_headers(toolkit)):
-        toolkit = _fetch(ctx, layout, target, torch, toolkit, tool=tool, only=only,
+        toolkit = _fetch(ctx, layout, target, torch, toolkit, tool=tool, choice=choice,
                          kind=toolkits.HEADERS)
     problems += found
     release = checks.compiler_release(toolkit.inventory, toolkit.major)
@@ -269,7 +284,7 @@ def finish(s: Start) -> Resolved:
         foreign = environ.foreign_home(ctx.environ, str(home.path), str(layout.homes))
         problems += _foreign(foreign)
     return Resolved(ctx, request, layout, target, torch, toolkit, archs, arch_source, host,
-                    tree, home, tuple(problems), foreign, tool, only)
+                    tree, home, tuple(problems), foreign, tool, choice)
 
 
 def resolve_target(ctx: Context, layout: Layout, python: str | None) -> Target:
@@ -323,13 +338,12 @@ def _build_needs(ctx: Context, target: Target) -> list[Problem]:
 
 
 def locate_toolkit(target: Target, torch: Torch | None, layout: Layout, ctx: Context,
-                   fetched: Path | None = None, *, only: tuple[str, ...] | None = None,
-                   given: str | None = None) -> Toolkit:
+                   fetched: Path | None = None, *, choice: Choice = Choice()) -> Toolkit:
     """The compiler set from ONE source, the first whose set is complete for torch's
     CUDA major (the CUDA wheels count as one: the target's and the store's, component by
     component, as before), else the wheels (what a fetch would complete); the headers of
-    torch's libraries from the target first. ``only``/``given``: see toolkit_choice."""
-    offers = sources.offers(target, torch, layout, ctx, only=only, given=given)
+    torch's libraries from the target first (see :class:`Choice`)."""
+    offers = sources.offers(target, torch, layout, ctx, only=choice.only, given=choice.given)
     groups: list[tuple[str, list[sources.Offer]]] = []
     for o in offers:
         name = "wheels" if o.source in sources.WHEELS else o.source
@@ -348,15 +362,17 @@ def locate_toolkit(target: Target, torch: Torch | None, layout: Layout, ctx: Con
             ("wheels" if not groups else groups[0][0], offers)
     name, picked = chosen
     compiler_roots = _roots(picked)
-    library_roots = tuple(dict.fromkeys(
-        [*_roots([o for o in offers if o.source == "venv"]), *compiler_roots]))
+    own = [o for o in offers if o.source == "venv"]
+    if not own and choice.target_libraries:
+        own = sources.offers(target, torch, layout, ctx, only=("venv",))
+    library_roots = tuple(dict.fromkeys([*_roots(own), *compiler_roots]))
     inventory = locate.Inventory(
         locate.locate(compiler_roots, catalog.COMPILER).found
         + locate.locate(library_roots, catalog.LIBRARIES).found,
         tuple(dict.fromkeys(compiler_roots + library_roots)))
     via: dict[str, str] = {}
     for f in inventory.found:
-        pool = picked if f.component.compiler else offers
+        pool = picked if f.component.compiler else [*own, *offers]
         via.setdefault(f.component.name, next(o.source for o in pool if f.root in o.roots))
     description = "; ".join(o.description for o in picked)
     return Toolkit(checks.choose_major(inventory, torch), inventory, via, fetched, name,
@@ -387,13 +403,14 @@ def _only_fetch_missing(found: list[Problem], problems: list[Problem],
 
 def _fetch(ctx: Context, layout: Layout, target: Target, torch: Torch | None,
            toolkit: Toolkit, *, tool: installer_rules.Tool,
-           only: tuple[str, ...] | None, kind: str = "") -> Toolkit:
+           choice: Choice, kind: str = "") -> Toolkit:
     assert torch is not None
     spec = checks.wanted_specifier(torch, toolkit.major)
     folder = toolkits.fetch(layout, ctx, tool, spec, python=target.python,
                             major=toolkit.major, kind=kind)
-    return locate_toolkit(target, torch, layout, ctx, toolkit.fetched or folder,
-                          only=only if only is None or "store" in only else sources.WHEELS)
+    if not choice.allows("store"):  # the headers' fetch (uv-config asks for "store" only)
+        choice = replace(choice, only=sources.WHEELS, given=None)
+    return locate_toolkit(target, torch, layout, ctx, toolkit.fetched or folder, choice=choice)
 
 
 def redist_want(ctx: Context, request: Request, torch: Torch) -> archives.Want:
@@ -407,22 +424,22 @@ def redist_want(ctx: Context, request: Request, torch: Torch) -> archives.Want:
 
 
 def _redist_fetch_fixes(found: list[Problem], problems: list[Problem], torch: Torch | None,
-                        only: tuple[str, ...] | None) -> bool:
+                        choice: Choice) -> bool:
     """NVIDIA's archives are fetched when nothing else serves: a CUDA 12 torch (no
     compiler wheel), or ``--toolkit redist``; and only what a fetch fixes is wrong."""
     if torch is None or torch.cuda is None:
         return False
     errors = [p for p in [*found, *problems] if p.is_error]
-    wanted = only == ("redist",) or torch.cuda_major not in catalog.WHEEL_COMPILER_MAJORS
+    wanted = choice.only == ("redist",) or torch.cuda_major not in catalog.WHEEL_COMPILER_MAJORS
     return wanted and bool(errors) and all(
         p.kind in (Kind.MISSING, Kind.COMPONENTS, Kind.TORCH) for p in errors)
 
 
 def _fetch_redist(ctx: Context, layout: Layout, target: Target, torch: Torch | None,
-                  request: Request, *, only: tuple[str, ...] | None) -> Toolkit:
+                  request: Request, *, choice: Choice) -> Toolkit:
     assert torch is not None
     root = archives.fetch(layout, redist_want(ctx, request, torch))
-    return locate_toolkit(target, torch, layout, ctx, root, only=only)
+    return locate_toolkit(target, torch, layout, ctx, root, choice=choice)
 
 
 def missing_headers(toolkit: Toolkit) -> bool:

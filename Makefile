@@ -9,17 +9,22 @@
 #                 (`wheelcuda install` fetches them into its store)
 #   .venv-wheels  sees .venv-torch's packages (a .pth file, like --system-site-packages)
 #                 and holds NVIDIA's CUDA 13.0 compiler wheels itself
+#   .venv-cu128   torch 2.9.1 from PyPI (built with CUDA 12.8, the first user's kind) with
+#                 no dependencies: enough for doctor and `install --explain` of the cu12
+#                 plan (NVIDIA's archives), which the tests check against the real manifest
 # Python 3.11 because torch 2.14.1 lies on this machine's disk for 3.11 only.
 
 PYTHON ?= python3.11
 VENV := .venv
 TORCH_VENV := .venv-torch
 WHEELS_VENV := .venv-wheels
+CU128_VENV := .venv-cu128
 TOOLKIT := cuda-toolkit[nvcc,cccl]==13.0.3
 export WHEELCUDA_TEST_TORCH_VENV := $(abspath $(TORCH_VENV))
 export WHEELCUDA_TEST_WHEELS_VENV := $(abspath $(WHEELS_VENV))
+export WHEELCUDA_TEST_CU128_VENV := $(abspath $(CU128_VENV))
 
-.PHONY: dev torch-venv wheels-venv lint unit test demo bench causal-conv1d uv-add-causal-conv1d clean
+.PHONY: dev torch-venv wheels-venv cu128-venv lint unit test demo bench causal-conv1d uv-add-causal-conv1d clean
 
 dev: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
@@ -42,6 +47,12 @@ $(WHEELS_VENV)/.installed: $(TORCH_VENV)/.installed
 	$(WHEELS_VENV)/bin/python -m pip install -q --ignore-installed '$(TOOLKIT)' 'setuptools>=77' wheel
 	touch $@
 
+cu128-venv: $(CU128_VENV)/.installed
+$(CU128_VENV)/.installed:
+	$(PYTHON) -m venv $(CU128_VENV)
+	$(CU128_VENV)/bin/python -m pip install -q --no-deps torch==2.9.1 setuptools wheel ninja packaging
+	touch $@
+
 lint: dev
 	$(VENV)/bin/ruff check src tests $(wildcard benchmarks)
 	$(VENV)/bin/mypy
@@ -49,7 +60,7 @@ lint: dev
 unit: dev
 	$(VENV)/bin/python -m pytest -m "not integration"
 
-test: dev torch-venv wheels-venv lint
+test: dev torch-venv wheels-venv cu128-venv lint
 	WHEELCUDA_REQUIRE_INTEGRATION=1 $(VENV)/bin/python -m pytest -m "not gpu"
 
 demo: dev torch-venv
@@ -69,4 +80,4 @@ bench: dev torch-venv
 	$(VENV)/bin/python benchmarks/run.py --torch-venv $(TORCH_VENV)
 
 clean:
-	rm -rf $(VENV) $(TORCH_VENV) $(WHEELS_VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(TORCH_VENV) $(WHEELS_VENV) $(CU128_VENV) .pytest_cache .mypy_cache .ruff_cache

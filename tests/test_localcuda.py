@@ -388,7 +388,9 @@ def test_source_offers_nothing_for_another_major(tmp_path: Path) -> None:
     toolkit(tmp_path / "cuda-13.0", "13.0.88")
     ctx = _ctx(CUDA_HOME=str(tmp_path / "cuda-13.0"))
     layout = _layout(tmp_path)
-    assert local.LocalSource(ctx).offer(_target(tmp_path), _torch("12.8"), layout) is None
+    offer = local.LocalSource(ctx).offer(_target(tmp_path), _torch("12.8"), layout)
+    assert offer is not None and offer.roots == ()  # nothing, and why (doctor shows it)
+    assert "refuses another major" in offer.description
     fit = local.choose(ctx, _torch("12.8"), layout)
     assert fit.chosen is None and "refuses another major" in fit.why
     assert not (tmp_path / "cache" / shims.FOLDER).exists()  # nothing written for it

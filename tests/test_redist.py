@@ -269,12 +269,15 @@ def test_a_good_fetch_assembles_a_root_that_locate_finds_whole(
 def test_the_source_offers_the_root_for_torchs_cuda(layout: Layout, server: rs.Server) -> None:
     torch = Torch("2.9.1+cu128", "12.8", "/site/torch", None)
     target = None  # the protocol's; unused
-    assert source.SOURCE.offer(target, torch, layout) is None
+    before = source.SOURCE.offer(target, torch, layout)
+    assert before is not None and before.roots == ()
+    assert before.description.startswith("nothing fetched for CUDA 12.8 yet")
     root = archives.fetch(layout, _want(server, machine=None), note=lambda _: None)
     offer = source.SOURCE.offer(target, torch, layout)
     assert offer is not None and offer.source == "redist" and offer.roots == (str(root),)
     cu13 = Torch("2.11.0+cu130", "13.0", "/site/torch", "==13.0.2")
-    assert source.SOURCE.offer(target, cu13, layout) is None
+    other = source.SOURCE.offer(target, cu13, layout)
+    assert other is not None and other.roots == ()
 
 
 def test_a_known_release_manifest_is_checked_against_its_pin(

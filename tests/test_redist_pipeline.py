@@ -112,3 +112,73 @@ def test_explain_shows_the_real_cu128_plan_offline(cu128: Path) -> None:
             "79015464 bytes  sha256 9961b3484b6b71314063709a4f9529654f96782ad39e72bf1e00f070d"
             "b8210d3") in r.stdout
     assert "release 12.8.1, linux-x86_64, 81 MB" in r.stdout
+
+
+def _smi(folder: Path, driver_cuda: str) -> str:
+    """A fake nvidia-smi (NVML is absent here): one RTX PRO 6000 whose driver runs
+    ``driver_cuda``; returns the PATH with it first."""
+    folder.mkdir()
+    script = folder / "nvidia-smi"
+    script.write_text("#!/bin/sh\n"
+                      'case "$1" in --query-gpu=*) echo "0, NVIDIA RTX PRO 6000 Blackwell, '
+                      '12.0, 580.95.05"; exit 0;; esac\n'
+                      f"echo '| NVIDIA-SMI 580.95.05  Driver Version: 580.95.05  CUDA Version: "
+                      f"{driver_cuda} |'\n")
+    script.chmod(0o755)
+    return f"{folder}{os.pathsep}{os.environ['PATH']}"
+
+
+@pytest.mark.parametrize("driver", ["13.0", "12.8"])
+def test_doctor_says_what_it_fetches_and_the_cu130_way(cu128: Path, tmp_path: Path,
+                                                       driver: str) -> None:
+    fakes.dist_info(tmp_path / "site", "torchvision", "0.24.1+cu128")
+    env = {"WHEELCUDA_TOOLKIT": "auto", "WHEELCUDA_NO_GPU_PROBE": "0",
+           "PATH": _smi(tmp_path / "smi", driver)}
+    r = run("doctor", "--python", str(cu128), env=env)
+    assert r.returncode == 0, r.stdout + r.stderr  # install would fetch: not an error
+    text = " ".join(r.stdout.split())
+    assert "source redist: to fetch: release 12.8.1, linux-x86_64, 81 MB, from " \
+           "https://developer.download.nvidia.com/compute/cuda/redist/" in text
+    assert "WARNING: torch 2.9.1+cu128 needs a CUDA 12.8 compiler; `wheelcuda install` " \
+           "fetches it from NVIDIA's archives (release 12.8.1" in text
+    assert f"fix: wheelcuda fetch --python {cu128} " in text
+    assert "list 12.0 (from visible GPUs)" in text
+    move = (f"uv pip install --python {cu128} --reinstall torch==2.9.1 torchvision==0.24.1 "
+            "--index-url https://download.pytorch.org/whl/cu130")
+    if driver == "13.0":
+        assert "the driver runs CUDA 13.0: the other way is torch's cu130 build" in text
+        assert f"fix: {move}" in text
+    else:
+        assert "cu130" not in text
+    assert "Traceback" not in r.stderr
+
+
+def test_the_cu130_way_is_a_pure_rule() -> None:
+    from wheelcuda.probe.torch import Torch
+    from wheelcuda.rules import checks
+
+    old = Torch("2.7.1+cu126", "12.6", "/site/torch", None)
+    move = checks.cu130_move(old, "/v/bin/python", {"torchaudio": "2.7.1+cu126"}, "13.1")
+    assert move is not None and not move.is_error
+    assert move.fix == ("uv pip install --python /v/bin/python --reinstall 'torch>=2.9.0' "
+                        "torchaudio --index-url https://download.pytorch.org/whl/cu130")
+    assert checks.cu130_move(old, "/p", {}, "12.9") is None
+    cu13 = Torch("2.14.1+cu130", "13.0", "/site/torch", None)
+    assert checks.cu130_move(cu13, "/p", {}, "13.0") is None
+
+
+def test_each_toolkit_word_says_what_it_lacks(cu128: Path) -> None:
+    """--toolkit local with no CUDA 12 toolkit, --toolkit wheels with no CUDA 12 compiler
+    wheel: each names what it would need and the other ways, exit 1, no traceback."""
+    local = run("env", "--python", str(cu128), "--arch", "9.0", "--toolkit", "local", env={})
+    assert local.returncode == 1 and "Traceback" not in local.stderr
+    text = " ".join(local.stderr.split())
+    assert "error: --toolkit local: no local CUDA toolkit" in text, text
+    assert "fix: --toolkit auto (the wheels, NVIDIA's archives), or --toolkit " \
+           "/path/to/cuda-12.8 (the folder holding bin/nvcc)" in text
+    wheels = run("env", "--python", str(cu128), "--arch", "9.0", "--toolkit", "wheels", env={})
+    assert wheels.returncode == 1 and "Traceback" not in wheels.stderr
+    text = " ".join(wheels.stderr.split())
+    assert "hold no compiler" in text and "--toolkit auto or redist" in text
+    assert (f"move torch to its cu130 build: uv pip install --python {cu128} --reinstall "
+            "torch==2.9.1 --index-url https://download.pytorch.org/whl/cu130") in text

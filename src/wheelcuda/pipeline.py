@@ -105,6 +105,8 @@ class Toolkit:
     description: str = ""
     #: what the other sources would have offered, or why they did not ("local: none fits")
     others: tuple[str, ...] = ()
+    #: why the one source allowed has nothing (``--toolkit local`` and none fits)
+    unavailable: str | None = None
 
     def compiler_parts(self) -> list[Found]:
         return [f for c in catalog.COMPILER if (f := self.inventory.get(c.name, self.major))]
@@ -252,6 +254,8 @@ def finish(s: Start) -> Resolved:
         toolkit = locate_toolkit(target, torch, layout, ctx,
                                  choice=replace(choice, only=sources.WHEELS, given=None))
     found = _component_problems(toolkit, torch, target)
+    if toolkit.unavailable:
+        found = [_unavailable(toolkit, torch), *(p for p in found if not p.is_error)]
     host = hostcc_probe.probe_host_compiler(ctx)
     # What can be known before the compiler is there: a fetch (270 MB) must not come
     # before an error it cannot fix (issue 9 review: doctor said OK, install fetched, then
@@ -355,12 +359,12 @@ def locate_toolkit(target: Target, torch: Torch | None, layout: Layout, ctx: Con
         else None
     chosen = next((g for g in groups if major is not None
                    and _complete(locate.locate(_roots(g[1]), catalog.COMPILER), major)), None)
-    others = tuple(f"{n}: {', '.join(o.description for o in g)}" for n, g in groups
-                   if chosen is None or n != chosen[0])
     if chosen is None:
         chosen = next((g for g in groups if g[0] == "wheels"), None) or \
             ("wheels" if not groups else groups[0][0], offers)
     name, picked = chosen
+    others = tuple(f"{n}: {', '.join(o.description for o in g)}" for n, g in groups
+                   if n != name)
     compiler_roots = _roots(picked)
     own = [o for o in offers if o.source == "venv"]
     if not own and choice.target_libraries:
@@ -375,8 +379,18 @@ def locate_toolkit(target: Target, torch: Torch | None, layout: Layout, ctx: Con
         pool = picked if f.component.compiler else [*own, *offers]
         via.setdefault(f.component.name, next(o.source for o in pool if f.root in o.roots))
     description = "; ".join(o.description for o in picked)
+    unavailable = description if name != "wheels" and not compiler_roots else None
     return Toolkit(checks.choose_major(inventory, torch), inventory, via, fetched, name,
-                   description, others)
+                   description, others, unavailable)
+
+
+def _unavailable(toolkit: Toolkit, torch: Torch | None) -> Problem:
+    """The one source allowed has nothing: why, and the other ways."""
+    cuda = torch.cuda if torch is not None and torch.cuda else f"{toolkit.major}.x"
+    other = ("--toolkit auto (the wheels, NVIDIA's archives), " if toolkit.source == "local"
+             else "--toolkit auto, ")
+    return Problem(Kind.COMPONENTS, f"--toolkit {toolkit.source}: {toolkit.unavailable}",
+                   f"{other}or --toolkit /path/to/cuda-{cuda} (the folder holding bin/nvcc)")
 
 
 def _roots(offers: Sequence[sources.Offer]) -> tuple[str, ...]:

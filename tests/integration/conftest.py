@@ -39,6 +39,12 @@ def wheels_venv() -> Path:
     return _venv("WHEELCUDA_TEST_WHEELS_VENV", ".venv-wheels", "wheels-venv")
 
 
+@pytest.fixture(scope="session")
+def cu128_venv() -> Path:
+    """torch 2.9.1 from PyPI (CUDA 12.8), no dependencies: the first user's kind of torch."""
+    return _venv("WHEELCUDA_TEST_CU128_VENV", ".venv-cu128", "cu128-venv")
+
+
 @pytest.fixture
 def local_wheels() -> dict[str, str]:
     """Where uv finds the NVIDIA wheels on this machine without the network: the same

@@ -7,17 +7,22 @@ Gathers everything (never stopping at the first problem), as a JSON-ready mappin
 from __future__ import annotations
 
 import argparse
+import shlex
 from typing import Any
+
+from packaging.version import Version
 
 from .. import pipeline, proc
 from ..context import Context
 from ..data import catalog
 from ..errors import WheelcudaError
-from ..probe import gpus
+from ..probe import gpus, locate
 from ..probe import torch as torch_probe
 from ..rules import arch, checks, render
 from ..rules.checks import Kind, Problem, Severity
+from ..store import archives
 from .common import add_arch, add_toolkit, request
+from .constraints import PINNED
 
 NAME = "doctor"
 HELP = "show what is there, what is missing, and how to fix it"
@@ -70,6 +75,18 @@ def _host(r: pipeline.Resolved) -> dict[str, Any]:
     return info
 
 
+def _toolkit(r: pipeline.Resolved) -> dict[str, Any]:
+    """Where the compiler comes from; NVIDIA's archives when they are still to fetch."""
+    if r.redist_fetchable and r.torch is not None:
+        want = pipeline.redist_want(r.ctx, r.request, r.torch)
+        here = ([] if r.toolkit.source == "redist" else
+                [f"{r.toolkit.source}: {r.toolkit.description} (no whole compiler set)"])
+        return {"source": "redist", "description": f"to fetch: {archives.summary(want)}",
+                "others": [*here, *r.toolkit.others], "fetched": False}
+    return {"source": r.toolkit.source, "description": r.toolkit.description,
+            "others": list(r.toolkit.others), "fetched": True}
+
+
 def _run_nvcc(r: pipeline.Resolved) -> tuple[str | None, list[Problem]]:
     """Run the tree's nvcc now: the compiler builds will actually run."""
     if r.home is None:
@@ -88,6 +105,8 @@ def _fetchable(r: pipeline.Resolved) -> list[Problem]:
     """A compiler set that is only missing is what ``install`` fetches by itself: for
     install's sake not an error (doctor answers "would install work?"), but said, with
     ``wheelcuda fetch`` for env, home and run, which never download by themselves."""
+    if r.redist_fetchable:
+        return _redist(r)
     if not r.fetchable:
         return list(r.problems)
     return [Problem(p.kind, f"{p.message}; `wheelcuda install` fetches them into its "
@@ -96,14 +115,50 @@ def _fetchable(r: pipeline.Resolved) -> list[Problem]:
             for p in r.problems]
 
 
+def _redist(r: pipeline.Resolved) -> list[Problem]:
+    """The compiler comes from NVIDIA's archives (a CUDA 12 torch, or --toolkit redist):
+    what install would fetch (release, size, from where), in place of the errors a fetch
+    fixes."""
+    assert r.torch is not None and r.torch.cuda is not None
+    want = pipeline.redist_want(r.ctx, r.request, r.torch)
+    flags = [f"--python {shlex.quote(r.target.python)}"]
+    if r.choice.only == ("redist",):
+        flags.append("--toolkit redist")
+    if r.request.redist_manifest:
+        flags.append(f"--redist-manifest {shlex.quote(r.request.redist_manifest)}")
+    fetch = Problem(
+        Kind.MISSING,
+        f"torch {r.torch.version} needs a CUDA {r.torch.cuda} compiler; `wheelcuda install` "
+        f"fetches it from NVIDIA's archives ({archives.summary(want)}) into its store by "
+        "itself, `env`, `home` and `run` need `wheelcuda fetch` first",
+        f"wheelcuda fetch {' '.join(flags)}   (offline: wheelcuda install --no-fetch lists "
+        "the files to bring)", Severity.WARNING)
+    fixed = (Kind.MISSING, Kind.COMPONENTS, Kind.TORCH)
+    return [fetch, *(p for p in r.problems if not (p.is_error and p.kind in fixed))]
+
+
+def _cu130_move(r: pipeline.Resolved, gpus_seen: dict[str, Any]) -> list[Problem]:
+    """A CUDA 12 torch still without its compiler, on a driver that runs CUDA 13: moving
+    torch to its cu130 build is the other way (the exact command)."""
+    drivers = [d["driver_cuda"] for d in gpus_seen["devices"] if d["driver_cuda"]]
+    if r.torch is None or not drivers or not (r.redist_fetchable or r.errors()):
+        return []
+    newest = max(drivers, key=lambda v: checks.parse_version(v) or Version("0"))
+    companions = {name: v for name in PINNED[1:]
+                  if (v := locate.installed_version(r.target.site_dirs, name))}
+    move = checks.cu130_move(r.torch, r.target.python, companions, newest)
+    return [move] if move else []
+
+
 def diagnose(ctx: Context, req: pipeline.Request) -> dict[str, Any]:
     """Everything doctor shows, as data; ``ok`` is True when a build would work. The
     checks are install's own (one pipeline), so doctor and install agree."""
     r = pipeline.resolve(ctx, req)
     banner, nvcc_problems = _run_nvcc(r)
-    problems = [*_fetchable(r), *nvcc_problems]
     release = (r.home.nvcc_release if r.home
                else checks.compiler_release(r.toolkit.inventory, r.toolkit.major))
+    gpus_seen = _gpus(ctx, release)
+    problems = [*_fetchable(r), *nvcc_problems, *_cu130_move(r, gpus_seen)]
     home = r.home
     return {
         "ok": not any(p.is_error for p in problems),
@@ -112,13 +167,12 @@ def diagnose(ctx: Context, req: pipeline.Request) -> dict[str, Any]:
                         "version": ".".join(map(str, r.target.version)),
                         "site_dirs": list(r.target.site_dirs)},
         "torch": _torch(r), "cuda_major": r.toolkit.major, "components": _components(r),
-        "toolkit": {"source": r.toolkit.source, "description": r.toolkit.description,
-                    "others": list(r.toolkit.others)},
+        "toolkit": _toolkit(r),
         "home": str(home.path) if home else None,
         "nvcc": {"path": str(home.path / "bin" / "nvcc"), "version": home.nvcc_version,
                  "release": home.nvcc_release, "banner": banner,
                  "gpu_codes": list(home.gpu_codes)} if home else None,
-        "host_compiler": _host(r), "gpus": _gpus(ctx, release),
+        "host_compiler": _host(r), "gpus": gpus_seen,
         "arch": {"list": arch.to_torch(r.archs) if r.archs else None,
                  "source": r.arch_source},
         "problems": [p.as_json() for p in problems],

@@ -119,9 +119,11 @@ def _cu12_gap(inventory: Inventory, torch: Torch | None, python: str) -> Problem
     nvcc = inventory.get(catalog.NVCC.name, 12)
     where = nvcc.folder if nvcc else "site-packages/nvidia/cuda_nvcc"
     fix = (
-        "no PyPI wheel holds the CUDA 12 compiler yet: use a CUDA 12 toolkit from NVIDIA "
-        "(export CUDA_HOME=/path/to/cuda-12.x), or move to a cu13 torch and run: "
-        + catalog.install_command("==13.0.*", python)
+        "no PyPI wheel holds the CUDA 12 compiler: --toolkit auto or redist (wheelcuda "
+        "fetches it from NVIDIA's archives), --toolkit /path/to/cuda-12.x (a toolkit on "
+        "this machine), or move torch to its cu130 build: "
+        + (cu130_command(torch, python, {}) if torch is not None and torch.cuda_major == 12
+           else catalog.install_command("==13.0.*", python))
     )
     if torch is not None and torch.cuda_major == 13:
         fix = catalog.install_command(wanted_specifier(torch, 13), python)
@@ -221,3 +223,35 @@ def torch_problems(torch: Torch | None, compiler: str | None, python: str) -> li
 def _major(version: str) -> int | None:
     parsed = parse_version(version)
     return parsed.major if parsed else None  # unknown on both sides compares equal
+
+
+#: PyTorch's first release with a CUDA 13.0 build (its cu130 index).
+CU130_SINCE = Version("2.9.0")
+PYTORCH_CU130 = "https://download.pytorch.org/whl/cu130"
+
+
+def cu130_move(torch: Torch, python: str, companions: dict[str, str], driver_cuda: str
+               ) -> Problem | None:
+    """The other way for a CUDA 12 torch when the driver runs CUDA 13: its cu130 build
+    (same version when there is one; torchvision/torchaudio with it), whose compiler
+    comes in wheels. None for a torch that is not CUDA 12 or a driver older than 13."""
+    if torch.cuda_major != 12 or (_major(driver_cuda) or 0) < 13:
+        return None
+    return Problem(Kind.TORCH,
+                   f"the driver runs CUDA {driver_cuda}: the other way is torch's cu130 build, "
+                   "whose compiler comes in NVIDIA's CUDA 13 wheels (no archive download)",
+                   cu130_command(torch, python, companions), Severity.WARNING)
+
+
+def cu130_command(torch: Torch, python: str, companions: dict[str, str]) -> str:
+    """The command that moves ``torch`` (and its ``companions``, name -> version) to
+    their cu130 builds: the same versions where PyTorch has them, else the first."""
+    version = parse_version(torch.version)
+    same = version is not None and Version(version.base_version) >= CU130_SINCE
+    pins = [f"torch=={version.base_version}" if same and version else
+            f"torch>={CU130_SINCE.base_version}"]
+    for name, v in companions.items():
+        theirs = parse_version(v)
+        pins.append(f"{name}=={theirs.base_version}" if same and theirs else name)
+    return (f"uv pip install --python {shlex.quote(python)} --reinstall "
+            f"{' '.join(shlex.quote(p) for p in pins)} --index-url {PYTORCH_CU130}")

@@ -16,7 +16,8 @@ __all__ = ["Offer", "Source"]
 
 @dataclass(frozen=True)
 class Offer:
-    """What one source has for this build: its name, its roots, and what it is."""
+    """What one source has for this build: its name, its roots, and what it is; no
+    roots when it has nothing, ``description`` then saying why (doctor shows it)."""
 
     source: str
     roots: tuple[str, ...]
@@ -28,4 +29,5 @@ class Source(Protocol):
 
     def offer(self, target: Target, torch: Torch | None, layout: Layout,
               ctx: Context | None = None) -> Offer | None:
-        """The roots this source has for ``target`` and ``torch``; None when none."""
+        """The roots this source has for ``target`` and ``torch``; with no roots, why
+        it has none (what it would need); None when there is nothing to say."""

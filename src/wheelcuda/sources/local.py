@@ -53,7 +53,7 @@ class LocalSource:
         ctx = ctx or self.ctx or Context.current()
         fit = choose(ctx, torch, layout, self.given)
         if fit.chosen is None:
-            return None
+            return Offer(self.name, (), fit.why)
         root = shims.ensure(layout, fit.chosen)
         return Offer(self.name, (str(root),), f"{fit.chosen.describe()}, linked in {root}")
 

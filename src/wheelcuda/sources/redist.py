@@ -26,7 +26,9 @@ class _Redist:
             return None
         found = archives.existing(layout, torch.cuda)
         if found is None:
-            return None
+            return Offer(self.name, (), f"nothing fetched for CUDA {torch.cuda} yet (install "
+                                        "and fetch bring it when no other source has a "
+                                        "compiler, or with --toolkit redist)")
         return Offer(self.name, (str(found),), f"NVIDIA's CUDA archives in wheelcuda's store "
                                                f"({found})")
 

@@ -43,7 +43,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -238,22 +238,12 @@ def listing(want: Want, *, network: bool = False) -> str:
             f"{plan.platform}) is these files: download them into one folder DIR, then run: "
             f"{then}", *(f"  {line}" for line in lines)])
     pin = f" (sha256 {release.manifest_sha256})" if release and release.manifest_sha256 else ""
-    known = data.KNOWN_ARCHIVES.get((release.label, platform_name)) if release else None
-    if release and known and not want.manifest:
-        major = int(want.cuda.split(".", 1)[0])
-        parts = {n: p for p in data.PARTS[major] for n in p.names}
-        base = _archive_base(want)
-        archives = tuple(
-            rules.Archive(parts[name], major, version, data.relative_path(name, platform_name,
-                                                                          version),
-                          rules.join_url(base, data.relative_path(name, platform_name,
-                                                                  version)), size, sha)
-            for name, version, size, sha in known if name in parts)
-        lines = rules.listing(archives, location, release.manifest_sha256 or "(not pinned)")
-        total = sum(a.size for a in archives)
+    known = _known(want)
+    if release and known:
+        lines = rules.listing(known, location, release.manifest_sha256 or "(not pinned)")
         return "\n".join([
             f"the CUDA {want.cuda} compiler from NVIDIA's archives (release {release.label}, "
-            f"{platform_name}, {total / 1e6:.0f} MB): the manifest and these files (as "
+            f"{platform_name}, {_total(known)}): the manifest and these files (as "
             f"wheelcuda knows them; each is checked by size and sha256), in one folder DIR, "
             f"then: {then}", *(f"  {line}" for line in lines)])
     names = ", ".join(p.name for p in data.PARTS[int(want.cuda.split(".", 1)[0])])
@@ -261,6 +251,46 @@ def listing(want: Want, *, network: bool = False) -> str:
             f"download {location}{pin} and the {names} archives it lists for {platform_name} "
             f"(each entry's relative_path under {_archive_base(want)}) into one folder DIR, "
             f"then run: {then}")
+
+
+def _known(want: Want) -> tuple[rules.Archive, ...] | None:
+    """The archives of torch's release as wheelcuda knows them without the network
+    (data.KNOWN_ARCHIVES), when no manifest was named."""
+    _, release = _location(want)
+    platform_name = rules.platform_of(want.host)
+    known = data.KNOWN_ARCHIVES.get((release.label, platform_name)) if release else None
+    if not known or want.manifest:
+        return None
+    major = int(want.cuda.split(".", 1)[0])
+    parts = {n: p for p in data.PARTS[major] for n in p.names}
+    base = _archive_base(want)
+    return tuple(rules.Archive(parts[name], major, version, rel, rules.join_url(base, rel),
+                               size, sha)
+                 for name, version, size, sha in known if name in parts
+                 for rel in [data.relative_path(name, platform_name, version)])
+
+
+def _total(archives: Sequence[rules.Archive]) -> str:
+    return f"{sum(a.size for a in archives) / 1e6:.0f} MB"
+
+
+def summary(want: Want) -> str:
+    """One line for doctor, without the network: the release, its size when known (a
+    known release, or a manifest on disk), and where it comes from."""
+    location, release = _location(want)
+    platform_name = rules.platform_of(want.host)
+    known = _known(want)
+    if known is None and _where(location)[0] == "file":
+        try:
+            plan = resolve(want)
+        except ComponentError:
+            pass  # said in full when the fetch runs
+        else:
+            return (f"release {plan.label}, {platform_name}, {_total(plan.archives)}, as "
+                    f"{location} lists them")
+    label = f"release {release.label}" if release else f"the release {location} names"
+    size = f", {_total(known)}" if known else " (sizes as its manifest lists them)"
+    return f"{label}, {platform_name}{size}, from {_archive_base(want)}"
 
 
 # -- downloads ----------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ from wheelcuda.probe.localcuda import Candidate
 from wheelcuda.probe.torch import Torch
 from wheelcuda.rules import tree as plan_rules
 from wheelcuda.sources import local
-from wheelcuda.store import shims, trees
+from wheelcuda.store import prune, shims, trees
 from wheelcuda.store.layout import Layout
 
 TD = catalog.target_dir()
@@ -253,7 +254,7 @@ def _shim(tmp_path: Path, tk: Path, origin: str = "CUDA_HOME") -> tuple[Candidat
 def test_cuda13_shim_is_found_whole_by_locate(tmp_path: Path) -> None:
     tk = toolkit(tmp_path / "cuda-13.0", "13.0.88", version_json=False)
     c, root = _shim(tmp_path, tk)
-    assert root.parent == tmp_path / "cache" / shims.FOLDER
+    assert root.parent == _layout(tmp_path).local
     assert root.name.startswith("cuda13.0-")
     cu13 = root / "nvidia/cu13"
     assert os.readlink(cu13 / "include") == str(tk / "targets" / TD / "include")
@@ -393,7 +394,7 @@ def test_source_offers_nothing_for_another_major(tmp_path: Path) -> None:
     assert "refuses another major" in offer.description
     fit = local.choose(ctx, _torch("12.8"), layout)
     assert fit.chosen is None and "refuses another major" in fit.why
-    assert not (tmp_path / "cache" / shims.FOLDER).exists()  # nothing written for it
+    assert not (_layout(tmp_path).local).exists()  # nothing written for it
 
 
 def test_source_with_a_given_folder_looks_nowhere_else(tmp_path: Path) -> None:
@@ -405,3 +406,22 @@ def test_source_with_a_given_folder_looks_nowhere_else(tmp_path: Path) -> None:
     assert offer is not None and str(given) in offer.description
     fit = local.choose(ctx, _torch("12.8"), _layout(tmp_path), str(tmp_path / "nowhere"))
     assert fit.chosen is None and "it is not a folder" in fit.why and "--toolkit" in fit.why
+
+
+def test_prune_removes_the_links_of_a_toolkit_that_is_gone(tmp_path: Path) -> None:
+    """Links to a toolkit still there stay (they cost nothing; trees lead through them);
+    those of an uninstalled one, and a half-written one, go."""
+    kept = toolkit(tmp_path / "cuda-12.8", "12.8.93")
+    gone = toolkit(tmp_path / "cuda-12.9", "12.9.86")
+    _, kept_root = _shim(tmp_path, kept)
+    _, gone_root = _shim(tmp_path, gone)
+    half = _layout(tmp_path).local / "cuda12.6-0123456789abcdef"
+    half.mkdir()
+    shutil.rmtree(gone)
+    assert shims.problem(kept_root) is None
+    assert shims.problem(gone_root) == f"the toolkit {gone} is gone"
+    removed, busy = prune.prune(_layout(tmp_path))
+    assert sorted((r.path, r.why) for r in removed) == sorted([
+        (gone_root, f"local toolkit link: the toolkit {gone} is gone"),
+        (half, "local toolkit link: never finished")])
+    assert busy == [] and kept_root.is_dir() and not gone_root.exists()

@@ -412,6 +412,7 @@ import sys
 from pathlib import Path
 from wheelcuda.store import archives
 from wheelcuda.store.layout import Layout
+from wheelcuda.store import prune
 want = archives.Want("12.8", manifest=sys.argv[2], machine="x86_64")
 print(archives.fetch(Layout(Path(sys.argv[1])), want, note=lambda _: None))
 """
@@ -554,3 +555,20 @@ def test_cuda_13_archives_from_the_real_wheels(layout: Layout, cu13: Path, tmp_p
                         tmp_path / "k.cubin", tmp_path / "k.cu"], check=True,
                        env={"PATH": "/usr/bin:/bin"})
         assert (tmp_path / "k.cubin").stat().st_size > 0
+
+
+def test_prune_takes_unused_archives_and_stopped_downloads(layout: Layout, server: rs.Server
+                                                           ) -> None:
+
+    root = archives.fetch(layout, _want(server), note=lambda _: None)
+    stopped = layout.toolkits / ".fetch-cuda-redist-12.9.1-x86_64-downloads"
+    stopped.mkdir()
+    (stopped / "cuda_nvcc-linux-x86_64-12.9.86-archive.tar.xz.part").write_bytes(b"x" * 10)
+    removed, _ = prune.prune(layout, dry_run=True)
+    assert [(r.path, r.why) for r in removed] == [(stopped, "left by a run that was stopped")]
+    hour_ago = time.time() - prune.FRESH - 60  # fetched long ago, and no tree uses it
+    os.utime(root / toolkits.MARK, (hour_ago, hour_ago))
+    removed, busy = prune.prune(layout)
+    assert sorted((r.path, r.why) for r in removed) == sorted([
+        (stopped, "left by a run that was stopped"), (root, "toolkit: no tree uses it")])
+    assert busy == [] and not root.exists() and not stopped.exists()

@@ -16,6 +16,8 @@ import pytest
 
 from tests import fakes
 from tests import redist_server as rs
+from wheelcuda.probe.torch import Torch
+from wheelcuda.rules import checks
 
 
 def run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -154,9 +156,6 @@ def test_doctor_says_what_it_fetches_and_the_cu130_way(cu128: Path, tmp_path: Pa
 
 
 def test_the_cu130_way_is_a_pure_rule() -> None:
-    from wheelcuda.probe.torch import Torch
-    from wheelcuda.rules import checks
-
     old = Torch("2.7.1+cu126", "12.6", "/site/torch", None)
     move = checks.cu130_move(old, "/v/bin/python", {"torchaudio": "2.7.1+cu126"}, "13.1")
     assert move is not None and not move.is_error

@@ -31,7 +31,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     clearing.add_argument("package", nargs="?", metavar="PKG")
     clearing.add_argument("--trees", action="store_true", help="also remove every tree")
     clearing.add_argument("--toolkits", action="store_true",
-                          help="also remove every fetched compiler set")
+                          help="also remove every fetched compiler set (and the links "
+                               "to local toolkits)")
     clearing.add_argument("--all", action="store_true", help="remove everything")
     pruning = sub.add_parser("prune", help="remove what no run can use: partial folders "
                                            "of stopped runs, trees whose wheels are gone, "
@@ -53,12 +54,13 @@ def _folders(parent: Path) -> list[dict[str, Any]]:
 
 def _list(layout: Layout, as_json: bool) -> int:
     entries = wheels.entries(layout)
-    homes, kits = _folders(layout.homes), _folders(layout.toolkits)
+    homes, kits, local = (_folders(layout.homes), _folders(layout.toolkits),
+                          _folders(layout.local))
     if as_json:
         rows = [{"key": e.path.name, "path": str(e.path), "size": e.size, **e.record}
                 for e in entries]
-        print(render.envelope("cache", {"entries": rows, "trees": homes, "toolkits": kits}),
-              end="")
+        print(render.envelope("cache", {"entries": rows, "trees": homes, "toolkits": kits,
+                                        "local": local}), end="")
         return 0
     for e in entries:
         f = e.record.get("fields", {})
@@ -67,7 +69,7 @@ def _list(layout: Layout, as_json: bool) -> int:
               f"{f.get('compiler')}, archs {f.get('archs')}"
               f"{'' if f.get('prune', True) else ' (all of the package)'}, {f.get('python')}, "
               f"C++11 ABI {f.get('cxx11_abi')}, host {f.get('host_compiler') or 'unknown'}")
-    for title, rows in (("tree", homes), ("toolkit", kits)):
+    for title, rows in (("tree", homes), ("toolkit", kits), ("local", local)):
         for row in rows:
             print(f"{title} {row['name']}  {_mb(row['size'])}  {row['path']}")
     if not entries:
@@ -80,7 +82,9 @@ def _clear(layout: Layout, args: argparse.Namespace) -> int:
     note(f"removed {len(removed)} cached build(s)" + (f" of {args.package}" if args.package
                                                       else ""))
     for what, parent, wanted in (("tree", layout.homes, args.trees or args.all),
-                                 ("toolkit", layout.toolkits, args.toolkits or args.all)):
+                                 ("toolkit", layout.toolkits, args.toolkits or args.all),
+                                 ("local toolkit link", layout.local,
+                                  args.toolkits or args.all)):
         if not wanted:
             continue
         gone = 0

@@ -55,6 +55,11 @@ class Layout:
         return self.root / paths.TOOLKITS
 
     @property
+    def local(self) -> Path:
+        """Links to local toolkits (store/shims.py), one folder per toolkit and version."""
+        return self.root / paths.LOCAL
+
+    @property
     def builds(self) -> Path:
         """The wheel cache: one folder per build key (installer cache, kept wheels)."""
         return self.root / paths.BUILDS

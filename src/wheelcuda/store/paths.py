@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 ENV_VAR = "WHEELCUDA_CACHE_DIR"
 
 #: The cache's folders: trees, fetched toolkits, the wheel cache, memos.
-HOMES, TOOLKITS, BUILDS, MEMO = "homes", "toolkits", "builds", "memo"
+HOMES, TOOLKITS, BUILDS, MEMO, LOCAL = "homes", "toolkits", "builds", "memo", "local"
 
 #: nvcc runs its own steps through ``sh -c`` with the tree's paths in double quotes:
 #: a tree under a path holding one of these cannot compile (issue 8, defect 8).

@@ -7,6 +7,10 @@
   moved), or the manifest is missing or of an older layout;
 - toolkits nothing references: no tree links into them (and fetched over an hour ago,
   so that an install between its fetch and its tree keeps it), or never completed;
+  NVIDIA's archives unpacked (``cuda-redist-*``) count as toolkits, and the downloads a
+  stopped fetch left for the next to resume as partial folders;
+- links to local toolkits (``local/``) whose toolkit is gone; those still usable stay
+  (links only: they cost nothing, and trees lead through them);
 - wheel-cache folders without a record (failed builds of older versions).
 
 Every removal takes the lock of the thing removed first, without waiting: what a live
@@ -24,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..rules import tree as plan
-from . import fs, toolkits, wheels
+from . import fs, shims, toolkits, wheels
 from .layout import Layout
 
 __all__ = ["FRESH", "Removal", "candidates", "prune"]
@@ -90,7 +94,7 @@ def _links_into(homes: list[Path]) -> set[str]:
 
 def candidates(layout: Layout) -> Iterator[tuple[Path, Path, str]]:
     """(what, its lock, why) for everything prune would remove."""
-    for parent in (layout.homes, layout.toolkits, layout.builds):
+    for parent in (layout.homes, layout.toolkits, layout.builds, layout.local):
         for path in _entries(parent):
             name = _partial_name(path)  # folders only: never a lock file (.build-x.lock)
             if name is not None and path.is_dir() and not path.is_symlink():
@@ -98,6 +102,7 @@ def candidates(layout: Layout) -> Iterator[tuple[Path, Path, str]]:
     kept_homes: list[Path] = []
     yield from _trees(layout, kept_homes)
     yield from _toolkits(layout, _links_into(kept_homes))
+    yield from _shims(layout)
     for build in _entries(layout.builds):
         if not build.name.startswith(".") and build.is_dir() \
                 and not (build / wheels.RECORD).is_file():
@@ -127,6 +132,16 @@ def _toolkits(layout: Layout, targets: set[str]) -> Iterator[tuple[Path, Path, s
         elif not any(t == real or t.startswith(f"{real}/") for t in targets) \
                 and _age(kit / toolkits.MARK) > FRESH:
             yield kit, layout.lock(layout.toolkits, kit.name), "toolkit: no tree uses it"
+
+
+def _shims(layout: Layout) -> Iterator[tuple[Path, Path, str]]:
+    parent = layout.local
+    for shim in _entries(parent):
+        if shim.name.startswith(".") or not shim.is_dir() or shim.is_symlink():
+            continue
+        why = shims.problem(shim)
+        if why:
+            yield shim, layout.lock(parent, shim.name), f"local toolkit link: {why}"
 
 
 def _age(path: Path) -> float:

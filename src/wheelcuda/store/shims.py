@@ -40,11 +40,9 @@ from ..rules import tree as plan_rules
 from . import fs
 from .layout import Layout
 
-__all__ = ["FOLDER", "MARK", "ShimPlan", "ensure", "existing", "folder", "plan_shim",
+__all__ = ["MARK", "ShimPlan", "ensure", "existing", "folder", "plan_shim", "problem",
            "read_valid"]
 
-#: The shims' folder under the cache root.
-FOLDER = "local"
 #: The shim's manifest: what it was built from, and the digest of its plan.
 MARK = "wheelcuda-shim.json"
 #: Bump when the shim's layout changes: old shims are then rebuilt.
@@ -225,7 +223,7 @@ def plan_shim(c: Candidate, listdir: plan_rules.Listdir) -> ShimPlan:
 
 
 def folder(layout: Layout, c: Candidate) -> Path:
-    return layout.root / FOLDER / shim_name(c)
+    return layout.local / shim_name(c)
 
 
 def read_valid(path: Path, plan: ShimPlan) -> bool:
@@ -240,13 +238,31 @@ def read_valid(path: Path, plan: ShimPlan) -> bool:
             and all(os.path.isfile(path / rel) for rel, _ in plan.files))
 
 
+def problem(path: Path) -> str | None:
+    """Why the shim at ``path`` can no longer be used (``cache prune``), or None: never
+    finished, its toolkit gone (uninstalled, moved), or a link that leads nowhere."""
+    try:
+        manifest = json.loads((path / MARK).read_text())
+        toolkit = str(manifest["toolkit"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return "never finished"
+    if not os.path.isdir(toolkit):
+        return f"the toolkit {toolkit} is gone"
+    for folder, dirs, files in os.walk(path):
+        for name in [*dirs, *files]:
+            link = os.path.join(folder, name)
+            if os.path.islink(link) and not os.path.exists(link):
+                return f"{os.path.relpath(link, path)} leads to {os.readlink(link)}, which is gone"
+    return None
+
+
 def existing(layout: Layout, c: Candidate) -> Path | None:
     """The shim for ``c`` when it is there and current (reads only)."""
     try:
         plan = plan_shim(c, plan_rules.os_listdir)
     except ValueError:
         return None
-    path = layout.root / FOLDER / plan.name
+    path = layout.local / plan.name
     return path if read_valid(path, plan) else None
 
 
@@ -276,7 +292,7 @@ def ensure(layout: Layout, c: Candidate) -> Path:
         plan = plan_shim(c, plan_rules.os_listdir)
     except ValueError as exc:
         raise ComponentError(str(exc)) from exc
-    parent = layout.private(layout.root / FOLDER)
+    parent = layout.private(layout.local)
     final = parent / plan.name
     if read_valid(final, plan):
         return final

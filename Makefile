@@ -24,7 +24,7 @@ export WHEELCUDA_TEST_TORCH_VENV := $(abspath $(TORCH_VENV))
 export WHEELCUDA_TEST_WHEELS_VENV := $(abspath $(WHEELS_VENV))
 export WHEELCUDA_TEST_CU128_VENV := $(abspath $(CU128_VENV))
 
-.PHONY: dev torch-venv wheels-venv cu128-venv lint unit test demo bench causal-conv1d uv-add-causal-conv1d clean
+.PHONY: dev torch-venv wheels-venv cu128-venv lint unit test demo bench causal-conv1d uv-add-causal-conv1d gpu-toolkits clean
 
 dev: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
@@ -75,6 +75,12 @@ causal-conv1d: dev torch-venv
 # reference. WHEELS holds the compiler wheels, tomlkit and the sdist; VENV has torch.
 uv-add-causal-conv1d:
 	sh examples/gpu_uv_add.sh $(CURDIR) $(or $(TORCH_ENV),/opt/torch/.venv) $(WHEELS)
+
+# On the GPU machine: the compiler from NVIDIA's archives (a mirror on 127.0.0.1 made of
+# the carried CUDA 13 wheels), system toolkit hidden: the example and causal-conv1d built
+# with --toolkit redist and checked; then the example with --toolkit local.
+gpu-toolkits:
+	sh examples/gpu_redist.sh $(CURDIR) $(or $(TORCH_ENV),/opt/torch/.venv)/bin/python3 $(WHEELS)
 
 bench: dev torch-venv
 	$(VENV)/bin/python benchmarks/run.py --torch-venv $(TORCH_VENV)

@@ -181,3 +181,15 @@ def test_each_toolkit_word_says_what_it_lacks(cu128: Path) -> None:
     assert "hold no compiler" in text and "--toolkit auto or redist" in text
     assert (f"move torch to its cu130 build: uv pip install --python {cu128} --reinstall "
             "torch==2.9.1 --index-url https://download.pytorch.org/whl/cu130") in text
+
+
+def test_explain_names_the_source_and_the_others(tmp_path: Path, isolated: Path) -> None:
+    """install --explain says where the compiler comes from and what the others have."""
+    site = fakes.build_needs(fakes.cu13_site(tmp_path / "site"))
+    fakes.torch(site)
+    py = fakes.python(tmp_path, [site])
+    r = run("install", "--explain", "--python", str(py), "--arch", "9.0", "somepkg",
+            env={"WHEELCUDA_TOOLKIT": "auto"})
+    assert r.returncode == 0, r.stderr
+    assert f"compiler   wheels: the wheels in {py}'s site folders\n" in r.stdout
+    assert "also       redist: nothing fetched for CUDA 13.0 yet" in r.stdout

@@ -179,6 +179,9 @@ def explain(p: Prepared) -> str:
         lines.append(f"compiler   fetched into {r.toolkit.fetched}")
     if p.would_fetch:
         lines.append(f"compiler   would fetch {p.would_fetch}")
+    else:
+        lines.append(f"compiler   {r.toolkit.source}: {r.toolkit.description}")
+    lines += [f"also       {other}" for other in r.toolkit.others]
     for name in p.names:
         recipe = RECIPES.get(name or "")
         if recipe:

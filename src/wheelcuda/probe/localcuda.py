@@ -117,7 +117,8 @@ class Candidate:
 
     def describe(self) -> str:
         shown = self.path if self.path == self.real else f"{self.path} (-> {self.real})"
-        return f"CUDA {self.version or '?'} in {shown} ({self.origin})"
+        origin = "" if self.origin == self.path else f" ({self.origin})"
+        return f"CUDA {self.version or '?'} in {shown}{origin}"
 
 
 @dataclass(frozen=True)

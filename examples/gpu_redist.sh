@@ -15,6 +15,8 @@ port=8765
 manifest=http://127.0.0.1:$port/redistrib_13.0.2.json
 
 t0=$(date +%s)
+# wheelcuda's own dependency (uv-config's TOML editing), as a user's install would bring it
+"$py" -m pip install -q --no-index --no-deps "$wheels"/tomlkit-*.whl
 site=/root/redist-site
 rm -rf $site /root/mirror
 "$py" -m pip install -q --no-index --no-deps --target $site "$wheels"/nvidia_cuda_nvcc-*.whl \

@@ -572,3 +572,66 @@ def test_prune_takes_unused_archives_and_stopped_downloads(layout: Layout, serve
     assert sorted((r.path, r.why) for r in removed) == sorted([
         (stopped, "left by a run that was stopped"), (root, "toolkit: no tree uses it")])
     assert busy == [] and not root.exists() and not stopped.exists()
+
+
+# -- the review of issue 11 ---------------------------------------------------------------
+
+def test_a_manifest_on_disk_takes_its_archives_from_beside_it(layout: Layout, cu12: Path
+                                                              ) -> None:
+    """An offline copy: --redist-manifest FILE (or file://), no server, no --from."""
+    notes: list[str] = []
+    for manifest in (str(cu12 / MANIFEST), (cu12 / MANIFEST).as_uri()):
+        root = archives.fetch(layout, archives.Want("12.8", manifest=manifest,
+                                                    machine="x86_64"), note=notes.append)
+        _assert_complete(root, 12, CU12_VERSIONS)
+        shutil.rmtree(root)
+    assert f"copying cuda_nvcc 12.8.93 from {cu12 / NVCC_URL}" in notes
+
+
+@pytest.mark.parametrize("url", ["http://[bad", "http://[bad/x/redistrib_12.8.1.json"])
+def test_a_malformed_url_is_named(layout: Layout, url: str) -> None:
+    for want in (archives.Want("12.8", base_url=url), archives.Want("12.8", manifest=url)):
+        with pytest.raises(ComponentError, match="not a URL"):
+            archives.fetch(layout, want)
+    _nothing_half_written(layout)
+
+
+def test_without_the_network_the_error_lists_what_to_bring(layout: Layout) -> None:
+    """A known release from a mirror that does not answer: the archives wheelcuda knows
+    for 12.8.1, with sizes and sha256, and `fetch --from DIR`."""
+    with pytest.raises(ComponentError) as caught:
+        archives.fetch(layout, archives.Want("12.8", base_url="http://127.0.0.1:9/",
+                                             machine="x86_64"))
+    text = str(caught.value)
+    assert text.startswith("could not read http://127.0.0.1:9/redistrib_12.8.1.json: could "
+                           "not connect")
+    assert ("http://127.0.0.1:9/cuda_nvcc/linux-x86_64/cuda_nvcc-linux-x86_64-12.8.93-archive."
+            "tar.xz  79015464 bytes  sha256 9961b3484b6b71314063709a4f9529654f96782ad39e72bf1e"
+            "00f070db8210d3") in text
+    assert "then: wheelcuda fetch --from DIR" in text and "--no-fetch" not in text
+
+
+def test_an_archive_that_matches_yet_cannot_be_unpacked_is_not_kept(
+        layout: Layout, tmp_path: Path) -> None:
+    mirror = tmp_path / "mirror"
+    rs.cu12_mirror(mirror)
+    doc = json.loads((mirror / MANIFEST).read_text())
+    entry = doc["cuda_cccl"]["linux-x86_64"]
+    (mirror / entry["relative_path"]).write_bytes(os.urandom(4096))  # not xz, but listed so
+    entry.update(size="4096", sha256=rs.sha256(mirror / entry["relative_path"]))
+    (mirror / MANIFEST).write_text(json.dumps(doc))
+    want = archives.Want("12.8", manifest=str(mirror / MANIFEST), machine="x86_64")
+    for _ in range(2):  # each run says the same, and downloads it anew
+        with pytest.raises(ComponentError, match="cannot be unpacked") as caught:
+            archives.fetch(layout, want, note=lambda _: None)
+        assert "the manifest lists a broken archive" in str(caught.value)
+        downloads = layout.toolkits / ".fetch-cuda-redist-12.8.1-x86_64-downloads"
+        assert not any(p.name.startswith("cuda_cccl") for p in downloads.iterdir())
+        assert not (layout.toolkits / "cuda-redist-12.8.1-x86_64").exists()
+
+
+def test_cuda_11_is_refused_with_the_ways_that_work() -> None:
+    with pytest.raises(ComponentError) as caught:
+        rules.choose_release("11.8")
+    assert "takes CUDA 11.8's compiler from no NVIDIA archive" in caught.value.message
+    assert caught.value.fix is not None and "--toolkit /path/to/cuda-11.8" in caught.value.fix

@@ -16,6 +16,7 @@ import pytest
 
 from tests import fakes
 from tests import redist_server as rs
+from tests.test_localcuda import toolkit
 from wheelcuda.probe.torch import Torch
 from wheelcuda.rules import checks
 
@@ -193,3 +194,65 @@ def test_explain_names_the_source_and_the_others(tmp_path: Path, isolated: Path)
     assert r.returncode == 0, r.stderr
     assert f"compiler   wheels: the wheels in {py}'s site folders\n" in r.stdout
     assert "also       redist: nothing fetched for CUDA 13.0 yet" in r.stdout
+
+
+def test_auto_prefers_torchs_release_to_an_older_local_toolkit(
+        cu128: Path, server: rs.Server, tmp_path: Path, isolated: Path) -> None:
+    """A local CUDA 12.4 for a cu128 torch: `auto` fetches NVIDIA's 12.8.1 (12.4 cannot
+    build sm_120); `--toolkit local` takes the 12.4 it was asked for, with torch's warning."""
+    old = toolkit(tmp_path / "cuda-12.4", "12.4.131")
+    env = {"WHEELCUDA_TOOLKIT": "auto", "CUDA_HOME": str(old),
+           "WHEELCUDA_REDIST_MANIFEST": f"{server.url}redistrib_12.8.1.json"}
+    doctor = run("doctor", "--json", "--python", str(cu128), "--arch", "12.0", env=env)
+    report = json.loads(doctor.stdout)
+    assert report["toolkit"]["source"] == "redist", report["toolkit"]
+    assert any("CUDA 12.4 is older than torch's 12.8: NVIDIA's archives of 12.8 fit better"
+               in o for o in report["toolkit"]["others"]), report["toolkit"]["others"]
+    fetched = run("fetch", "--python", str(cu128), env=env)
+    assert fetched.returncode == 0, fetched.stderr
+    assert fetched.stdout.startswith(str(isolated / "toolkits/cuda-redist-12.8.1-"))
+    local = run("doctor", "--json", "--python", str(cu128), "--arch", "9.0", "--toolkit",
+                "local", env=env)
+    report = json.loads(local.stdout)
+    assert report["toolkit"]["source"] == "local", report["toolkit"]
+    assert report["toolkit"]["description"].startswith(f"CUDA 12.4.131 in {old}")
+
+
+def test_review_bad_inputs(cu128: Path, tmp_path: Path, isolated: Path) -> None:
+    """Each ends in a message with its fix, exit 1, no traceback, nothing half-written."""
+    cases = [
+        (("fetch", "--from", str(tmp_path / "nowhere")), {},
+         f"error: --from {tmp_path / 'nowhere'}: no such folder"),
+        (("fetch",), {"WHEELCUDA_REDIST_URL": "http://[bad"}, "not a URL"),
+        (("fetch", "--redist-manifest", "http://[bad/redistrib_12.8.1.json"), {}, "not a URL"),
+        (("env", "--arch", "9.0", "--toolkit", "redist"), {},
+         f"fix: wheelcuda fetch --toolkit redist --python {cu128} (install fetches by itself)"),
+    ]
+    for args, env, wanted in cases:
+        r = run(*args, "--python", str(cu128), env={"WHEELCUDA_TOOLKIT": "auto", **env})
+        assert r.returncode == 1, (args, r.stdout, r.stderr)
+        assert "Traceback" not in r.stderr and "internal error" not in r.stderr
+        assert wanted in " ".join(r.stderr.split()), (args, r.stderr)
+    kits = isolated / "toolkits"
+    assert not kits.exists() or all(p.name.startswith(".") for p in kits.iterdir())
+    # an empty --toolkit is `auto`, not the current folder
+    blank = run("doctor", "--json", "--python", str(cu128), "--arch", "9.0", "--toolkit", " ",
+                env={})
+    assert json.loads(blank.stdout)["toolkit"]["source"] == "redist"
+
+
+def test_a_source_that_fails_stops_no_run_another_serves(tmp_path: Path, isolated: Path
+                                                         ) -> None:
+    """The local source cannot write its links (its cache folder is a file); the wheels
+    serve, and doctor says why the local source has nothing."""
+    site = fakes.build_needs(fakes.cu13_site(tmp_path / "site"))
+    fakes.torch(site)
+    py = fakes.python(tmp_path, [site])
+    isolated.mkdir(parents=True, exist_ok=True)
+    (isolated / "local").write_text("not a folder")
+    r = run("doctor", "--json", "--python", str(py), "--arch", "9.0",
+            env={"WHEELCUDA_TOOLKIT": "auto", "CUDA_HOME": str(toolkit(tmp_path / "cuda-13.0",
+                                                                        "13.0.88"))})
+    report = json.loads(r.stdout)
+    assert report["ok"] and report["toolkit"]["source"] == "wheels", report
+    assert any(o.startswith("local: unusable: ") for o in report["toolkit"]["others"])

@@ -205,6 +205,10 @@ def start(ctx: Context, request: Request) -> Start:
     """The cache layout and the target; raises when either is unusable."""
     layout = Layout.for_environ(ctx.environ)
     toolkit_choice(ctx, request)  # a bad --toolkit stops here, before anything is read
+    if request.redist_from and not os.path.isdir(os.path.join(ctx.cwd, request.redist_from)):
+        raise ComponentError(f"--from {request.redist_from}: no such folder",
+                             "name the folder holding the manifest and the archives that "
+                             "`wheelcuda install --no-fetch PKG` lists")
     return Start(ctx, request, layout, resolve_target(ctx, layout, request.python))
 
 
@@ -218,7 +222,7 @@ def toolkit_choice(ctx: Context, request: Request) -> Choice:
     """What ``--toolkit`` (or WHEELCUDA_TOOLKIT, or the command's own sources) allows."""
     if request.sources is not None:
         return Choice(request.sources, target_libraries=False)
-    word = (request.toolkit or ctx.get(TOOLKIT_VAR) or "auto").strip()
+    word = (request.toolkit or ctx.get(TOOLKIT_VAR) or "").strip() or "auto"
     if word in TOOLKITS:
         return Choice(TOOLKITS[word])
     folder = os.path.normpath(os.path.join(ctx.cwd, os.path.expanduser(word)))
@@ -255,7 +259,8 @@ def finish(s: Start) -> Resolved:
                                  choice=replace(choice, only=sources.WHEELS, given=None))
     found = _component_problems(toolkit, torch, target)
     if toolkit.unavailable:
-        found = [_unavailable(toolkit, torch), *(p for p in found if not p.is_error)]
+        found = [_unavailable(toolkit, torch, target.python),
+                 *(p for p in found if not p.is_error)]
     host = hostcc_probe.probe_host_compiler(ctx)
     # What can be known before the compiler is there: a fetch (270 MB) must not come
     # before an error it cannot fix (issue 9 review: doctor said OK, install fetched, then
@@ -384,13 +389,16 @@ def locate_toolkit(target: Target, torch: Torch | None, layout: Layout, ctx: Con
                    description, others, unavailable)
 
 
-def _unavailable(toolkit: Toolkit, torch: Torch | None) -> Problem:
+def _unavailable(toolkit: Toolkit, torch: Torch | None, python: str) -> Problem:
     """The one source allowed has nothing: why, and the other ways."""
     cuda = torch.cuda if torch is not None and torch.cuda else f"{toolkit.major}.x"
-    other = ("--toolkit auto (the wheels, NVIDIA's archives), " if toolkit.source == "local"
-             else "--toolkit auto, ")
-    return Problem(Kind.COMPONENTS, f"--toolkit {toolkit.source}: {toolkit.unavailable}",
-                   f"{other}or --toolkit /path/to/cuda-{cuda} (the folder holding bin/nvcc)")
+    folder = f"--toolkit /path/to/cuda-{cuda} (the folder holding bin/nvcc)"
+    if toolkit.source == "redist":  # install fetches by itself; env, home, run do not
+        fix = (f"wheelcuda fetch --toolkit redist --python {shlex.quote(python)} (install "
+               f"fetches by itself), or {folder}")
+    else:
+        fix = f"--toolkit auto (the wheels, NVIDIA's archives), or {folder}"
+    return Problem(Kind.COMPONENTS, f"--toolkit {toolkit.source}: {toolkit.unavailable}", fix)
 
 
 def _roots(offers: Sequence[sources.Offer]) -> tuple[str, ...]:

@@ -81,8 +81,9 @@ def _toolkit(r: pipeline.Resolved) -> dict[str, Any]:
         want = pipeline.redist_want(r.ctx, r.request, r.torch)
         here = ([] if r.toolkit.source == "redist" else
                 [f"{r.toolkit.source}: {r.toolkit.description} (no whole compiler set)"])
+        others = [o for o in r.toolkit.others if not o.startswith("redist:")]
         return {"source": "redist", "description": f"to fetch: {archives.summary(want)}",
-                "others": [*here, *r.toolkit.others], "fetched": False}
+                "others": [*here, *others], "fetched": False}
     return {"source": r.toolkit.source, "description": r.toolkit.description,
             "others": list(r.toolkit.others), "fetched": True}
 

@@ -37,6 +37,8 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
         note(f"fetched the compiler set into {r.toolkit.fetched}")
     elif via == ["venv"]:
         note(f"{r.target.python} has the compiler wheels itself: nothing to fetch")
+    elif r.toolkit.source == "local":
+        note(f"a local toolkit serves: {r.toolkit.description}; nothing to fetch")
     else:
         note("the compiler set was already in wheelcuda's store")
     if nvcc is not None:

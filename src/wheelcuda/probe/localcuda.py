@@ -289,9 +289,12 @@ def _key(version: str | None) -> tuple[int, ...]:
     return parsed.release if parsed else ()
 
 
-def fit(candidates: Sequence[Candidate], wanted: str | None) -> Fit:
+def fit(candidates: Sequence[Candidate], wanted: str | None, *, older: bool = True) -> Fit:
     """The candidate for a torch built with CUDA ``wanted`` (``12.8``; None: torch's
-    CUDA unknown, the first whole one). Pure: decides over the facts gathered."""
+    CUDA unknown, the first whole one). ``older``: a toolkit of an older minor than
+    torch's may serve (``--toolkit local``); `auto` says no, since NVIDIA's archives of
+    torch's own release then fit better (12.4 cannot build sm_120, 12.8 can). Pure:
+    decides over the facts gathered."""
     passed: dict[int, str] = {}
     usable = []
     for i, c in enumerate(candidates):
@@ -306,11 +309,7 @@ def fit(candidates: Sequence[Candidate], wanted: str | None) -> Fit:
         chosen = usable[0] if usable else None
         why = "torch's CUDA is unknown: the first whole toolkit"
     else:
-        same = [(i, c) for i, c in usable if c.major == wanted_major]
-        for i, c in usable:
-            if c.major != wanted_major:
-                passed[i] = (f"CUDA {c.release}, torch is built with CUDA {wanted}: torch "
-                             "refuses another major version")
+        same = _same_major(usable, wanted, passed, older=older)
         exact = [(i, c) for i, c in same if c.release == release(wanted)]
         if exact:
             chosen = exact[0]
@@ -327,6 +326,23 @@ def fit(candidates: Sequence[Candidate], wanted: str | None) -> Fit:
     if chosen is None:
         return Fit(None, _none_fits(candidates, wanted, rest), rest)
     return Fit(chosen[1], f"{chosen[1].describe()}: {why}", rest, warning)
+
+
+def _same_major(usable: list[tuple[int, Candidate]], wanted: str,
+                passed: dict[int, str], *, older: bool) -> list[tuple[int, Candidate]]:
+    """The candidates of torch's major (of its minor or newer unless ``older``); why each
+    other is passed goes into ``passed``."""
+    same = []
+    for i, c in usable:
+        if c.major != _major(wanted):
+            passed[i] = (f"CUDA {c.release}, torch is built with CUDA {wanted}: torch "
+                         "refuses another major version")
+        elif not older and _key(c.release) < _key(release(wanted)):
+            passed[i] = (f"CUDA {c.release} is older than torch's {wanted}: NVIDIA's "
+                         f"archives of {wanted} fit better (--toolkit local takes it)")
+        else:
+            same.append((i, c))
+    return same
 
 
 def _none_fits(candidates: Sequence[Candidate], wanted: str | None,

@@ -164,6 +164,13 @@ def _key(label: str) -> tuple[int, ...]:
 def choose_release(cuda: str) -> data.Release:
     """The newest known release of torch's CUDA ``X.Y`` (``12.8`` -> 12.8.1)."""
     found = [r for r in data.RELEASES if r.cuda == cuda]
+    major = int(cuda.split(".", 1)[0]) if cuda.split(".", 1)[0].isdigit() else None
+    if not found and major not in data.PARTS:
+        raise ComponentError(
+            f"wheelcuda takes CUDA {cuda}'s compiler from no NVIDIA archive (it knows the "
+            f"layouts of CUDA {', '.join(map(str, sorted(data.PARTS)))})",
+            f"--toolkit /path/to/cuda-{cuda} (a toolkit on this machine), or a torch built "
+            "with CUDA 12.8 or 13.0")
     if not found:
         known = ", ".join(r.label for r in data.RELEASES)
         raise ComponentError(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..errors import WheelcudaError
 from . import local, redist, store, venv
 from .base import Offer, Source
 
@@ -34,6 +35,16 @@ def offers(target: Target, torch: Torch | None, layout: Layout, ctx: Context, *,
     """The offers of the sources named in ``only`` (all when None), in order of
     preference; ``given`` is a toolkit folder (``--toolkit PATH``): the local source
     looks at that one only."""
-    chosen = [local.LocalSource(ctx, given) if s.name == "local" and given else s
+    chosen = [local.LocalSource(ctx, given, older=only is not None) if s.name == "local" else s
               for s in SOURCES if only is None or s.name in only]
-    return [o for s in chosen if (o := s.offer(target, torch, layout, ctx)) is not None]
+    return [o for s in chosen if (o := _offer(s, target, torch, layout, ctx)) is not None]
+
+
+def _offer(source: Source, target: Target, torch: Torch | None, layout: Layout,
+           ctx: Context) -> Offer | None:
+    """One source's offer; one that fails (a folder it cannot write) offers nothing and
+    says why, so that it stops no run another source serves."""
+    try:
+        return source.offer(target, torch, layout, ctx)
+    except WheelcudaError as exc:
+        return Offer(source.name, (), f"unusable: {exc.message}")

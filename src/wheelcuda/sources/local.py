@@ -27,22 +27,25 @@ if TYPE_CHECKING:
 __all__ = ["SOURCE", "LocalSource", "choose"]
 
 
-def choose(ctx: Context, torch: Torch | None, layout: Layout, given: str | None = None
-           ) -> localcuda.Fit:
+def choose(ctx: Context, torch: Torch | None, layout: Layout, given: str | None = None, *,
+           older: bool = True) -> localcuda.Fit:
     """The local toolkit for ``torch`` and why (doctor and ``--toolkit local`` say it);
     reads only. wheelcuda's own cache (its trees) is never a candidate."""
     found = localcuda.find(ctx, skip=(str(layout.root),), given=given)
-    return localcuda.fit(found, torch.cuda if torch is not None else None)
+    return localcuda.fit(found, torch.cuda if torch is not None else None, older=older)
 
 
 class LocalSource:
-    """The ``local`` source; ``given`` is a toolkit folder (``--toolkit PATH``)."""
+    """The ``local`` source; ``given`` is a toolkit folder (``--toolkit PATH``); ``older``:
+    a toolkit of an older minor than torch's may serve (not under ``auto``)."""
 
     name = "local"
 
-    def __init__(self, ctx: Context | None = None, given: str | None = None) -> None:
+    def __init__(self, ctx: Context | None = None, given: str | None = None, *,
+                 older: bool = True) -> None:
         self.ctx = ctx
         self.given = given
+        self.older = older
 
     def offer(self, target: Target,  # noqa: ARG002 (the protocol's)
               torch: Torch | None, layout: Layout, ctx: Context | None = None
@@ -51,7 +54,7 @@ class LocalSource:
         (the run's variables) should come from the caller: the Source protocol does not
         carry it yet, so without one this reads the process's (:meth:`Context.current`)."""
         ctx = ctx or self.ctx or Context.current()
-        fit = choose(ctx, torch, layout, self.given)
+        fit = choose(ctx, torch, layout, self.given, older=self.older)
         if fit.chosen is None:
             return Offer(self.name, (), fit.why)
         root = shims.ensure(layout, fit.chosen)

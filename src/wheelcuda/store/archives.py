@@ -117,7 +117,11 @@ class Plan:
 
 def _where(location: str) -> tuple[str, str]:
     """("http", url) or ("file", path) for an http(s):// or file:// URL or a path."""
-    scheme = urllib.parse.urlsplit(location).scheme.lower()
+    try:
+        scheme = urllib.parse.urlsplit(location).scheme.lower()
+    except ValueError as exc:  # "http://[bad": an unclosed IPv6 bracket, a bad port
+        raise ComponentError(f"cannot read {location}: not a URL ({exc})",
+                             "name an http(s):// or file:// URL, or a path") from exc
     if scheme in ("http", "https"):
         return "http", location
     if scheme == "file":
@@ -126,6 +130,10 @@ def _where(location: str) -> tuple[str, str]:
         raise ComponentError(f"cannot read {location}: wheelcuda reads http(s)://, file:// "
                              "and plain paths only")
     return "file", location
+
+
+class _Unreachable(ComponentError):
+    """A manifest or an archive could not be read: :func:`fetch` adds what to bring."""
 
 
 def _unreachable(location: str, exc: BaseException) -> ComponentError:
@@ -138,11 +146,10 @@ def _unreachable(location: str, exc: BaseException) -> ComponentError:
         why = exc.strerror
     else:
         why = str(exc) or type(exc).__name__
-    return ComponentError(
+    return _Unreachable(
         f"could not read {location}: {why}",
         f"check the address; a mirror laid out like {data.BASE_URL} is named by "
-        f"{data.MIRROR_VAR}; without the network, bring the files that `wheelcuda fetch "
-        "--no-fetch` lists and run `wheelcuda fetch --from DIR`")
+        f"{data.MIRROR_VAR}")
 
 
 def _open(url: str, offset: int = 0) -> http.client.HTTPResponse:
@@ -204,10 +211,15 @@ def read_manifest(want: Want) -> tuple[rules.Manifest, str, str, data.Release | 
 
 
 def _archive_base(want: Want) -> str:
+    """Where the archives' relative paths start: WHEELCUDA_REDIST_URL, else beside a
+    manifest given (a URL, or a file), else NVIDIA's."""
     if want.base_url:
         return want.base_url
-    if want.manifest and _where(want.manifest)[0] == "http":
-        return want.manifest.rsplit("/", 1)[0] + "/"
+    if want.manifest:
+        kind, where = _where(want.manifest)
+        if kind == "http":
+            return want.manifest.rsplit("/", 1)[0] + "/"
+        return str(Path(where).resolve().parent) + "/"
     return data.BASE_URL
 
 
@@ -565,8 +577,11 @@ def _unpack(file: Path, archive: rules.Archive, box: _Unpack) -> None:
                     raise box.refuse(archive, problem)
                 _put(tar, member, kind, archive, box)
     except (tarfile.TarError, lzma.LZMAError, EOFError) as exc:
+        file.unlink(missing_ok=True)  # matched the manifest, yet broken: not kept for reuse
         raise ComponentError(f"{archive.filename} from {archive.url} cannot be unpacked: {exc}",
-                             "run again to download it anew") from exc
+                             "the file matches the manifest's sha256, so the manifest lists "
+                             "a broken archive: run again to download it anew, or name "
+                             "another release with --redist-manifest") from exc
 
 
 def _links_stay_inside(box: _Unpack) -> None:
@@ -671,7 +686,19 @@ def existing(layout: Layout, cuda: str, machine: str | None = None) -> Path | No
 
 def fetch(layout: Layout, want: Want, *, note: Note = _note, every: float = 5.0) -> Path:
     """The root for ``want``: reused when fetched whole from the same manifest before,
-    else fetched under the folder's lock (once, however many runs ask at once)."""
+    else fetched under the folder's lock (once, however many runs ask at once). When the
+    network fails, the error lists what to bring instead."""
+    try:
+        return _fetch(layout, want, note, every)
+    except _Unreachable as exc:
+        try:
+            bring = listing(want, network=False)
+        except ComponentError:  # the manifest named is what cannot be read
+            raise exc from None
+        raise ComponentError(exc.message, f"{exc.fix}; without the network, {bring}") from exc
+
+
+def _fetch(layout: Layout, want: Want, note: Note, every: float) -> Path:
     kits = layout.private(layout.toolkits)
     plan: Plan | None = None
     sha: str | None

@@ -256,3 +256,15 @@ def test_a_source_that_fails_stops_no_run_another_serves(tmp_path: Path, isolate
     report = json.loads(r.stdout)
     assert report["ok"] and report["toolkit"]["source"] == "wheels", report
     assert any(o.startswith("local: unusable: ") for o in report["toolkit"]["others"])
+
+
+def test_an_older_local_toolkit_names_the_archives_as_the_way(cu128: Path, tmp_path: Path
+                                                              ) -> None:
+    old = toolkit(tmp_path / "cuda-12.4", "12.4.131")
+    r = run("doctor", "--python", str(cu128), "--arch", "12.0", "--toolkit", "local",
+            env={"CUDA_HOME": str(old)})
+    text = " ".join(r.stdout.split())
+    assert "torch is built with CUDA 12.8, the compiler is CUDA 12.4" in text, text
+    assert "fix: --toolkit redist (NVIDIA's CUDA 12.8 archives), or --toolkit " \
+           "/path/to/cuda-12.8" in text
+    assert "cuda-toolkit[" not in text  # no wheel holds a CUDA 12 compiler

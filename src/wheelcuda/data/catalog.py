@@ -223,7 +223,7 @@ def toolkit_requirements(specifier: str) -> list[str]:
         major = int(release.split(".")[0])
         reqs += [f"{c.wheels[major]}=={release}.*" for c in COMPILER
                  if c.pin_release and major in c.wheels]
-    return reqs
+    return list(dict.fromkeys(reqs))  # CUDA 12's nvcc, nvvm and crt are one wheel
 
 
 def install_command(specifier: str, python: str | None = None) -> str:

@@ -121,9 +121,10 @@ def check_floor(archs: Sequence[Arch], major: int) -> None:
         raise ArchError(
             f"CUDA {major} dropped {names} (it builds nothing below "
             f"sm_{floor[0]}{floor[1]}); a CUDA {major} compiler cannot build for that GPU",
-            "those GPUs need a CUDA 12 toolkit and a torch built for CUDA 12 (e.g. "
-            "torch 2.9.1 from PyPI is built with CUDA 12.8): install both, export "
-            "CUDA_HOME=/path/to/cuda-12.x, and build with it; or drop them from --arch")
+            "those GPUs need a torch built for CUDA 12 (e.g. torch 2.9.1 from PyPI, built "
+            "with CUDA 12.8); wheelcuda then takes the compiler from NVIDIA's CUDA 12 "
+            "archives (or a local toolkit: --toolkit /path/to/cuda-12.x); or drop them "
+            "from --arch")
 
 
 def check(archs: Sequence[Arch], supported: Sequence[str], nvcc_version: str) -> None:
@@ -134,8 +135,10 @@ def check(archs: Sequence[Arch], supported: Sequence[str], nvcc_version: str) ->
     bad = unbuildable(archs, supported)
     if bad:
         names = ", ".join(f"sm_{a.number}" for a in bad)
+        newer = ("a CUDA 12 compiler of torch's own release: --toolkit redist (NVIDIA's "
+                 "archives)" if version and version.major == 12 else
+                 "a newer compiler: uv pip install \"cuda-toolkit[nvcc,cccl]==13.*\"")
         raise ArchError(
             f"nvcc {nvcc_version} cannot build {names}; it builds {' '.join(supported)}",
-            "install a newer compiler: uv pip install \"cuda-toolkit[nvcc,cccl]==13.*\", "
-            "or pass --arch with one of the archs above",
+            f"use {newer}, or pass --arch with one of the archs above",
         )

@@ -186,6 +186,15 @@ def component_problems(inventory: Inventory, major: int, torch: Torch | None,
     return problems + _mixed(parts, torch, python)
 
 
+def _compiler_for(torch: Torch, python: str) -> str:
+    """How to get the compiler of torch's own CUDA: its wheels (CUDA 13), NVIDIA's
+    archives or a local toolkit (CUDA 12: no wheel holds nvcc)."""
+    if torch.cuda_major in catalog.WHEEL_COMPILER_MAJORS:
+        return catalog.install_command(wanted_specifier(torch, torch.cuda_major or 13), python)
+    return (f"--toolkit redist (NVIDIA's CUDA {torch.cuda} archives), or --toolkit "
+            f"/path/to/cuda-{torch.cuda} (a toolkit on this machine)")
+
+
 def compiler_release(inventory: Inventory, major: int) -> str | None:
     """CUDA major.minor of the compiler set (from nvcc's wheel version)."""
     nvcc = inventory.get(catalog.NVCC.name, major)
@@ -209,13 +218,11 @@ def torch_problems(torch: Torch | None, compiler: str | None, python: str) -> li
         return [Problem(Kind.TORCH, f"torch {torch.version} is built with CUDA {torch.cuda} "
                         "but the "
                         f"compiler is CUDA {compiler}; torch refuses a different major version",
-                        catalog.install_command(wanted_specifier(torch, torch.cuda_major or 13),
-                                                python))]
+                        _compiler_for(torch, python))]
     if release(torch.cuda) != release(compiler):
         return [Problem(Kind.TORCH, f"torch is built with CUDA {torch.cuda}, the compiler is CUDA "
                         f"{compiler}: it usually works (torch warns), an exact match is safer",
-                        catalog.install_command(wanted_specifier(torch, torch.cuda_major or 13),
-                                                python),
+                        _compiler_for(torch, python),
                         severity=Severity.WARNING)]
     return []
 

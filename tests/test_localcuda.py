@@ -20,9 +20,10 @@ from wheelcuda.data import catalog
 from wheelcuda.errors import ComponentError
 from wheelcuda.probe import localcuda, locate
 from wheelcuda.probe.interpreter import Target
-from wheelcuda.probe.localcuda import Candidate
 from wheelcuda.probe.torch import Torch
+from wheelcuda.rules import localfit
 from wheelcuda.rules import tree as plan_rules
+from wheelcuda.rules.localfit import Candidate
 from wheelcuda.sources import local
 from wheelcuda.store import prune, shims, trees
 from wheelcuda.store.layout import Layout
@@ -204,7 +205,7 @@ def _cand(version: str, path: str | None = None, missing: tuple[str, ...] = ()) 
 
 
 def test_fit_exact_release() -> None:
-    fit = localcuda.fit([_cand("13.0.88"), _cand("12.8.93")], "12.8")
+    fit = localfit.fit([_cand("13.0.88"), _cand("12.8.93")], "12.8")
     assert fit.chosen is not None and fit.chosen.version == "12.8.93"
     assert fit.warning is None
     assert "another major" in {c.version: r for c, r in fit.passed}["13.0.88"]
@@ -212,26 +213,26 @@ def test_fit_exact_release() -> None:
 
 def test_fit_prefers_exact_over_newer_and_order() -> None:
     cands = [_cand("12.4.131"), _cand("12.9.86"), _cand("12.8.93")]
-    assert localcuda.fit(cands, "12.8").chosen == cands[2]
+    assert localfit.fit(cands, "12.8").chosen == cands[2]
 
 
 def test_fit_newest_of_the_major_when_none_exact() -> None:
     """12.4 and 12.6 for a cu128 torch: 12.6, with torch's minor-version warning."""
     cands = [_cand("12.4.131"), _cand("12.6.85")]
-    fit = localcuda.fit(cands, "12.8")
+    fit = localfit.fit(cands, "12.8")
     assert fit.chosen == cands[1]
     assert fit.warning and "12.8" in fit.warning and "12.6" in fit.warning
 
 
 def test_fit_skips_incomplete_ones() -> None:
     cands = [_cand("12.8.93", "/a", missing=("nvvm/bin/cicc",)), _cand("12.8.93", "/b")]
-    fit = localcuda.fit(cands, "12.8")
+    fit = localfit.fit(cands, "12.8")
     assert fit.chosen == cands[1]
     assert "nvvm/bin/cicc" in fit.passed[0][1]
 
 
 def test_fit_refuses_another_major_with_a_message() -> None:
-    fit = localcuda.fit([_cand("13.0.88", "/usr/local/cuda-13.0")], "12.8")
+    fit = localfit.fit([_cand("13.0.88", "/usr/local/cuda-13.0")], "12.8")
     assert fit.chosen is None
     assert "12.8" in fit.why and "/usr/local/cuda-13.0" in fit.why
     assert "refuses another major" in fit.why
@@ -239,8 +240,8 @@ def test_fit_refuses_another_major_with_a_message() -> None:
 
 def test_fit_without_torch_takes_the_first_whole_one() -> None:
     cands = [_cand("12.4.131", missing=("x",)), _cand("12.8.93"), _cand("13.0.88")]
-    assert localcuda.fit(cands, None).chosen == cands[1]
-    assert "no local CUDA toolkit" in localcuda.fit([], "12.8").why
+    assert localfit.fit(cands, None).chosen == cands[1]
+    assert "no local CUDA toolkit" in localfit.fit([], "12.8").why
 
 
 # -- the shim -------------------------------------------------------------------------
@@ -389,7 +390,7 @@ def test_source_offers_nothing_for_another_major(tmp_path: Path) -> None:
     toolkit(tmp_path / "cuda-13.0", "13.0.88")
     ctx = _ctx(CUDA_HOME=str(tmp_path / "cuda-13.0"))
     layout = _layout(tmp_path)
-    offer = local.LocalSource(ctx).offer(_target(tmp_path), _torch("12.8"), layout)
+    offer = local.LocalSource().offer(_target(tmp_path), _torch("12.8"), layout, ctx)
     assert offer is not None and offer.roots == ()  # nothing, and why (doctor shows it)
     assert "refuses another major" in offer.description
     fit = local.choose(ctx, _torch("12.8"), layout)
@@ -401,8 +402,8 @@ def test_source_with_a_given_folder_looks_nowhere_else(tmp_path: Path) -> None:
     toolkit(tmp_path / "a", "12.8.93")
     given = toolkit(tmp_path / "b", "12.6.85")
     ctx = _ctx(CUDA_HOME=str(tmp_path / "a"))
-    offer = local.LocalSource(ctx, given=str(given)).offer(
-        _target(tmp_path), _torch("12.8"), _layout(tmp_path))
+    offer = local.LocalSource(given=str(given)).offer(
+        _target(tmp_path), _torch("12.8"), _layout(tmp_path), ctx)
     assert offer is not None and str(given) in offer.description
     fit = local.choose(ctx, _torch("12.8"), _layout(tmp_path), str(tmp_path / "nowhere"))
     assert fit.chosen is None and "it is not a folder" in fit.why and "--toolkit" in fit.why

@@ -20,6 +20,7 @@ import pytest
 
 from tests import fakes
 from tests import redist_server as rs
+from wheelcuda.context import Context
 from wheelcuda.data import catalog
 from wheelcuda.data import redist as data
 from wheelcuda.errors import ComponentError
@@ -32,6 +33,7 @@ from wheelcuda.store.layout import Layout
 
 NVCC_URL = "cuda_nvcc/linux-x86_64/cuda_nvcc-linux-x86_64-12.8.93-archive.tar.xz"
 MANIFEST = "redistrib_12.8.1.json"
+CTX = Context((), "/", "/usr/bin/python3")  # the protocol's; unused by this source
 
 
 # -- rules: the manifest ------------------------------------------------------------------
@@ -269,14 +271,14 @@ def test_a_good_fetch_assembles_a_root_that_locate_finds_whole(
 def test_the_source_offers_the_root_for_torchs_cuda(layout: Layout, server: rs.Server) -> None:
     torch = Torch("2.9.1+cu128", "12.8", "/site/torch", None)
     target = None  # the protocol's; unused
-    before = source.SOURCE.offer(target, torch, layout)
+    before = source.SOURCE.offer(target, torch, layout, CTX)
     assert before is not None and before.roots == ()
     assert before.description.startswith("nothing fetched for CUDA 12.8 yet")
     root = archives.fetch(layout, _want(server, machine=None), note=lambda _: None)
-    offer = source.SOURCE.offer(target, torch, layout)
+    offer = source.SOURCE.offer(target, torch, layout, CTX)
     assert offer is not None and offer.source == "redist" and offer.roots == (str(root),)
     cu13 = Torch("2.11.0+cu130", "13.0", "/site/torch", "==13.0.2")
-    other = source.SOURCE.offer(target, cu13, layout)
+    other = source.SOURCE.offer(target, cu13, layout, CTX)
     assert other is not None and other.roots == ()
 
 

@@ -20,6 +20,7 @@ from packaging.version import Version
 
 from .. import pipeline
 from ..context import Context
+from ..data import catalog
 from ..errors import TorchError
 from ..probe import locate
 from ..store import userfiles
@@ -29,9 +30,6 @@ NAME = "constraints"
 HELP = ("print build constraints pinning torch (and its companions) to the target's exact "
         "versions, for --build-constraint / PIP_BUILD_CONSTRAINT / UV_BUILD_CONSTRAINT")
 
-#: Packages whose version in a build environment must be the runtime's: the extension
-#: links against torch's C++ API; torchvision and torchaudio pin torch themselves.
-PINNED = ("torch", "torchvision", "torchaudio")
 #: pip learned --build-constraint / PIP_BUILD_CONSTRAINT in 25.3.
 PIP_NEEDED = Version("25.3")
 PYTORCH_INDEX = "https://download.pytorch.org/whl"
@@ -45,7 +43,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace, ctx: Context) -> int:
     start = pipeline.start(ctx, pipeline.Request(python=args.python, need_archs=False))
     target = start.target
-    versions = {name: v for name in PINNED
+    versions = {name: v for name in catalog.TORCH_FAMILY
                 if (v := locate.installed_version(target.site_dirs, name))}
     if "torch" not in versions:
         raise TorchError(f"torch is not installed in {target.python}: there is nothing to pin",

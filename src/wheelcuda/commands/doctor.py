@@ -22,7 +22,6 @@ from ..rules import arch, checks, render
 from ..rules.checks import Kind, Problem, Severity
 from ..store import archives
 from .common import add_arch, add_toolkit, request
-from .constraints import PINNED
 
 NAME = "doctor"
 HELP = "show what is there, what is missing, and how to fix it"
@@ -145,7 +144,7 @@ def _cu130_move(r: pipeline.Resolved, gpus_seen: dict[str, Any]) -> list[Problem
     if r.torch is None or not drivers or not (r.redist_fetchable or r.errors()):
         return []
     newest = max(drivers, key=lambda v: checks.parse_version(v) or Version("0"))
-    companions = {name: v for name in PINNED[1:]
+    companions = {name: v for name in catalog.TORCH_FAMILY[1:]
                   if (v := locate.installed_version(r.target.site_dirs, name))}
     move = checks.cu130_move(r.torch, r.target.python, companions, newest)
     return [move] if move else []

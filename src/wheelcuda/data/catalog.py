@@ -27,6 +27,10 @@ MAJORS: Final = (13, 12)
 #: The majors whose whole compiler ships as PyPI wheels (CUDA 12's nvcc wheel is ptxas
 #: only: its compiler comes from NVIDIA's archives or a local toolkit).
 WHEEL_COMPILER_MAJORS: Final = (13,)
+#: torch and the packages built with it: a build environment must have the runtime's
+#: versions (the extension links against torch's C++ API; torchvision and torchaudio
+#: pin torch themselves), and they move to another CUDA build together.
+TORCH_FAMILY: Final = ("torch", "torchvision", "torchaudio")
 
 
 @dataclass(frozen=True)

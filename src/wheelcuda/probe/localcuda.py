@@ -15,9 +15,8 @@ no toolkit and is skipped; a folder met twice (``/usr/local/cuda`` is a link to
 
 Each candidate's version comes from ``version.json`` (``cuda_nvcc.version``, else
 ``cuda.version``) as NVIDIA's installers write it, else from ``bin/nvcc --version``.
-Which candidate fits torch is a pure decision over these facts (:func:`fit`): torch
-refuses another CUDA major and only warns on another minor, so the same major is
-required, an exact major.minor preferred, then the newest of that major.
+Which candidate fits torch is a pure decision over these facts
+(:func:`wheelcuda.rules.localfit.fit`).
 
 This module reads; it never writes (the shim is the store's).
 """
@@ -28,18 +27,16 @@ import json
 import os
 import re
 import shutil
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 
 from .. import proc
 from ..context import Context
 from ..data import catalog
 from ..errors import ToolError
-from ..rules.checks import parse_version, release
-from .nvcc import _RELEASE  # one reading of nvcc's banner, shared with probe_nvcc
+from ..rules.localfit import Candidate, major_of
+from .nvcc import nvcc_environ, parse_banner
 
-__all__ = ["CONDA_TOOLS", "Candidate", "Fit", "candidate_paths", "find", "fit", "probe",
-           "summary"]
+__all__ = ["CONDA_TOOLS", "candidate_paths", "find", "probe"]
 
 #: Origins, as they are shown to people.
 CUDA_HOME, CUDA_PATH, USR_LOCAL_CUDA, PATH, CONDA = (
@@ -66,77 +63,6 @@ CONDA_TOOLS: frozenset[str] = frozenset(
 _LINKED = ("lib/libcudart_static.a", "lib/libcudadevrt.a")
 #: What must be there before nvcc is asked its version.
 _ASK_NVCC = ("bin/nvcc", "bin/nvcc.profile", "nvvm/bin/cicc")
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One toolkit folder, what it is, and the folders each part of it lives in."""
-
-    #: The folder as found (``/usr/local/cuda``), and its resolved path.
-    path: str
-    real: str
-    #: Where it was found: ``CUDA_HOME``, ``/usr/local/cuda``, ``nvcc on PATH``, ...
-    origin: str
-    #: nvcc's version (``13.0.88``), and where it was read: ``version.json`` or
-    #: ``nvcc --version``; None when neither answered.
-    version: str | None
-    version_from: str
-    #: ``cuda.version`` of version.json (``12.8.1``), when there is one.
-    cuda: str | None
-    #: Component versions from version.json (``cuda_cudart`` -> ``12.8.90``).
-    versions: tuple[tuple[str, str], ...]
-    #: Absolute folders of its parts: bin, include, lib (libcudart), nvvm.
-    bin: str
-    include: str
-    lib: str
-    nvvm: str
-    #: A conda environment: its bin is shared with everything else installed there,
-    #: and conda patches nvcc.profile (TOP under targets/).
-    conda: bool
-    #: Why it cannot build (files missing, no version); empty when it can.
-    missing: tuple[str, ...]
-
-    @property
-    def release(self) -> str | None:
-        """CUDA major.minor (``12.8``)."""
-        return release(self.version)
-
-    @property
-    def major(self) -> int | None:
-        return _major(self.version)
-
-    @property
-    def complete(self) -> bool:
-        return not self.missing
-
-    def component_version(self, name: str) -> str | None:
-        """A compiler component's version: version.json's when it is of the same
-        release (its parts are installed together), else nvcc's."""
-        own = dict(self.versions).get(name)
-        return own if own and release(own) == self.release else self.version
-
-    def describe(self) -> str:
-        shown = self.path if self.path == self.real else f"{self.path} (-> {self.real})"
-        origin = "" if self.origin == self.path else f" ({self.origin})"
-        return f"CUDA {self.version or '?'} in {shown}{origin}"
-
-
-@dataclass(frozen=True)
-class Fit:
-    """Which candidate serves a torch built with CUDA ``wanted``, and why."""
-
-    chosen: Candidate | None
-    #: One line for people: why this one, or why none.
-    why: str
-    #: Every other candidate with the reason it was passed over.
-    passed: tuple[tuple[Candidate, str], ...] = ()
-    #: torch will warn (another minor version): worth saying.
-    warning: str | None = None
-
-
-def _major(version: str | None) -> int | None:
-    parsed = parse_version(version)
-    return parsed.major if parsed else None
 
 
 def _under(path: str, folders: Sequence[str]) -> bool:
@@ -235,7 +161,7 @@ def probe(path: str, origin: str, ctx: Context,
         version_from = "nvcc --version"
     if version is None:
         version_from = ""
-    major = _major(version)
+    major = major_of(version)
     where = {"bin": bin_dir, "include": include, "lib": lib, "nvvm": nvvm}
     missing: list[str] = []
     if not os.path.isdir(real):
@@ -257,14 +183,12 @@ def probe(path: str, origin: str, ctx: Context,
 
 def _nvcc_version(nvcc: str, ctx: Context) -> str | None:
     """``nvcc --version``'s ``V13.0.88`` (one process, as probe/nvcc.py reads it)."""
-    env = proc.child_environ(ctx.environ)
-    for var in ("NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"):
-        env.pop(var, None)
     try:
-        m = _RELEASE.search(proc.capture([nvcc, "--version"], env=env, timeout=30))
+        banner = parse_banner(proc.capture([nvcc, "--version"], env=nvcc_environ(ctx),
+                                           timeout=30))
     except ToolError:
         return None
-    return m.group(2) if m else None
+    return banner[1] if banner else None
 
 
 def find(ctx: Context, *, skip: Sequence[str] = (), usr_local: str = "/usr/local",
@@ -284,83 +208,3 @@ def find(ctx: Context, *, skip: Sequence[str] = (), usr_local: str = "/usr/local
     return out
 
 
-def _key(version: str | None) -> tuple[int, ...]:
-    parsed = parse_version(version)
-    return parsed.release if parsed else ()
-
-
-def fit(candidates: Sequence[Candidate], wanted: str | None, *, older: bool = True) -> Fit:
-    """The candidate for a torch built with CUDA ``wanted`` (``12.8``; None: torch's
-    CUDA unknown, the first whole one). ``older``: a toolkit of an older minor than
-    torch's may serve (``--toolkit local``); `auto` says no, since NVIDIA's archives of
-    torch's own release then fit better (12.4 cannot build sm_120, 12.8 can). Pure:
-    decides over the facts gathered."""
-    passed: dict[int, str] = {}
-    usable = []
-    for i, c in enumerate(candidates):
-        if c.missing:
-            passed[i] = f"incomplete: {', '.join(c.missing)} missing"
-        else:
-            usable.append((i, c))
-    chosen: tuple[int, Candidate] | None = None
-    why, warning = "", None
-    wanted_major = _major(wanted)
-    if wanted is None or wanted_major is None:
-        chosen = usable[0] if usable else None
-        why = "torch's CUDA is unknown: the first whole toolkit"
-    else:
-        same = _same_major(usable, wanted, passed, older=older)
-        exact = [(i, c) for i, c in same if c.release == release(wanted)]
-        if exact:
-            chosen = exact[0]
-            why = f"CUDA {chosen[1].release}, as torch's"
-        elif same:
-            chosen = max(same, key=lambda ic: (_key(ic[1].version), -ic[0]))
-            why = f"the newest CUDA {wanted_major} here (torch is built with {wanted})"
-            warning = (f"torch is built with CUDA {wanted}, the local toolkit is CUDA "
-                       f"{chosen[1].release}: torch warns about another minor version")
-        for i, c in same:
-            if chosen is not None and i != chosen[0]:
-                passed[i] = f"CUDA {c.release}: {chosen[1].describe()} fits better"
-    rest = tuple((candidates[i], passed[i]) for i in sorted(passed))
-    if chosen is None:
-        return Fit(None, _none_fits(candidates, wanted, rest), rest)
-    return Fit(chosen[1], f"{chosen[1].describe()}: {why}", rest, warning)
-
-
-def _same_major(usable: list[tuple[int, Candidate]], wanted: str,
-                passed: dict[int, str], *, older: bool) -> list[tuple[int, Candidate]]:
-    """The candidates of torch's major (of its minor or newer unless ``older``); why each
-    other is passed goes into ``passed``."""
-    same = []
-    for i, c in usable:
-        if c.major != _major(wanted):
-            passed[i] = (f"CUDA {c.release}, torch is built with CUDA {wanted}: torch "
-                         "refuses another major version")
-        elif not older and _key(c.release) < _key(release(wanted)):
-            passed[i] = (f"CUDA {c.release} is older than torch's {wanted}: NVIDIA's "
-                         f"archives of {wanted} fit better (--toolkit local takes it)")
-        else:
-            same.append((i, c))
-    return same
-
-
-def _none_fits(candidates: Sequence[Candidate], wanted: str | None,
-               passed: tuple[tuple[Candidate, str], ...]) -> str:
-    need = f"torch's CUDA {wanted}" if wanted else "a build"
-    if not candidates:
-        return (f"no local CUDA toolkit for {need}: none in CUDA_HOME, CUDA_PATH, "
-                "/usr/local/cuda*, the nvcc on PATH or CONDA_PREFIX")
-    lines = "; ".join(f"{c.describe()}: {reason}" for c, reason in passed)
-    return f"no local CUDA toolkit fits {need}: {lines}"
-
-
-def summary(fit_: Fit) -> Mapping[str, object]:
-    """The decision as plain data (doctor's JSON)."""
-    def one(c: Candidate) -> dict[str, object]:
-        return {"path": c.path, "real": c.real, "origin": c.origin, "version": c.version,
-                "version_from": c.version_from, "complete": c.complete,
-                "missing": list(c.missing)}
-    return {"chosen": one(fit_.chosen) if fit_.chosen else None, "why": fit_.why,
-            "warning": fit_.warning,
-            "passed": [{**one(c), "reason": r} for c, r in fit_.passed]}

@@ -10,20 +10,32 @@ from .. import proc
 from ..context import Context
 from ..errors import ToolError
 
-__all__ = ["probe_nvcc"]
+__all__ = ["nvcc_environ", "parse_banner", "probe_nvcc"]
 
 _RELEASE = re.compile(r"release (\d+\.\d+), V([\d.]+)")
+
+
+def nvcc_environ(ctx: Context) -> dict[str, str]:
+    """The environment nvcc is asked questions in: the user's extra flags left out."""
+    env = proc.child_environ(ctx.environ)
+    for var in ("NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"):
+        env.pop(var, None)
+    return env
+
+
+def parse_banner(text: str) -> tuple[str, str] | None:
+    """``("13.0", "13.0.88")`` from ``nvcc --version``'s ``release 13.0, V13.0.88``."""
+    m = _RELEASE.search(text)
+    return (m.group(1), m.group(2)) if m else None
 
 
 def probe_nvcc(nvcc: Path, ctx: Context) -> dict[str, Any]:
     """``nvcc_release``, ``nvcc_version`` and ``gpu_codes`` of ``nvcc``; raises
     :class:`ToolError` when it does not run or does not answer like nvcc."""
-    env = proc.child_environ(ctx.environ)
-    for var in ("NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"):
-        env.pop(var, None)
+    env = nvcc_environ(ctx)
     text = proc.capture([str(nvcc), "--version"], env=env)
-    m = _RELEASE.search(text)
-    if not m:
+    banner = parse_banner(text)
+    if not banner:
         raise ToolError(f"{nvcc} --version printed no 'release X.Y, VX.Y.Z' line:\n{text}")
     codes = proc.capture([str(nvcc), "--list-gpu-code"], env=env).split()
-    return {"nvcc_release": m.group(1), "nvcc_version": m.group(2), "gpu_codes": codes}
+    return {"nvcc_release": banner[0], "nvcc_version": banner[1], "gpu_codes": codes}

@@ -35,7 +35,7 @@ def offers(target: Target, torch: Torch | None, layout: Layout, ctx: Context, *,
     """The offers of the sources named in ``only`` (all when None), in order of
     preference; ``given`` is a toolkit folder (``--toolkit PATH``): the local source
     looks at that one only."""
-    chosen = [local.LocalSource(ctx, given, older=only is not None) if s.name == "local" else s
+    chosen = [local.LocalSource(given, older=only is not None) if s.name == "local" else s
               for s in SOURCES if only is None or s.name in only]
     return [o for s in chosen if (o := _offer(s, target, torch, layout, ctx)) is not None]
 

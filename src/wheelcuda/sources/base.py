@@ -28,6 +28,6 @@ class Source(Protocol):
     name: str
 
     def offer(self, target: Target, torch: Torch | None, layout: Layout,
-              ctx: Context | None = None) -> Offer | None:
+              ctx: Context) -> Offer | None:
         """The roots this source has for ``target`` and ``torch``; with no roots, why
         it has none (what it would need); None when there is nothing to say."""

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from ..context import Context
 from ..probe import localcuda
+from ..rules import localfit
 from ..store import shims
 from .base import Offer
 
@@ -28,11 +29,11 @@ __all__ = ["SOURCE", "LocalSource", "choose"]
 
 
 def choose(ctx: Context, torch: Torch | None, layout: Layout, given: str | None = None, *,
-           older: bool = True) -> localcuda.Fit:
+           older: bool = True) -> localfit.Fit:
     """The local toolkit for ``torch`` and why (doctor and ``--toolkit local`` say it);
     reads only. wheelcuda's own cache (its trees) is never a candidate."""
     found = localcuda.find(ctx, skip=(str(layout.root),), given=given)
-    return localcuda.fit(found, torch.cuda if torch is not None else None, older=older)
+    return localfit.fit(found, torch.cuda if torch is not None else None, older=older)
 
 
 class LocalSource:
@@ -41,19 +42,13 @@ class LocalSource:
 
     name = "local"
 
-    def __init__(self, ctx: Context | None = None, given: str | None = None, *,
-                 older: bool = True) -> None:
-        self.ctx = ctx
+    def __init__(self, given: str | None = None, *, older: bool = True) -> None:
         self.given = given
         self.older = older
 
     def offer(self, target: Target,  # noqa: ARG002 (the protocol's)
-              torch: Torch | None, layout: Layout, ctx: Context | None = None
-              ) -> Offer | None:
-        """The shim of the toolkit that fits ``torch``; None when none does. ``ctx``
-        (the run's variables) should come from the caller: the Source protocol does not
-        carry it yet, so without one this reads the process's (:meth:`Context.current`)."""
-        ctx = ctx or self.ctx or Context.current()
+              torch: Torch | None, layout: Layout, ctx: Context) -> Offer | None:
+        """The shim of the toolkit that fits ``torch``; none, and why, when none does."""
         fit = choose(ctx, torch, layout, self.given, older=self.older)
         if fit.chosen is None:
             return Offer(self.name, (), fit.why)

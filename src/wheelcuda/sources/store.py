@@ -21,7 +21,7 @@ class _Store:
 
     def offer(self, target: Target,  # noqa: ARG002 (the protocol's)
               torch: Torch | None, layout: Layout,
-              ctx: Context | None = None) -> Offer | None:  # noqa: ARG002
+              ctx: Context) -> Offer | None:  # noqa: ARG002
         if torch is None or torch.cuda_major is None:
             return None
         spec = checks.wanted_specifier(torch, torch.cuda_major)

@@ -17,7 +17,7 @@ class _Venv:
     name = "venv"
 
     def offer(self, target: Target, torch: Torch | None,  # noqa: ARG002 (the protocol's)
-              layout: Layout, ctx: Context | None = None  # noqa: ARG002
+              layout: Layout, ctx: Context  # noqa: ARG002
               ) -> Offer | None:
         return Offer(self.name, target.site_dirs, f"the wheels in {target.python}'s site folders")
 

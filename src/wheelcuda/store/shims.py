@@ -35,8 +35,9 @@ from pathlib import Path
 
 from ..data import catalog
 from ..errors import CacheError, ComponentError
-from ..probe.localcuda import CONDA_TOOLS, Candidate
+from ..probe.localcuda import CONDA_TOOLS
 from ..rules import tree as plan_rules
+from ..rules.localfit import Candidate
 from . import fs
 from .layout import Layout
 

@@ -8,15 +8,16 @@ import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import filelock
 
 from ..errors import CacheError
 
-__all__ = ["LOCK_TIMEOUT", "discard", "leftovers", "locked", "new_folder", "swap_in",
-           "try_locked", "write_text"]
+__all__ = ["LOCK_TIMEOUT", "build", "dangling_link", "discard", "leftovers", "locked",
+           "new_folder", "swap_in", "try_locked", "write_text"]
 
 #: How long a waiting run waits for a lock: a whole-package build holds one for as long
 #: as the build takes (causal-conv1d: 25 min on 2 cores for all archs).
@@ -78,6 +79,40 @@ def leftovers(parent: Path, name: str) -> list[Path]:
         return []
     return [p for p in entries if any(p.name.startswith(f"{pre}{name}-")
                                       for pre in PARTIAL_PREFIXES)]
+
+
+T = TypeVar("T")
+
+
+def build(parent: Path, name: str, write: Callable[[Path], T], what: str) -> T:
+    """``parent/name`` made whole or not at all (the caller holds its lock): what killed
+    writers left is removed, ``write`` fills a fresh folder beside it, which is then
+    swapped in. A full disk or a folder that may not be written is a CacheError naming
+    ``what``."""
+    final = parent / name
+    for old in leftovers(parent, name):
+        discard(old)
+    tmp = new_folder(parent, name, "build")
+    try:
+        result = write(tmp)
+        swap_in(tmp, final)
+    except OSError as exc:
+        raise CacheError(f"cannot write {what} {final}: {exc.strerror or exc}",
+                         f"check the space and permissions of {parent}") from exc
+    finally:
+        discard(tmp)
+    return result
+
+
+def dangling_link(folder: Path) -> str | None:
+    """The first link under ``folder`` that leads nowhere, said for people; None if none."""
+    for top, dirs, files in os.walk(folder):
+        for name in [*dirs, *files]:
+            path = os.path.join(top, name)
+            if os.path.islink(path) and not os.path.exists(path):
+                return (f"{os.path.relpath(path, folder)} leads to {os.readlink(path)}, "
+                        "which is gone")
+    return None
 
 
 @contextlib.contextmanager

@@ -69,12 +69,7 @@ def _tree_problem(home: Path) -> str | None:
         return "no manifest (never finished)"
     if manifest.get("format") != plan.FORMAT:
         return f"an older tree layout (format {manifest.get('format')})"
-    for folder, dirs, files in os.walk(home):
-        for name in [*dirs, *files]:
-            path = os.path.join(folder, name)
-            if os.path.islink(path) and not os.path.exists(path):
-                return f"{os.path.relpath(path, home)} leads to {os.readlink(path)}, which is gone"
-    return None
+    return fs.dangling_link(home)
 
 
 def _links_into(homes: list[Path]) -> set[str]:

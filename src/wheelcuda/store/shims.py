@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..data import catalog
-from ..errors import CacheError, ComponentError
+from ..errors import ComponentError
 from ..probe.localcuda import CONDA_TOOLS
 from ..rules import tree as plan_rules
 from ..rules.localfit import Candidate
@@ -249,12 +249,7 @@ def problem(path: Path) -> str | None:
         return "never finished"
     if not os.path.isdir(toolkit):
         return f"the toolkit {toolkit} is gone"
-    for folder, dirs, files in os.walk(path):
-        for name in [*dirs, *files]:
-            link = os.path.join(folder, name)
-            if os.path.islink(link) and not os.path.exists(link):
-                return f"{os.path.relpath(link, path)} leads to {os.readlink(link)}, which is gone"
-    return None
+    return fs.dangling_link(path)
 
 
 def existing(layout: Layout, c: Candidate) -> Path | None:
@@ -301,16 +296,6 @@ def ensure(layout: Layout, c: Candidate) -> Path:
                    _LOCK_TIMEOUT):
         if read_valid(final, plan):
             return final
-        for old in fs.leftovers(parent, plan.name):  # a killed run's
-            fs.discard(old)
-        tmp = fs.new_folder(parent, plan.name, "build")
-        try:
-            _write(tmp, plan, c)
-            fs.swap_in(tmp, final)
-        except OSError as exc:
-            raise CacheError(f"cannot write the toolkit's shim {final}: {exc.strerror or exc}",
-                             f"check the space and permissions of {parent}") from exc
-        finally:
-            fs.discard(tmp)
+        fs.build(parent, plan.name, lambda tmp: _write(tmp, plan, c), "the toolkit's shim")
     return final
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from .. import proc
 from ..context import Context
-from ..errors import CacheError, ComponentError, HostCompilerError, ToolError
+from ..errors import ComponentError, HostCompilerError, ToolError
 from ..probe.nvcc import probe_nvcc
 from ..rules import hostcc
 from ..rules import tree as plan
@@ -110,19 +110,8 @@ def _write(tmp: Path, tree: plan.TreePlan, ctx: Context, cc: str) -> dict[str, A
 
 
 def _build(homes: Path, tree: plan.TreePlan, ctx: Context, cc: str) -> Home:
-    final = homes / tree.key
-    for old in fs.leftovers(homes, tree.key):  # what killed builds of this key left
-        fs.discard(old)
-    tmp = fs.new_folder(homes, tree.key, "build")
-    try:
-        manifest = _write(tmp, tree, ctx, cc)
-        fs.swap_in(tmp, final)
-    except OSError as exc:
-        raise CacheError(f"cannot write the tree {final}: {exc.strerror or exc}",
-                         f"check the space and permissions of {homes}") from exc
-    finally:
-        fs.discard(tmp)
-    return _home(final, manifest)
+    manifest = fs.build(homes, tree.key, lambda tmp: _write(tmp, tree, ctx, cc), "the tree")
+    return _home(homes / tree.key, manifest)
 
 
 def ensure(layout: Layout, tree: plan.TreePlan, ctx: Context, cc: str = "gcc") -> Home:

@@ -6,6 +6,7 @@ Each check returns :class:`Problem` values; callers decide whether to raise the 
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass
 from enum import Enum
@@ -90,6 +91,12 @@ def parse_version(version: str | None) -> Version | None:
         return Version(version) if version else None
     except InvalidVersion:
         return None
+
+
+def version_key(version: str | None) -> tuple[int, ...]:
+    """The numbers of a version or a release label, to sort by (``12.8.1`` -> (12, 8, 1);
+    a label ``13.0-3f2a9c`` of a manifest given as is sorts as (13, 0))."""
+    return tuple(int(p) for p in re.split(r"[.+-]", version or "") if p.isdigit())
 
 
 def release(version: str | None) -> str | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from .checks import parse_version, release
+from .checks import parse_version, release, version_key
 
 __all__ = ["Candidate", "Fit", "fit", "major_of", "summary"]
 
@@ -89,11 +89,6 @@ def major_of(version: str | None) -> int | None:
     return parsed.major if parsed else None
 
 
-def _key(version: str | None) -> tuple[int, ...]:
-    parsed = parse_version(version)
-    return parsed.release if parsed else ()
-
-
 def fit(candidates: Sequence[Candidate], wanted: str | None, *, older: bool = True) -> Fit:
     """The candidate for a torch built with CUDA ``wanted`` (``12.8``; None: torch's
     CUDA unknown, the first whole one). ``older``: a toolkit of an older minor than
@@ -120,7 +115,7 @@ def fit(candidates: Sequence[Candidate], wanted: str | None, *, older: bool = Tr
             chosen = exact[0]
             why = f"CUDA {chosen[1].release}, as torch's"
         elif same:
-            chosen = max(same, key=lambda ic: (_key(ic[1].version), -ic[0]))
+            chosen = max(same, key=lambda ic: (version_key(ic[1].version), -ic[0]))
             why = f"the newest CUDA {wanted_major} here (torch is built with {wanted})"
             warning = (f"torch is built with CUDA {wanted}, the local toolkit is CUDA "
                        f"{chosen[1].release}: torch warns about another minor version")
@@ -142,7 +137,7 @@ def _same_major(usable: list[tuple[int, Candidate]], wanted: str,
         if c.major != major_of(wanted):
             passed[i] = (f"CUDA {c.release}, torch is built with CUDA {wanted}: torch "
                          "refuses another major version")
-        elif not older and _key(c.release) < _key(release(wanted)):
+        elif not older and version_key(c.release) < version_key(release(wanted)):
             passed[i] = (f"CUDA {c.release} is older than torch's {wanted}: NVIDIA's "
                          f"archives of {wanted} fit better (--toolkit local takes it)")
         else:

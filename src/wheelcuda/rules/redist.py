@@ -20,6 +20,7 @@ from typing import Literal
 from ..data import catalog
 from ..data import redist as data
 from ..errors import ComponentError
+from .checks import version_key
 
 __all__ = ["Archive", "Download", "Kind", "Manifest", "Package", "choose_release",
            "destination", "dist_info", "join_url", "listing", "member_problem",
@@ -157,10 +158,6 @@ def parse_manifest(text: str | bytes, source: str) -> Manifest:
 
 # -- which release, which archives --------------------------------------------------------
 
-def _key(label: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in label.split(".") if p.isdigit())
-
-
 def choose_release(cuda: str) -> data.Release:
     """The newest known release of torch's CUDA ``X.Y`` (``12.8`` -> 12.8.1)."""
     found = [r for r in data.RELEASES if r.cuda == cuda]
@@ -177,7 +174,7 @@ def choose_release(cuda: str) -> data.Release:
             f"wheelcuda knows no NVIDIA archive release for CUDA {cuda} (it knows {known})",
             "name a release's manifest yourself: --redist-manifest URL-or-FILE (a "
             f"redistrib_{cuda}.<patch>.json from {data.BASE_URL})")
-    return max(found, key=lambda r: _key(r.label))
+    return max(found, key=lambda r: version_key(r.label))
 
 
 def platform_of(machine: str) -> str:
@@ -300,10 +297,12 @@ def dist_info(dist: str, version: str) -> str:
     return f"{re.sub(r'[-_.]+', '_', dist)}-{version}.dist-info"
 
 
-def metadata_text(dist: str, version: str, archive: str) -> str:
-    """The METADATA importlib.metadata reads (Name, Version), and where it came from."""
+def metadata_text(dist: str, version: str, summary: str) -> str:
+    """The METADATA importlib.metadata reads (Name, Version), and where it came from:
+    what a root that is not a wheel (an archive unpacked, a local toolkit linked) says of
+    each component, so that locate reads its version as a wheel's."""
     return (f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n"
-            f"Summary: from NVIDIA's redistributable archive {archive}, unpacked by wheelcuda\n")
+            f"Summary: {summary}\n")
 
 
 def destination(name: str, kind: Kind, archive: Archive) -> str | None:

@@ -53,6 +53,7 @@ from ..data import redist as data
 from ..errors import CacheError, ComponentError
 from ..probe import locate
 from ..rules import redist as rules
+from ..rules.checks import version_key
 from . import fs, toolkits
 from .layout import Layout
 
@@ -616,7 +617,9 @@ def _assemble(root: Path, plan: Plan, files: list[Path]) -> None:
         meta = root / rules.dist_info(archive.dist, archive.version)
         meta.mkdir(mode=0o755, exist_ok=True)
         fs.write_text(meta / "METADATA",
-                      rules.metadata_text(archive.dist, archive.version, archive.filename),
+                      rules.metadata_text(archive.dist, archive.version,
+                                          f"from NVIDIA's redistributable archive "
+                                          f"{archive.filename}, unpacked by wheelcuda"),
                       0o644)
         fs.write_text(meta / "INSTALLER", "wheelcuda\n", 0o644)
     _links_stay_inside(box)
@@ -678,7 +681,7 @@ def existing(layout: Layout, cuda: str, machine: str | None = None) -> Path | No
         if mark is None or mark.get("cuda") != cuda:
             continue
         label = str(mark.get("release", ""))
-        key = tuple(int(p) for p in label.replace("-", ".").split(".") if p.isdigit())
+        key = version_key(label)
         if best is None or key > best[0]:
             best = (key, path)
     return best[1] if best else None

@@ -36,6 +36,7 @@ from pathlib import Path
 from ..data import catalog
 from ..errors import ComponentError
 from ..probe.localcuda import CONDA_TOOLS
+from ..rules import redist as redist_rules
 from ..rules import tree as plan_rules
 from ..rules.localfit import Candidate
 from . import fs
@@ -144,10 +145,8 @@ _CCCL_NAMES = frozenset({"cub", "thrust", "cuda", "nv", "cccl"})
 
 
 def _dist_info(name: str, version: str) -> tuple[str, str]:
-    folder = f"{name.replace('-', '_')}-{version}.dist-info"
-    text = "\n".join(["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}",
-                      "Summary: a local CUDA toolkit, linked by wheelcuda", ""])
-    return f"{folder}/METADATA", text
+    return (f"{redist_rules.dist_info(name, version)}/METADATA",
+            redist_rules.metadata_text(name, version, "a local CUDA toolkit, linked by wheelcuda"))
 
 
 def _bin(c: Candidate, folder: str, major: int, listdir: plan_rules.Listdir

@@ -9,6 +9,11 @@ B5  size of the built extension, pruned vs full
 B7  the example extension by an unchanged `uv pip install` (isolation on) after
     `wheelcuda uv-config`, vs `wheelcuda install` of it; and in a uv project, `uv sync`
     into a fresh .venv after the first `uv sync` built it (`--b7` runs only these)
+B8  a compiler ready to build, from each source, empty cache: the CUDA 13 wheels fetched
+    with uv (this machine's local index), NVIDIA's archives from a mirror on 127.0.0.1
+    (made of the same wheels' files: download, size and sha256 checks, safe unpacking),
+    this machine's own toolkit linked (`--toolkit local`); and a second fetch of the
+    archives, which reads only the manifest (`--b8` runs only these)
 
 Prints one table and writes it to benchmarks/results.md (quoted by the README).
 Needs `make torch-venv wheels-venv`, network for causal-conv1d's sdist (or a uv
@@ -206,6 +211,53 @@ def b7_rows(r: dict[str, float]) -> list[tuple[str, str, str, str, str]]:
     ]
 
 
+def b8(torch_venv: Path, wheels_venv: Path, env: dict[str, str], work: Path
+       ) -> dict[str, float]:
+    """`wheelcuda home` (a tree, ready to build) from an empty cache, per source."""
+    sys.path[:0] = [str(REPO), str(REPO / "src")]
+    from tests import redist_server as rs  # noqa: PLC0415 (the test mirror, on demand)
+
+    [site] = sorted(wheels_venv.glob("lib/python*/site-packages"))
+    rs.cu13_mirror(work / "mirror", site, keep=None)  # every byte, as NVIDIA's
+    base = [WHEELCUDA, "home", "--python", str(torch_venv)]
+    out: dict[str, float] = {}
+    wheels_env = {**env, "UV_CACHE_DIR": str(work / "b8-uv"), "WHEELCUDA_TOOLKIT": "wheels"}
+    if LOCAL_INDEXES:
+        wheels_env["UV_INDEX"] = LOCAL_INDEXES
+    for name, extra, argv in (
+            ("wheels", wheels_env, [WHEELCUDA, "fetch", "--python", str(torch_venv)]),
+            ("redist", {**env, "WHEELCUDA_TOOLKIT": "redist"},
+             [WHEELCUDA, "fetch", "--python", str(torch_venv)]),
+            ("local", {**env, "WHEELCUDA_TOOLKIT": "local"}, None)):
+        cache = {"WHEELCUDA_CACHE_DIR": str(work / f"b8-{name}")}
+        with rs.serve(work / "mirror") as server:
+            run_env = {**extra, **cache,
+                       "WHEELCUDA_REDIST_MANIFEST": f"{server.url}redistrib_13.0.2.json"}
+            start = time.perf_counter()
+            if argv:
+                quiet(argv, run_env)
+            quiet(base, run_env)
+            out[f"b8_{name}"] = time.perf_counter() - start
+            if name == "redist":
+                out["b8_redist_again"] = sh(argv or base, run_env)
+    return out
+
+
+def b8_rows(r: dict[str, float]) -> list[tuple[str, str, str, str, str]]:
+    return [
+        ("B8", "a tree ready to build from an empty cache: NVIDIA's archives (127.0.0.1 "
+               "mirror, 85 MB) vs the CUDA 13 wheels (uv, local index)",
+         f"{r['b8_redist']:.1f} s / {r['b8_wheels']:.1f} s",
+         f"{r['b8_redist'] / r['b8_wheels']:.2f}", "reported"),
+        ("B8", "the same from this machine's own toolkit (`--toolkit local`: links) vs the "
+               "wheels", f"{r['b8_local']:.2f} s / {r['b8_wheels']:.1f} s",
+         f"{r['b8_local'] / r['b8_wheels']:.3f}", "reported"),
+        ("B8", "a second `fetch` of the archives (the manifest only) vs the first",
+         f"{r['b8_redist_again']:.2f} s / {r['b8_redist']:.1f} s",
+         f"{r['b8_redist_again'] / r['b8_redist']:.3f}", "<= 0.1"),
+    ]
+
+
 def render(rows: Sequence[tuple[str, str, str, str, str]], machine: str) -> str:
     lines = [f"Measured {time.strftime('%Y-%m-%d')} on {machine}.", "",
              "| | what | measured | ratio | goal |", "|---|---|---|---|---|"]
@@ -243,6 +295,8 @@ def table(r: dict[str, float], machine: str) -> str:
     ]
     if "b7_uv" in r:
         rows += b7_rows(r)
+    if "b8_wheels" in r:
+        rows += b8_rows(r)
     return render(rows, machine)
 
 
@@ -257,6 +311,8 @@ def main() -> int:
                              "(about 5 minutes on 2 cores)")
     parser.add_argument("--b7", action="store_true",
                         help="B7 only: uv's route against wheelcuda's (about 10 minutes)")
+    parser.add_argument("--b8", action="store_true",
+                        help="B8 only: a compiler from each source (about 2 minutes)")
     args = parser.parse_args()
     env = dict(os.environ)
     if not env.get("SSL_CERT_FILE") and env.get("PIP_CERT"):
@@ -271,6 +327,10 @@ def main() -> int:
         if args.b7:
             print(render(b7_rows(b7(env, work)), machine))
             return 0
+        if args.b8:
+            print(render(b8_rows(b8(args.torch_venv.absolute(), args.wheels_venv.absolute(),
+                                    env, work)), machine))
+            return 0
         results = {**b3(args.wheels_venv.absolute(), env),
                    **b4(args.wheels_venv.absolute(), env, work)}
         if args.skip_builds:
@@ -279,6 +339,8 @@ def main() -> int:
         else:
             results.update(b1_b2_b5(args.torch_venv.absolute(), env, work, quick=args.quick))
             results.update(b7(env, work))
+            results.update(b8(args.torch_venv.absolute(), args.wheels_venv.absolute(), env,
+                              work))
         shutil.rmtree(work / "fresh", ignore_errors=True)
     text = table(results, machine)
     print(text)

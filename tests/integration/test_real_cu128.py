@@ -55,7 +55,5 @@ def test_real_cu128_torch_shows_the_whole_cu12_plan(wheelcuda_cmd: str, cu128_ve
     for line in REAL:
         assert line in offline.stderr
     assert offline.stderr.rstrip().endswith(REAL[-1])
-    # where the local source looked is said ("/usr/local/cuda*"): nothing there was used
     assert "also       local: no local CUDA toolkit for torch's CUDA 12.8: none in " in out
-    sandbox.assert_no_system_toolkit((out + r.stderr + offline.stderr).replace(
-        "/usr/local/cuda*,", "(the usual folders),"))
+    sandbox.assert_no_system_toolkit(out + r.stderr + offline.stderr)

@@ -164,8 +164,7 @@ class Resolved:
     def redist_fetchable(self) -> bool:
         """NVIDIA's archives would bring the compiler (a CUDA 12 torch, or --toolkit
         redist), and they are all that is wrong."""
-        return (self.choice.allows("redist")
-                and _redist_fetch_fixes([], list(self.problems), self.torch, self.choice))
+        return _redist_fetch_fixes([], list(self.problems), self.torch, self.choice)
 
     @property
     def fetchable(self) -> bool:
@@ -251,12 +250,8 @@ def finish(s: Start) -> Resolved:
     if request.build_needs:
         problems += _build_needs(ctx, target)
     choice = toolkit_choice(ctx, request)
-    try:
-        toolkit = locate_toolkit(target, torch, layout, ctx, choice=choice)
-    except WheelcudaError as exc:  # a source could not be read or linked (a local shim)
-        problems.append(Problem.of(Kind.COMPONENTS, exc))
-        toolkit = locate_toolkit(target, torch, layout, ctx,
-                                 choice=replace(choice, only=sources.WHEELS, given=None))
+    # a source that cannot be read or linked offers nothing and says why (sources._offer)
+    toolkit = locate_toolkit(target, torch, layout, ctx, choice=choice)
     found = _component_problems(toolkit, torch, target)
     if toolkit.unavailable:
         found = [_unavailable(toolkit, torch, target.python),
@@ -271,8 +266,7 @@ def finish(s: Start) -> Resolved:
             and _only_fetch_missing(found, problems, torch)):
         toolkit = _fetch(ctx, layout, target, torch, toolkit, tool=tool, choice=choice)
         found = _component_problems(toolkit, torch, target)
-    if (request.fetch and choice.allows("redist")
-            and _redist_fetch_fixes(found, problems, torch, choice)):
+    if request.fetch and _redist_fetch_fixes(found, problems, torch, choice):
         toolkit = _fetch_redist(ctx, layout, target, torch, request, choice=choice)
         found = _component_problems(toolkit, torch, target)
     if (tool and request.fetch and request.headers
@@ -445,16 +439,21 @@ def redist_want(ctx: Context, request: Request, torch: Torch) -> archives.Want:
                          base_url=ctx.get(archives_data.MIRROR_VAR) or None, source=source)
 
 
+#: The errors a fetch of NVIDIA's archives fixes: no compiler, parts missing, torch's
+#: CUDA without its compiler.
+REDIST_FIXES = (Kind.MISSING, Kind.COMPONENTS, Kind.TORCH)
+
+
 def _redist_fetch_fixes(found: list[Problem], problems: list[Problem], torch: Torch | None,
                         choice: Choice) -> bool:
     """NVIDIA's archives are fetched when nothing else serves: a CUDA 12 torch (no
-    compiler wheel), or ``--toolkit redist``; and only what a fetch fixes is wrong."""
-    if torch is None or torch.cuda is None:
+    compiler wheel), or ``--toolkit redist``; when the choice allows them, and only what
+    a fetch fixes is wrong."""
+    if torch is None or torch.cuda is None or not choice.allows("redist"):
         return False
     errors = [p for p in [*found, *problems] if p.is_error]
     wanted = choice.only == ("redist",) or torch.cuda_major not in catalog.WHEEL_COMPILER_MAJORS
-    return wanted and bool(errors) and all(
-        p.kind in (Kind.MISSING, Kind.COMPONENTS, Kind.TORCH) for p in errors)
+    return wanted and bool(errors) and all(p.kind in REDIST_FIXES for p in errors)
 
 
 def _fetch_redist(ctx: Context, layout: Layout, target: Target, torch: Torch | None,

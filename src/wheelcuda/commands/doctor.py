@@ -74,14 +74,14 @@ def _host(r: pipeline.Resolved) -> dict[str, Any]:
     return info
 
 
-def _toolkit(r: pipeline.Resolved) -> dict[str, Any]:
-    """Where the compiler comes from; NVIDIA's archives when they are still to fetch."""
-    if r.redist_fetchable and r.torch is not None:
-        want = pipeline.redist_want(r.ctx, r.request, r.torch)
+def _toolkit(r: pipeline.Resolved, to_fetch: str | None) -> dict[str, Any]:
+    """Where the compiler comes from; NVIDIA's archives when they are still to fetch
+    (``to_fetch``: what, :func:`_archives_to_fetch`)."""
+    if to_fetch is not None:
         here = ([] if r.toolkit.source == "redist" else
                 [f"{r.toolkit.source}: {r.toolkit.description} (no whole compiler set)"])
         others = [o for o in r.toolkit.others if not o.startswith("redist:")]
-        return {"source": "redist", "description": f"to fetch: {archives.summary(want)}",
+        return {"source": "redist", "description": f"to fetch: {to_fetch}",
                 "others": [*here, *others], "fetched": False}
     return {"source": r.toolkit.source, "description": r.toolkit.description,
             "others": list(r.toolkit.others), "fetched": True}
@@ -101,12 +101,20 @@ def _run_nvcc(r: pipeline.Resolved) -> tuple[str | None, list[Problem]]:
     return (lines[-2] if len(lines) >= 2 else "".join(lines)), []
 
 
-def _fetchable(r: pipeline.Resolved) -> list[Problem]:
+def _archives_to_fetch(r: pipeline.Resolved) -> str | None:
+    """What install would fetch from NVIDIA's archives (release, size, from where; read
+    once: a manifest on disk is read for it), or None when they are not what is missing."""
+    if not r.redist_fetchable or r.torch is None:
+        return None
+    return archives.summary(pipeline.redist_want(r.ctx, r.request, r.torch))
+
+
+def _fetchable(r: pipeline.Resolved, to_fetch: str | None) -> list[Problem]:
     """A compiler set that is only missing is what ``install`` fetches by itself: for
     install's sake not an error (doctor answers "would install work?"), but said, with
     ``wheelcuda fetch`` for env, home and run, which never download by themselves."""
-    if r.redist_fetchable:
-        return _redist(r)
+    if to_fetch is not None:
+        return _redist(r, to_fetch)
     if not r.fetchable:
         return list(r.problems)
     return [Problem(p.kind, f"{p.message}; `wheelcuda install` fetches them into its "
@@ -115,12 +123,11 @@ def _fetchable(r: pipeline.Resolved) -> list[Problem]:
             for p in r.problems]
 
 
-def _redist(r: pipeline.Resolved) -> list[Problem]:
+def _redist(r: pipeline.Resolved, to_fetch: str) -> list[Problem]:
     """The compiler comes from NVIDIA's archives (a CUDA 12 torch, or --toolkit redist):
     what install would fetch (release, size, from where), in place of the errors a fetch
     fixes."""
-    assert r.torch is not None and r.torch.cuda is not None
-    want = pipeline.redist_want(r.ctx, r.request, r.torch)
+    assert r.torch is not None
     flags = [f"--python {shlex.quote(r.target.python)}"]
     if r.choice.only == ("redist",):
         flags.append("--toolkit redist")
@@ -129,12 +136,12 @@ def _redist(r: pipeline.Resolved) -> list[Problem]:
     fetch = Problem(
         Kind.MISSING,
         f"torch {r.torch.version} needs a CUDA {r.torch.cuda} compiler; `wheelcuda install` "
-        f"fetches it from NVIDIA's archives ({archives.summary(want)}) into its store by "
+        f"fetches it from NVIDIA's archives ({to_fetch}) into its store by "
         "itself, `env`, `home` and `run` need `wheelcuda fetch` first",
         f"wheelcuda fetch {' '.join(flags)}   (offline: wheelcuda install --no-fetch lists "
         "the files to bring)", Severity.WARNING)
-    fixed = (Kind.MISSING, Kind.COMPONENTS, Kind.TORCH)
-    return [fetch, *(p for p in r.problems if not (p.is_error and p.kind in fixed))]
+    return [fetch, *(p for p in r.problems
+                     if not (p.is_error and p.kind in pipeline.REDIST_FIXES))]
 
 
 def _cu130_move(r: pipeline.Resolved, gpus_seen: dict[str, Any]) -> list[Problem]:
@@ -158,7 +165,8 @@ def diagnose(ctx: Context, req: pipeline.Request) -> dict[str, Any]:
     release = (r.home.nvcc_release if r.home
                else checks.compiler_release(r.toolkit.inventory, r.toolkit.major))
     gpus_seen = _gpus(ctx, release)
-    problems = [*_fetchable(r), *nvcc_problems, *_cu130_move(r, gpus_seen)]
+    to_fetch = _archives_to_fetch(r)
+    problems = [*_fetchable(r, to_fetch), *nvcc_problems, *_cu130_move(r, gpus_seen)]
     home = r.home
     return {
         "ok": not any(p.is_error for p in problems),
@@ -167,7 +175,7 @@ def diagnose(ctx: Context, req: pipeline.Request) -> dict[str, Any]:
                         "version": ".".join(map(str, r.target.version)),
                         "site_dirs": list(r.target.site_dirs)},
         "torch": _torch(r), "cuda_major": r.toolkit.major, "components": _components(r),
-        "toolkit": _toolkit(r),
+        "toolkit": _toolkit(r, to_fetch),
         "home": str(home.path) if home else None,
         "nvcc": {"path": str(home.path / "bin" / "nvcc"), "version": home.nvcc_version,
                  "release": home.nvcc_release, "banner": banner,

@@ -111,7 +111,7 @@ def test_active_venv_that_vanished(tmp_path: Path) -> None:
 def test_no_nvidia_wheels(tmp_path: Path) -> None:
     site = fakes.torch(tmp_path / "site")
     py = fakes.python(tmp_path, [site])
-    fail(run("env", "--python", str(py), "--arch", "9.0"), "missing CUDA 13 wheels",
+    fail(run("env", "--python", str(py), "--arch", "9.0", "--no-fetch"), "missing CUDA 13 wheels",
          f"wheelcuda fetch --python {py} ",
          f'uv pip install --python {py} "cuda-toolkit[nvcc,cccl]==13.0.3"')
 

@@ -225,8 +225,9 @@ def test_review_bad_inputs(cu128: Path, tmp_path: Path, isolated: Path) -> None:
          f"error: --from {tmp_path / 'nowhere'}: no such folder"),
         (("fetch",), {"WHEELCUDA_REDIST_URL": "http://[bad"}, "not a URL"),
         (("fetch", "--redist-manifest", "http://[bad/redistrib_12.8.1.json"), {}, "not a URL"),
-        (("env", "--arch", "9.0", "--toolkit", "redist"), {},
-         f"fix: wheelcuda fetch --toolkit redist --python {cu128} (install fetches by itself)"),
+        (("env", "--arch", "9.0", "--toolkit", "redist", "--no-fetch"), {},
+         f"fix: wheelcuda fetch --toolkit redist --python {cu128} (install and env fetch by "
+         "themselves unless --no-fetch)"),
     ]
     for args, env, wanted in cases:
         r = run(*args, "--python", str(cu128), env={"WHEELCUDA_TOOLKIT": "auto", **env})

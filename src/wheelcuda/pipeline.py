@@ -369,10 +369,10 @@ def locate_toolkit(target: Target, torch: Torch | None, layout: Layout, ctx: Con
     if not own and choice.target_libraries:
         own = sources.offers(target, torch, layout, ctx, only=("venv",))
     library_roots = tuple(dict.fromkeys([*_roots(own), *compiler_roots]))
+    compiler = locate.locate(compiler_roots, catalog.COMPILER)
     inventory = locate.Inventory(
-        locate.locate(compiler_roots, catalog.COMPILER).found
-        + locate.locate(library_roots, catalog.LIBRARIES).found,
-        tuple(dict.fromkeys(compiler_roots + library_roots)))
+        compiler.found + locate.locate(library_roots, catalog.LIBRARIES).found,
+        tuple(dict.fromkeys(compiler_roots + library_roots)), compiler.shadowed)
     via: dict[str, str] = {}
     for f in inventory.found:
         pool = picked if f.component.compiler else [*own, *offers]
@@ -387,9 +387,9 @@ def _unavailable(toolkit: Toolkit, torch: Torch | None, python: str) -> Problem:
     """The one source allowed has nothing: why, and the other ways."""
     cuda = torch.cuda if torch is not None and torch.cuda else f"{toolkit.major}.x"
     folder = f"--toolkit /path/to/cuda-{cuda} (the folder holding bin/nvcc)"
-    if toolkit.source == "redist":  # install fetches by itself; env, home, run do not
+    if toolkit.source == "redist":  # install and env fetch by themselves; home, run do not
         fix = (f"wheelcuda fetch --toolkit redist --python {shlex.quote(python)} (install "
-               f"fetches by itself), or {folder}")
+               f"and env fetch by themselves unless --no-fetch), or {folder}")
     else:
         fix = f"--toolkit auto (the wheels, NVIDIA's archives), or {folder}"
     return Problem(Kind.COMPONENTS, f"--toolkit {toolkit.source}: {toolkit.unavailable}", fix)
@@ -480,12 +480,16 @@ def tree_for(ctx: Context, layout: Layout, toolkit: Toolkit) -> plan.TreePlan:
     # The wrapper runs on this Python: each wheelcuda installation gets its own tree.
     # version.json holds the metapackage's version: a change there is a new tree too.
     parts += [("wrapper", _wrapper_version(), ctx.executable), (catalog.METAPACKAGE, cuda, "")]
+    # a copy passed over for one of nvcc's release (locate) keeps its files out
+    hidden = frozenset(path for f in toolkit.inventory.shadowed if f.major == toolkit.major
+                       for path in locate.dist_files(f.root, f.wheel))
+    parts += [("shadowed", f.version, f.folder) for f in toolkit.inventory.shadowed]
     key = plan.tree_key(toolkit.major, parts, catalog.target_dir())
     versions = {f.component.name: f.version for f in toolkit.compiler_parts() if f.version}
     return plan.plan_tree(key, folders, plan.os_listdir, versions=versions,
                           cuda=".".join(cuda.split(".")[:3]), target_dir=catalog.target_dir(),
                           wrapper=plan.wrapper_files(ctx.executable, _wrapper_source(),
-                                                     str(layout.home(key))))
+                                                     str(layout.home(key))), hidden=hidden)
 
 
 @functools.cache

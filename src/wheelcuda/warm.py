@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 VOLATILE = frozenset({"PWD", "OLDPWD", "SHLVL", "_"})
 
 _VALUED = ("--python", "--arch", "--shell")
-_FLAGS = ("--all-archs",)
+_FLAGS = ("--all-archs", "--no-fetch")
 _KIND = "env"
 
 

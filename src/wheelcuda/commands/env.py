@@ -26,10 +26,17 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--shell", choices=render.SHELLS, default="sh")
     add_arch(p)
     add_all_archs(p)
+    p.add_argument("--no-fetch", action="store_true",
+                   help="never fetch the compiler set into wheelcuda's store (by default a "
+                        "missing set is fetched, as `wheelcuda install` does, with progress "
+                        "on stderr)")
 
 
 def main(args: argparse.Namespace, ctx: Context) -> int:
-    start = pipeline.start(ctx, request(args))
+    # A bare torch environment gets its compiler set fetched, as install does (issue 16
+    # item 7: `eval "$(wheelcuda env)"` that sets nothing sends the next build to the
+    # seed's NameError). The installer's output goes to stderr: stdout stays shell text.
+    start = pipeline.start(ctx, request(args, fetch=not args.no_fetch))
     target = start.target
     # target.watch: a .venv appearing where the search found none changes the target
     early = [*warm.own_sources(), target.python, os.path.join(target.prefix, "pyvenv.cfg"),

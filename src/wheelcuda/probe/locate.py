@@ -2,7 +2,13 @@
 
 A root is a folder laid out like site-packages: the target interpreter's site folders,
 and later other sources (wheelcuda's own toolkit store). Roots are searched in order
-and the first that holds a component wins, as imports would. Versions come from the
+and the first that holds a component wins, as imports would, with one exception: a
+part that nvcc requires with no version bound (runtime, nvvm, crt) is taken from the
+first root whose copy is of nvcc's own CUDA release. pip's isolated build environment
+has two prefixes, installed by separate pip runs; the second resolves
+``nvidia-cuda-nvcc==13.0.*`` without seeing the first, and brings the newest runtime
+(13.5) beside the 13.0 one torch brought (issue 16). The copy passed over is
+``shadowed``: its files are kept out of the tree. Versions come from the
 distributions' metadata, never from importing anything.
 
 Cost: a few ``stat`` calls per component and one directory listing per root (cached
@@ -18,6 +24,7 @@ from importlib import metadata
 
 from ..data import catalog
 from ..data.catalog import Component
+from ..rules.checks import prefer_release, release
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,8 @@ class Inventory:
 
     found: tuple[Found, ...]
     roots: tuple[str, ...]
+    #: copies passed over for one of nvcc's release (see the module's docstring)
+    shadowed: tuple[Found, ...] = ()
 
     def get(self, name: str, major: int) -> Found | None:
         for f in self.found:
@@ -85,15 +94,28 @@ def _find_in(component: Component, major: int, root: str) -> Found | None:
     return Found(component, major, root, folder, version, missing)
 
 
+def dist_files(root: str, name: str) -> tuple[str, ...]:
+    """The files distribution ``name`` installed under ``root`` (its RECORD), absolute."""
+    for dist in metadata.distributions(name=name, path=[root]):
+        return tuple(os.path.normpath(os.path.join(root, str(f))) for f in dist.files or ())
+    return ()
+
+
 def locate(roots: Sequence[str], components: Iterable[Component] = catalog.COMPONENTS
            ) -> Inventory:
-    """Find each component, for each CUDA major layout, in the first root holding it."""
+    """Find each component, for each CUDA major layout, in the first root holding it
+    (for the parts nvcc leaves unbounded: the first of nvcc's release)."""
     found: list[Found] = []
+    shadowed: list[Found] = []
     for component in components:
         for major in catalog.MAJORS:
-            for root in roots:
-                hit = _find_in(component, major, root)
-                if hit is not None:
-                    found.append(hit)
-                    break
-    return Inventory(tuple(found), tuple(roots))
+            hits = [h for root in roots if (h := _find_in(component, major, root))]
+            if not hits:
+                continue
+            nvcc = next((f for f in found if f.component is catalog.NVCC and f.major == major),
+                        None)
+            wanted = release(nvcc.version) if nvcc and component.pin_release else None
+            chosen = prefer_release([(h.version, h) for h in hits], wanted)
+            found.append(chosen)
+            shadowed += [h for h in hits if h is not chosen and h.version != chosen.version]
+    return Inventory(tuple(found), tuple(roots), tuple(shadowed))

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from packaging.version import InvalidVersion, Version
 
@@ -28,6 +29,8 @@ from ..errors import (
 if TYPE_CHECKING:
     from ..probe.locate import Found, Inventory
     from ..probe.torch import Torch
+
+T = TypeVar("T")
 
 #: CUDA 12 wheels stop at ptxas: these parts of the compiler exist in no PyPI wheel.
 _CU12_GAP = "bin/nvcc, nvvm/bin/cicc, bin/cudafe++, bin/fatbinary, bin/nvlink"
@@ -103,6 +106,16 @@ def release(version: str | None) -> str | None:
     """``13.0.88`` -> ``13.0`` (CUDA major.minor); None when unknown (pure)."""
     parsed = parse_version(version)
     return f"{parsed.major}.{parsed.minor}" if parsed else None
+
+
+def prefer_release(candidates: Sequence[tuple[str | None, T]], wanted: str | None) -> T:
+    """The first candidate whose version is of CUDA release ``wanted`` (``13.0``), else
+    the first (pure): ``[("13.5.37", a), ("13.0.96", b)]`` with ``13.0`` -> ``b``."""
+    if wanted is not None:
+        for version, item in candidates:
+            if release(version) == wanted:
+                return item
+    return candidates[0][1]
 
 
 def wanted_specifier(torch: Torch | None, major: int) -> str:
@@ -190,7 +203,24 @@ def component_problems(inventory: Inventory, major: int, torch: Torch | None,
         return [_cu12_gap(inventory, torch, python)]
     problems = _missing(inventory, major, torch, python)
     problems += [_incomplete(f, torch, python) for f in parts if not f.complete]
-    return problems + _mixed(parts, torch, python)
+    return problems + _mixed(parts, torch, python) + _shadowed(inventory, major)
+
+
+def _shadowed(inventory: Inventory, major: int) -> list[Problem]:
+    """Copies of another release passed over for nvcc's (pip's two-prefix build
+    environment): said, since the environment holds something unexpected."""
+    out = []
+    for f in inventory.shadowed:
+        chosen = inventory.get(f.component.name, f.major)
+        if f.major != major or chosen is None:
+            continue
+        out.append(Problem(
+            Kind.COMPONENTS,
+            f"{f.wheel} {f.version or '?'} in {f.root} is not of nvcc's CUDA release: "
+            f"its files are left out, the tree takes {chosen.version or '?'} from {chosen.root}",
+            f"pin it with the rest of the set: {f.wheel}=={release(chosen.version)}.*",
+            Severity.WARNING))
+    return out
 
 
 def _compiler_for(torch: Torch, python: str) -> str:

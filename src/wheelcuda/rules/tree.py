@@ -65,21 +65,30 @@ def tree_key(major: int, parts: Sequence[tuple[str, str | None, str]], machine: 
     return f"cu{rel}-{digest}"
 
 
-def _union(dst: str, sources: Sequence[str], listdir: Listdir) -> list[Link]:
+def _union(dst: str, sources: Sequence[str], listdir: Listdir,
+           hidden: frozenset[str] = frozenset()) -> list[Link]:
     entries: dict[str, list[tuple[str, bool]]] = {}
     for src in sources:
         for name, is_dir in listdir(src) or ():
-            entries.setdefault(name, []).append((os.path.join(src, name), is_dir))
+            full = os.path.join(src, name)
+            if os.path.normpath(full) not in hidden:
+                entries.setdefault(name, []).append((full, is_dir))
     links: list[Link] = []
     for name in sorted(entries):
         found = entries[name]
         path = f"{dst}/{name}"
         merge = len(found) > 1 and all(d for _, d in found)
-        if merge and dst.split("/", maxsplit=1)[0] not in _REAL:
-            links += _union(path, [p for p, _ in found], listdir)
+        if (merge or _holds_hidden(found, hidden)) and \
+                dst.split("/", maxsplit=1)[0] not in _REAL:
+            links += _union(path, [p for p, _ in found], listdir, hidden)
         else:
             links.append(Link(path, found[0][0]))  # first source wins, as imports do
     return links
+
+
+def _holds_hidden(found: Sequence[tuple[str, bool]], hidden: frozenset[str]) -> bool:
+    """A folder to link whole holds hidden files: it is merged file by file instead."""
+    return any(d and any(h.startswith(p + os.sep) for h in hidden) for p, d in found)
 
 
 def _unversioned(lib_links: Sequence[Link]) -> list[Link]:
@@ -93,14 +102,16 @@ def _unversioned(lib_links: Sequence[Link]) -> list[Link]:
     return [Link(f"lib64/{dev}", real) for dev, real in sorted(extra.items())]
 
 
-def _folders(sources: Sequence[str], listdir: Listdir) -> list[Link]:
+def _folders(sources: Sequence[str], listdir: Listdir,
+             hidden: frozenset[str] = frozenset()) -> list[Link]:
     links: list[Link] = []
     for sub, dst in catalog.TREE_FOLDERS.items():
         provs = [os.path.join(s, sub) for s in sources if listdir(os.path.join(s, sub))]
-        if len(provs) == 1 and dst not in _REAL:
+        if len(provs) == 1 and dst not in _REAL and not _holds_hidden([(provs[0], True)],
+                                                                      hidden):
             links.append(Link(dst, provs[0]))
         elif provs:
-            links += _union(dst, provs, listdir)
+            links += _union(dst, provs, listdir, hidden)
     return links
 
 
@@ -144,9 +155,11 @@ def _wrap_nvcc(links: list[Link]) -> list[Link]:
 
 def plan_tree(key: str, sources: Sequence[str], listdir: Listdir, *,
               versions: Mapping[str, str], cuda: str, target_dir: str,
-              wrapper: tuple[tuple[str, str], ...] = ()) -> TreePlan:
-    """The whole tree for component folders ``sources`` (first wins on a clash)."""
-    links = _folders(sources, listdir)
+              wrapper: tuple[tuple[str, str], ...] = (),
+              hidden: frozenset[str] = frozenset()) -> TreePlan:
+    """The whole tree for component folders ``sources`` (first wins on a clash), less
+    the files in ``hidden`` (absolute paths: a copy of another CUDA release)."""
+    links = _folders(sources, listdir, hidden)
     if wrapper:
         links = _wrap_nvcc(links)
     links += _unversioned([lk for lk in links if lk.path.startswith("lib64/")])
@@ -155,7 +168,8 @@ def plan_tree(key: str, sources: Sequence[str], listdir: Listdir, *,
         Link(f"targets/{target_dir}/include", "../../include"),
         Link(f"targets/{target_dir}/lib", "../../lib64"),
     ]
-    headers = [os.path.join(s, "include", "cuda.h") for s in sources]
+    headers = [h for s in sources
+               if os.path.normpath(h := os.path.join(s, "include", "cuda.h")) not in hidden]
     stub_header = next((h for h in headers if any(n == "cuda.h" for n, _ in
                                                   listdir(os.path.dirname(h)) or ())), None)
     files = (("version.json", version_json(versions, cuda)), *wrapper)

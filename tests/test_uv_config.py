@@ -47,7 +47,9 @@ def store(isolated: Path) -> Path:
     folder = isolated / "toolkits" / toolkits.folder_name("==13.0.3")
     fakes.cu13_site(folder)
     (folder / toolkits.MARK).write_text("{}")
-    headers = isolated / "toolkits" / toolkits.folder_name("==13.0.3", kind=toolkits.HEADERS)
+    wanted = ["cuda-toolkit[cublas,cusparse,cusolver]==13.0.3"]
+    headers = isolated / "toolkits" / toolkits.folder_name(
+        "==13.0.3", kind=toolkits.headers_kind(wanted))
     for comp in fakes.catalog.LIBRARIES:
         if comp.name in fakes.catalog.HEADER_LIBRARIES:
             fakes.component(headers, comp, 13, "13.0.0")

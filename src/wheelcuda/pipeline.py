@@ -24,7 +24,7 @@ import hashlib
 import os
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
@@ -41,7 +41,7 @@ from .probe.interpreter import Target
 from .probe.locate import Found, Inventory
 from .probe.torch import Torch
 from .rules import arch as archmod
-from .rules import checks, environ, hostcc, jobs
+from .rules import checks, environ, hostcc, jobs, pins
 from .rules import installer as installer_rules
 from .rules import tree as plan
 from .rules.checks import Kind, Problem, Severity
@@ -72,14 +72,15 @@ class Request:
     jobs: bool = False
     #: fetch a missing compiler set into the store (install without --no-fetch/--explain).
     fetch: bool = False
-    #: the toolkit sources to look in, by name (None: all of :data:`sources.SOURCES`).
-    #: ``uv-config`` asks for the store only: its tree must outlive any one environment.
-    sources: tuple[str, ...] | None = None
+    #: the tree must outlive the target environment (``uv-config``: build environments
+    #: wheelcuda cannot see use it): the target's own wheels are no source, neither for
+    #: the compiler nor for the headers of torch's libraries (those are fetched).
+    portable: bool = False
     #: torch as given (read from uv.lock, or only its CUDA from ``--cuda``) instead of
     #: the target's: for settings written before the environment exists.
     torch: Torch | None = None
     #: ``--toolkit``: auto, wheels, local, redist, or a toolkit folder (None:
-    #: WHEELCUDA_TOOLKIT, else auto). ``sources``, when given, wins.
+    #: WHEELCUDA_TOOLKIT, else auto).
     toolkit: str | None = None
     #: ``--redist-manifest``: NVIDIA's release manifest to use as given (a URL or a file;
     #: None: WHEELCUDA_REDIST_MANIFEST, else the pinned one of torch's release).
@@ -134,7 +135,8 @@ class Choice:
     target_libraries: bool = True
 
     def allows(self, source: str) -> bool:
-        return self.only is None or source in self.only
+        return (self.only is None or source in self.only) and \
+            (source != "venv" or self.target_libraries)
 
 
 @dataclass(frozen=True)
@@ -219,14 +221,13 @@ TOOLKIT_VAR = "WHEELCUDA_TOOLKIT"
 
 def toolkit_choice(ctx: Context, request: Request) -> Choice:
     """What ``--toolkit`` (or WHEELCUDA_TOOLKIT, or the command's own sources) allows."""
-    if request.sources is not None:
-        return Choice(request.sources, target_libraries=False)
+    own = not request.portable
     word = (request.toolkit or ctx.get(TOOLKIT_VAR) or "").strip() or "auto"
     if word in TOOLKITS:
-        return Choice(TOOLKITS[word])
+        return Choice(TOOLKITS[word], target_libraries=own)
     folder = os.path.normpath(os.path.join(ctx.cwd, os.path.expanduser(word)))
     if os.path.isdir(folder):
-        return Choice(("local",), folder)
+        return Choice(("local",), folder, target_libraries=own)
     origin = "--toolkit" if request.toolkit else TOOLKIT_VAR
     raise ComponentError(f"{origin} {word!r} is neither {', '.join(TOOLKITS)} nor a folder",
                          f"{origin} auto (the default), wheels, local, redist, or the folder "
@@ -272,7 +273,7 @@ def finish(s: Start) -> Resolved:
     if (tool and request.fetch and request.headers
             and not any(p.is_error for p in [*found, *problems]) and missing_headers(toolkit)):
         toolkit = _fetch(ctx, layout, target, torch, toolkit, tool=tool, choice=choice,
-                         kind=toolkits.HEADERS)
+                         headers=True)
     problems += found
     release = checks.compiler_release(toolkit.inventory, toolkit.major)
     if torch is not None and torch.cuda is not None:
@@ -346,7 +347,8 @@ def locate_toolkit(target: Target, torch: Torch | None, layout: Layout, ctx: Con
     CUDA major (the CUDA wheels count as one: the target's and the store's, component by
     component, as before), else the wheels (what a fetch would complete); the headers of
     torch's libraries from the target first (see :class:`Choice`)."""
-    offers = sources.offers(target, torch, layout, ctx, only=choice.only, given=choice.given)
+    offers = sources.offers(target, torch, layout, ctx, only=choice.only, given=choice.given,
+                            skip=() if choice.target_libraries else ("venv",))
     groups: list[tuple[str, list[sources.Offer]]] = []
     for o in offers:
         name = "wheels" if o.source in sources.WHEELS else o.source
@@ -368,7 +370,9 @@ def locate_toolkit(target: Target, torch: Torch | None, layout: Layout, ctx: Con
     own = [o for o in offers if o.source == "venv"]
     if not own and choice.target_libraries:
         own = sources.offers(target, torch, layout, ctx, only=("venv",))
-    library_roots = tuple(dict.fromkeys([*_roots(own), *compiler_roots]))
+    headers = headers_folder(layout, torch)
+    library_roots = tuple(dict.fromkeys([*_roots(own), *compiler_roots,
+                                         *([str(headers)] if headers else [])]))
     compiler = locate.locate(compiler_roots, catalog.COMPILER)
     inventory = locate.Inventory(
         compiler.found + locate.locate(library_roots, catalog.LIBRARIES).found,
@@ -376,7 +380,9 @@ def locate_toolkit(target: Target, torch: Torch | None, layout: Layout, ctx: Con
     via: dict[str, str] = {}
     for f in inventory.found:
         pool = picked if f.component.compiler else [*own, *offers]
-        via.setdefault(f.component.name, next(o.source for o in pool if f.root in o.roots))
+        # the headers folder is the store's, whatever source the compiler came from
+        via.setdefault(f.component.name,
+                       next((o.source for o in pool if f.root in o.roots), "store"))
     description = "; ".join(o.description for o in picked)
     unavailable = description if name != "wheels" and not compiler_roots else None
     return Toolkit(checks.choose_major(inventory, torch), inventory, via, fetched, name,
@@ -419,14 +425,27 @@ def _only_fetch_missing(found: list[Problem], problems: list[Problem],
 
 def _fetch(ctx: Context, layout: Layout, target: Target, torch: Torch | None,
            toolkit: Toolkit, *, tool: installer_rules.Tool,
-           choice: Choice, kind: str = "") -> Toolkit:
+           choice: Choice, headers: bool = False) -> Toolkit:
+    """The compiler set (or, with ``headers``, the headers of torch's libraries) fetched
+    into the store, and the toolkit located again."""
     assert torch is not None
     spec = checks.wanted_specifier(torch, toolkit.major)
     folder = toolkits.fetch(layout, ctx, tool, spec, python=target.python,
-                            major=toolkit.major, kind=kind)
-    if not choice.allows("store"):  # the headers' fetch (uv-config asks for "store" only)
-        choice = replace(choice, only=sources.WHEELS, given=None)
-    return locate_toolkit(target, torch, layout, ctx, toolkit.fetched or folder, choice=choice)
+                            major=toolkit.major,
+                            headers=pins.header_requirements(torch, toolkit.major)
+                            if headers else None)
+    return locate_toolkit(target, torch, layout, ctx,
+                          toolkit.fetched or (None if headers else folder), choice=choice)
+
+
+def headers_folder(layout: Layout, torch: Torch | None) -> Path | None:
+    """The store's headers of torch's libraries for ``torch``, when fetched."""
+    if torch is None or torch.cuda_major not in catalog.MAJORS:
+        return None
+    major = torch.cuda_major
+    wanted = pins.header_requirements(torch, major)
+    return toolkits.existing(layout, checks.wanted_specifier(torch, major),
+                             toolkits.headers_kind(wanted))
 
 
 def redist_want(ctx: Context, request: Request, torch: Torch) -> archives.Want:
@@ -464,9 +483,9 @@ def _fetch_redist(ctx: Context, layout: Layout, target: Target, torch: Torch | N
 
 
 def missing_headers(toolkit: Toolkit) -> bool:
-    """torch's library headers are not found (the wheels have them for CUDA 13 only)."""
-    return toolkit.major == 13 and any(toolkit.inventory.get(name, toolkit.major) is None
-                                      for name in catalog.HEADER_LIBRARIES)
+    """torch's library headers are not found."""
+    return any(toolkit.inventory.get(name, toolkit.major) is None
+               for name in catalog.HEADER_LIBRARIES)
 
 
 def tree_for(ctx: Context, layout: Layout, toolkit: Toolkit) -> plan.TreePlan:

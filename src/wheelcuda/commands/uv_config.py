@@ -32,7 +32,7 @@ from ..probe import torch as torch_probe
 from ..probe.torch import Torch
 from ..rules import arch, jobs, packages, uvconfig
 from ..store import userfiles
-from .common import add_all_archs, add_arch, note, warn_problems
+from .common import add_all_archs, add_arch, add_toolkit, note, warn_problems
 
 NAME = "uv-config"
 HELP = ("print (or --write into a uv.toml or pyproject.toml) the uv settings under which "
@@ -46,6 +46,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("packages", nargs="*", metavar="PKG",
                    help="package names, or project folders with a static [project] name "
                         "(default: every package in wheelcuda's recipe table)")
+    add_toolkit(p)
     add_arch(p)
     add_all_archs(p)
     p.add_argument("--write", metavar="FILE",
@@ -128,7 +129,8 @@ def _resolve(args: argparse.Namespace, ctx: Context
     installer resolves it (``2.14.1``; None when only its CUDA is known)."""
     req = pipeline.Request(python=args.python, arch=args.arch, all_archs=args.all_archs,
                            need_torch=True, jobs=True, fetch=not args.no_fetch,
-                           sources=("store",), headers=True)
+                           toolkit=args.toolkit, redist_manifest=args.redist_manifest,
+                           portable=True, headers=True)
     start = None
     if not args.cuda:
         try:

@@ -150,12 +150,8 @@ CCCL = _component(
 )
 
 
-def _library(name: str, title: str, cu13: str, cu12: str, header: str, *,
-             cuda_versioned: bool = False) -> Component:
-    """A math or tool library: optional, linked in when present (torch's headers use them).
-    ``cuda_versioned``: its version is the CUDA release's (nvJitLink 13.0.88 in 13.0),
-    and the libraries that need it leave it unbounded (cuSPARSE and cuSOLVER 13.0.x
-    resolve nvJitLink 13.5.37 today): fetches pin it to the release."""
+def _library(name: str, title: str, cu13: str, cu12: str, header: str) -> Component:
+    """A math or tool library: optional, linked in when present (torch's headers use them)."""
     return _component(
         name,
         title,
@@ -163,8 +159,7 @@ def _library(name: str, title: str, cu13: str, cu12: str, header: str, *,
         folders={13: _CU13, 12: cu12},
         files={13: (f"include/{header}",), 12: (f"include/{header}",)},
         compiler=False,
-        versioned_with_cuda=cuda_versioned,
-        pin_release=cuda_versioned,
+        versioned_with_cuda=False,
     )
 
 
@@ -176,10 +171,9 @@ LIBRARIES: Final = (
     _library("libcusolver", "cuSOLVER", "nvidia-cusolver", "nvidia/cusolver", "cusolverDn.h"),
     _library("libcurand", "cuRAND", "nvidia-curand", "nvidia/curand", "curand.h"),
     _library("libcufft", "cuFFT", "nvidia-cufft", "nvidia/cufft", "cufft.h"),
-    _library("cuda_nvrtc", "NVRTC", "nvidia-cuda-nvrtc", "nvidia/cuda_nvrtc", "nvrtc.h",
-             cuda_versioned=True),
+    _library("cuda_nvrtc", "NVRTC", "nvidia-cuda-nvrtc", "nvidia/cuda_nvrtc", "nvrtc.h"),
     _library("libnvjitlink", "nvJitLink", "nvidia-nvjitlink", "nvidia/nvjitlink",
-             "nvJitLink.h", cuda_versioned=True),
+             "nvJitLink.h"),
     _library("cuda_nvtx", "NVTX", "nvidia-nvtx", "nvidia/nvtx", "nvtx3/nvToolsExt.h"),
     _library("cuda_cupti", "CUPTI", "nvidia-cuda-cupti", "nvidia/cuda_cupti", "cupti.h"),
 )
@@ -219,29 +213,21 @@ def release_of(specifier: str) -> str | None:
     return f"{m.group(1)}.{m.group(2)}" if m else None
 
 
-def _release_pins(specifier: str, components: tuple[Component, ...]) -> list[str]:
-    """``name==X.Y.*`` for each of ``components`` that its dependents leave unbounded."""
-    release = release_of(specifier)
-    if not release:
-        return []
-    major = int(release.split(".")[0])
-    return [f"{c.wheels[major]}=={release}.*" for c in components
-            if c.pin_release and major in c.wheels]
-
-
 def header_requirements(specifier: str) -> list[str]:
-    """The libraries of :data:`HEADER_LIBRARIES` at the metapackage's ``specifier``, and
-    what they leave unbounded (nvJitLink) held to the same release."""
-    reqs = [f'{METAPACKAGE}[{",".join(HEADER_EXTRAS)}]{specifier}']
-    return list(dict.fromkeys(reqs + _release_pins(specifier, LIBRARIES)))
+    """The libraries of :data:`HEADER_LIBRARIES` at the metapackage's ``specifier``."""
+    return [f'{METAPACKAGE}[{",".join(HEADER_EXTRAS)}]{specifier}']
 
 
 def toolkit_requirements(specifier: str) -> list[str]:
     """One consistent compiler set: the metapackage at ``specifier`` (e.g. torch's own
     ``==13.0.3`` pin), and the parts nvcc leaves unbounded held to the same release."""
     reqs = [f'{METAPACKAGE}[{",".join(METAPACKAGE_EXTRAS)}]{specifier}']
-    # CUDA 12's nvcc, nvvm and crt are one wheel
-    return list(dict.fromkeys(reqs + _release_pins(specifier, COMPILER)))
+    release = release_of(specifier)
+    if release:
+        major = int(release.split(".")[0])
+        reqs += [f"{c.wheels[major]}=={release}.*" for c in COMPILER
+                 if c.pin_release and major in c.wheels]
+    return list(dict.fromkeys(reqs))  # CUDA 12's nvcc, nvvm and crt are one wheel
 
 
 def install_command(specifier: str, python: str | None = None) -> str:

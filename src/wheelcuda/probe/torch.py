@@ -28,6 +28,9 @@ class Torch:
     cuda: str | None  # "13.0"; None for a CPU-only build
     path: str  # the torch package folder
     toolkit_pin: str | None  # specifier of torch's cuda-toolkit requirement, "==13.0.3"
+    #: torch's own requirements (``nvidia-cublas-cu12==12.8.4.1; ...``): a CUDA 12 torch
+    #: pins its libraries one by one, and their headers must be those versions.
+    requires: tuple[str, ...] = ()
 
     @property
     def cuda_major(self) -> int | None:
@@ -76,6 +79,7 @@ def find_torch(roots: Sequence[str]) -> Torch | None:
             cuda=values.get("cuda"),
             path=os.path.dirname(version_py),
             toolkit_pin=toolkit_pin(requires),
+            requires=tuple(requires),
         )
     return None
 

@@ -87,7 +87,9 @@ def parse_lock(packages: Sequence[Mapping[str, Any]]) -> Torch | None:
             if runtime:
                 cuda = ".".join(runtime.split(".")[:2])
                 break
-    return Torch(version=version or "unknown", cuda=cuda, path="", toolkit_pin=pin)
+    requires = tuple(f"{d}=={v}" for d in sorted(deps) if (v := _version(by_name, d)))
+    return Torch(version=version or "unknown", cuda=cuda, path="", toolkit_pin=pin,
+                 requires=requires)
 
 
 def _version(by_name: Mapping[str, list[Mapping[str, Any]]], name: str) -> str | None:

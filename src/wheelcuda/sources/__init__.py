@@ -31,12 +31,13 @@ WHEELS = ("venv", "store")
 
 
 def offers(target: Target, torch: Torch | None, layout: Layout, ctx: Context, *,
-           only: tuple[str, ...] | None = None, given: str | None = None) -> list[Offer]:
-    """The offers of the sources named in ``only`` (all when None), in order of
-    preference; ``given`` is a toolkit folder (``--toolkit PATH``): the local source
-    looks at that one only."""
+           only: tuple[str, ...] | None = None, given: str | None = None,
+           skip: tuple[str, ...] = ()) -> list[Offer]:
+    """The offers of the sources named in ``only`` (all when None) less those in
+    ``skip``, in order of preference; ``given`` is a toolkit folder (``--toolkit PATH``):
+    the local source looks at that one only."""
     chosen = [local.LocalSource(given, older=only is not None) if s.name == "local" else s
-              for s in SOURCES if only is None or s.name in only]
+              for s in SOURCES if (only is None or s.name in only) and s.name not in skip]
     return [o for s in chosen if (o := _offer(s, target, torch, layout, ctx)) is not None]
 
 

@@ -25,12 +25,11 @@ class _Store:
         if torch is None or torch.cuda_major is None:
             return None
         spec = checks.wanted_specifier(torch, torch.cuda_major)
-        found = [f for kind in ("", toolkits.HEADERS)
-                 if (f := toolkits.existing(layout, spec, kind)) is not None]
-        if not found:
+        found = toolkits.existing(layout, spec)
+        if found is None:
             return None
-        return Offer(self.name, tuple(str(f) for f in found),
-                     f"wheelcuda's store ({', '.join(map(str, found))})")
+        # the headers of torch's libraries are the pipeline's (every source's trees)
+        return Offer(self.name, (str(found),), f"wheelcuda's store ({found})")
 
 
 SOURCE = _Store()

@@ -21,18 +21,21 @@ import platform
 import re
 import shlex
 import sys
+from importlib import metadata
 from pathlib import Path
+
+from packaging.utils import canonicalize_name
 
 from .. import proc
 from ..context import Context
 from ..data import catalog
 from ..errors import ComponentError
 from ..probe import locate
-from ..rules import installer
+from ..rules import installer, pins
 from . import fs
 from .layout import Layout
 
-__all__ = ["HEADERS", "MARK", "existing", "fetch", "folder", "folder_name"]
+__all__ = ["HEADERS", "MARK", "existing", "fetch", "folder", "folder_name", "headers_kind"]
 
 MARK = "wheelcuda-store.json"
 _TIMEOUT = 1800.0
@@ -62,8 +65,13 @@ def existing(layout: Layout, specifier: str, kind: str = "") -> Path | None:
     return path if (path / MARK).is_file() else None
 
 
+def headers_kind(requirements: list[str]) -> str:
+    """The ``kind`` of the header folder for ``requirements`` (rules.pins)."""
+    return f"{HEADERS}-{pins.headers_tag(requirements)}"
+
+
 def _components(kind: str) -> tuple[catalog.Component, ...]:
-    if kind == HEADERS:
+    if kind.startswith(HEADERS):
         return tuple(c for c in catalog.LIBRARIES if c.name in catalog.HEADER_LIBRARIES)
     return catalog.COMPILER
 
@@ -82,9 +90,11 @@ def _problems(root: Path, major: int, kind: str = "") -> list[str]:
 
 
 def fetch(layout: Layout, ctx: Context, tool: installer.Tool, specifier: str, *,
-          python: str, major: int, kind: str = "") -> Path:
-    """Download and unpack the compiler set (``kind=HEADERS``: the headers of torch's
-    libraries, nothing else kept) into the store (once; safe when concurrent)."""
+          python: str, major: int, headers: list[str] | None = None) -> Path:
+    """Download and unpack the compiler set (with ``headers``, those requirements, of
+    which only the headers of torch's libraries are kept) into the store (once; safe
+    when concurrent)."""
+    kind = headers_kind(headers) if headers else ""
     found = existing(layout, specifier, kind)
     if found:
         return found
@@ -98,11 +108,10 @@ def fetch(layout: Layout, ctx: Context, tool: installer.Tool, specifier: str, *,
             fs.discard(old)
         tmp = fs.new_folder(toolkits, final.name, "fetch")
         try:
-            requirements = (catalog.header_requirements(specifier) if kind == HEADERS
-                            else catalog.toolkit_requirements(specifier))
+            requirements = headers or catalog.toolkit_requirements(specifier)
             _download(ctx, tool, requirements, tmp, python=python, major=major, kind=kind)
-            if kind == HEADERS:
-                _headers_only(tmp)
+            if headers:
+                _headers_only(tmp, pins.header_wheels(major))
             missing = _problems(tmp, major, kind)
             if missing:
                 raise ComponentError(
@@ -127,9 +136,22 @@ _UNAVAILABLE = re.compile(r"there is no version of|Could not find a version that
                           r"No matching distribution", re.IGNORECASE)
 
 
-def _headers_only(root: Path) -> None:
-    """Keep the headers of each ``nvidia/<folder>``: the libraries (a GB) are torch's
-    business at run time, a build needs only what its headers include."""
+def _headers_only(root: Path, wheels: tuple[str, ...]) -> None:
+    """Keep the headers of the libraries ``wheels`` name: the libraries (a GB) are
+    torch's business at run time, a build needs only what its headers include. What
+    they pulled in (nvJitLink, required with no bound, of the index's newest release)
+    is removed file by file (its RECORD): CUDA 13 wheels share one folder, and a tree
+    never mixes two releases' headers (issue 16)."""
+    keep = {canonicalize_name(w) for w in wheels}
+    for info in sorted(root.glob("*.dist-info")):
+        dist = metadata.PathDistribution(info)
+        if canonicalize_name(dist.metadata["Name"] or "") in keep:
+            continue
+        for rel in dist.files or ():
+            path = root / str(rel)
+            if path.is_file() or path.is_symlink():
+                path.unlink()
+        fs.discard(info)
     for package in root.glob("nvidia/*"):
         for part in package.iterdir():
             if part.name != "include":
@@ -142,7 +164,7 @@ def _download(ctx: Context, tool: installer.Tool, requirements: list[str], targe
     requirement = requirements[0]
     names = ", ".join(c.wheels[major] for c in _components(kind))
     size = ("about 900 MB to download unless the installer's cache holds them; only the "
-            "headers are kept" if kind == HEADERS else "about 270 MB")
+            "headers are kept" if kind else "about 270 MB")
     print(f"wheelcuda: fetching {requirement} into {target.parent} with {tool.name} "
           f"({names}: {size}); its output follows", file=sys.stderr)
     env = proc.child_environ(ctx.environ)

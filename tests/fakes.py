@@ -161,3 +161,28 @@ def uv_on_path(tmp: Path, source: str) -> dict[str, str]:
     _executable(bin_dir / "uv", f"#!/bin/sh\nexec {shlex.quote(sys.executable)} "
                                 f"{shlex.quote(str(script))} \"$@\"\n")
     return {"PATH": f"{bin_dir}:{os.environ['PATH']}", "WHEELCUDA_INSTALLER": "uv"}
+
+
+def sdist(folder: Path, name: str, version: str, *, metadata_version: str = "2.1",
+          requires: Iterable[str] = (), dynamic: Iterable[str] = (),
+          pyproject: str | None = None) -> Path:
+    """An sdist with the PKG-INFO (and pyproject.toml) uv reads for static metadata."""
+    import io  # noqa: PLC0415
+    import tarfile  # noqa: PLC0415
+
+    folder.mkdir(parents=True, exist_ok=True)
+    base = f"{name.replace('-', '_')}-{version}"
+    lines = [f"Metadata-Version: {metadata_version}", f"Name: {name}", f"Version: {version}"]
+    lines += [f"Requires-Dist: {r}" for r in requires]
+    lines += [f"Dynamic: {d}" for d in dynamic]
+    members = {"PKG-INFO": "\n".join(lines) + "\n", "setup.py": "from setuptools import setup\n"}
+    if pyproject is not None:
+        members["pyproject.toml"] = pyproject
+    path = folder / f"{base}.tar.gz"
+    with tarfile.open(path, "w:gz") as tar:
+        for member, text in members.items():
+            data = text.encode()
+            info = tarfile.TarInfo(f"{base}/{member}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path

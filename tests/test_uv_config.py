@@ -21,6 +21,21 @@ from wheelcuda.store import toolkits
 FAKE_UV = "import sys\nprint('uv {version} (fake)')\n"
 
 
+@pytest.fixture(autouse=True)
+def sdists(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The index uv-config reads the packages' metadata from: a find-links folder of
+    fake sdists in the forms seen on PyPI (no network in unit tests)."""
+    folder = tmp_path_factory.mktemp("sdists")
+    fakes.sdist(folder, "causal-conv1d", "1.7.0", metadata_version="2.2",
+                requires=["torch", "packaging"])
+    fakes.sdist(folder, "torch-scatter", "2.1.2")  # 2.1, no torch requirement
+    fakes.sdist(folder, "flash-attn", "2.8.3", metadata_version="2.4", requires=["torch"],
+                dynamic=["requires-dist"])
+    monkeypatch.setenv("UV_NO_INDEX", "1")
+    monkeypatch.setenv("UV_FIND_LINKS", str(folder))
+    return folder
+
+
 def run(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None
         ) -> subprocess.CompletedProcess[str]:
     full = fakes.pythonpath_env()

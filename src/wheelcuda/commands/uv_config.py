@@ -15,19 +15,17 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
 import tomlkit
-from packaging.utils import InvalidName, canonicalize_name
 from packaging.version import Version
 
 from .. import pipeline
 from ..context import Context
 from ..data.recipes import RECIPES
 from ..errors import ConfigError, WheelcudaError
-from ..probe import gpus, installer, locate, machine, source, uvlock
+from ..probe import gpus, installer, locate, machine, uvforms, uvlock
 from ..probe import torch as torch_probe
 from ..probe.torch import Torch
 from ..rules import arch, jobs, packages, uvconfig
@@ -65,13 +63,16 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
     if args.remove:
         return _remove(args, ctx)
     # Every cheap check first: a bad file or an old uv must not cost a fetch.
-    names, pinned = _packages(args.packages, ctx)
+    specs = _specs(args.packages, ctx)
     target = None
     if args.write:
         target = Path(ctx.cwd, args.write)
         userfiles.read_toml(target)  # not TOML: stop before any fetch
         userfiles.check_writable(target)
     _check_uv(ctx)
+    lock_path = uvlock.find_lock(ctx.cwd)
+    lock = uvlock.read_lock(lock_path) if lock_path else None
+    found = uvforms.read(specs, ctx, lock)  # a spec that is no package stops here
     resolved, torch, pin_version = _resolve(args, ctx)
     for line in warn_problems(resolved):
         note(line)
@@ -79,48 +80,31 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
         note("warning: the headers of torch's libraries (cuBLAS, cuSPARSE, cuSOLVER) are not in "
              "wheelcuda's store, and torch's CUDA headers include them: builds will fail to "
              "find cusparse.h (run without --no-fetch to fetch them)")
-    settings = _settings(resolved, torch, pin_version, names=names, pinned=pinned, ctx=ctx)
+    settings = _settings(resolved, torch, pin_version, found, ctx=ctx)
+    index = uvconfig.torch_index(pin_version, uvlock.torch_registry(lock) if lock else None)
+    if index:
+        note(f"torch {pin_version} comes from {index}: the settings name it as an index "
+             f"({uvconfig.INDEX_NAME}), so that uv finds that build inside build environments "
+             "(uv searches it before PyPI for every package it holds)")
+    if not args.packages:
+        note("a local folder uv will build (`uv add ./ext`, a path in [tool.uv.sources]) is "
+             "covered only when named: `wheelcuda uv-config --write FILE ./ext` (it needs a "
+             "static [project] name)")
     if target is None:
-        print(uvconfig.render(settings, _header(resolved, torch)), end="")
+        print(uvconfig.render(settings, _header(resolved, torch), index), end="")
         note("save this as uv.toml (`wheelcuda uv-config --write uv.toml`), then plain "
              "`uv pip install PKG`, `uv add PKG` and `uv sync` build with it")
         return 0
-    return _write(target, settings)
+    return _write(target, settings, index)
 
 
-def _packages(given: Sequence[str], ctx: Context) -> tuple[list[str], set[str]]:
-    """Canonical names, and those that need an exact torch pin instead of match-runtime
-    (no torch among their run-time dependencies)."""
-    if not given:
-        return sorted(RECIPES), {n for n, r in RECIPES.items() if not r.torch_at_runtime}
-    names: list[str] = []
-    pinned: set[str] = set()
-    for spec in given:
-        folder = os.path.join(ctx.cwd, spec)
-        if os.path.isdir(folder):
-            project = source.static_project(folder)
-            if project.name is None:
-                raise ConfigError(
-                    f"{spec} has no static [project] name in its pyproject.toml: uv applies "
-                    "per-package settings only to packages whose name it knows before "
-                    "building, so it would ignore them (and with match-runtime, uv 0.8.12+ "
-                    "stops with an error saying the package must declare static metadata)",
-                    f"add [project] name and version to {spec}/pyproject.toml, or build it "
-                    f"with `wheelcuda install {spec}`")
-            names.append(project.name)
-            if not project.depends_on("torch"):
-                pinned.add(project.name)
-            continue
-        try:
-            name = str(canonicalize_name(spec, validate=True))
-        except InvalidName:
-            raise ConfigError(f"{spec!r} is neither a package name nor a project folder",
-                              "give names as on PyPI (causal-conv1d) or a folder") from None
-        names.append(name)
-        recipe = RECIPES.get(name)
-        if recipe is not None and not recipe.torch_at_runtime:
-            pinned.add(name)
-    return list(dict.fromkeys(names)), pinned
+def _specs(given: Sequence[str], ctx: Context) -> list[str]:
+    """What to cover: the names and folders given, else the recipe table's packages
+    and the local folders of the project here (``[tool.uv.sources]`` paths, which uv
+    builds: ``uv add ./ext`` writes one)."""
+    if given:
+        return list(dict.fromkeys(given))
+    return [*sorted(RECIPES), *uvforms.project_folders(ctx)]
 
 
 def _resolve(args: argparse.Namespace, ctx: Context
@@ -193,14 +177,18 @@ def build_key(r: pipeline.Resolved, torch: Torch) -> str:
     return f"torch {torch.version} (CUDA {torch.cuda}); nvcc {nvcc}; {mode}; {host}"
 
 
-def _settings(r: pipeline.Resolved, torch: Torch, version: str | None, *, names: Sequence[str],
-              pinned: set[str], ctx: Context) -> list[uvconfig.Settings]:
+def _settings(r: pipeline.Resolved, torch: Torch, version: str | None,
+              found: Sequence[uvforms.Package], *, ctx: Context) -> list[uvconfig.Settings]:
     base = r.variables()
     archs = () if r.request.all_archs else r.archs
     gpu_seen = bool(gpus.probe_gpus(ctx).gpus)
     key = build_key(r, torch)
     out = []
-    for name in names:
+    for package in found:
+        name = package.name
+        dependency, why = uvconfig.torch_entry(package.form, version, name)
+        shown = "match-runtime" if isinstance(dependency, dict) else dependency
+        note(f"{name}: {shown} ({why})")
         variables = dict(base)
         # The tree's bin only: uv puts the OS PATH after it, and this value is in uv's
         # cache key, so it must not change with the shell uv-config ran in.
@@ -212,13 +200,6 @@ def _settings(r: pipeline.Resolved, torch: Torch, version: str | None, *, names:
         if ctx.get("MAX_JOBS"):
             variables["MAX_JOBS"] = ctx.environ["MAX_JOBS"]
         variables[uvconfig.KEY] = key
-        dependency: str | dict[str, object] = uvconfig.match_runtime()
-        if name in pinned:
-            if version is None:
-                note(f"{name} does not list torch among its dependencies, and torch's version "
-                     "is not known (--cuda): match-runtime may not find torch")
-            else:
-                dependency = f"torch=={version}"
         out.append(uvconfig.Settings(name, dependency, variables))
     return out
 
@@ -238,11 +219,11 @@ def _is_pyproject(path: Path) -> bool:
     return path.name == "pyproject.toml"
 
 
-def _write(path: Path, settings: Sequence[uvconfig.Settings]) -> int:
+def _write(path: Path, settings: Sequence[uvconfig.Settings], index: str | None) -> int:
     doc = userfiles.read_toml(path)  # again: the fetch may have taken minutes
     before = tomlkit.dumps(doc)
     pyproject = _is_pyproject(path)
-    conflicts = uvconfig.merge(doc, settings, pyproject=pyproject)
+    conflicts = uvconfig.merge(doc, settings, pyproject=pyproject, index=index)
     after = tomlkit.dumps(doc)
     if uvconfig.without_ours(after, pyproject=pyproject) != \
             uvconfig.without_ours(before, pyproject=pyproject):
@@ -304,7 +285,8 @@ def _remove(args: argparse.Namespace, ctx: Context) -> int:
         note(f"{path} does not exist: nothing to remove")
         return 0
     doc = userfiles.read_toml(path)
-    names = _packages(args.packages, ctx)[0] if args.packages else []
+    names = [p.name for p in uvforms.read(args.packages, ctx, offline=True)] \
+        if args.packages else []
     done = uvconfig.remove(doc, pyproject=_is_pyproject(path), packages=names)
     if done:
         userfiles.replace_text(path, tomlkit.dumps(doc))

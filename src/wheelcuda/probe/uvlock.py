@@ -20,7 +20,7 @@ from ..data import catalog
 from ..errors import ConfigError
 from .torch import Torch
 
-__all__ = ["LOCK", "find_lock", "torch_from_lock", "torch_of_cuda"]
+__all__ = ["LOCK", "find_lock", "read_lock", "torch_from_lock", "torch_of_cuda", "torch_registry"]
 
 LOCK = "uv.lock"
 
@@ -46,17 +46,33 @@ def torch_of_cuda(cuda: str) -> Torch:
     return Torch(version="(not installed)", cuda=cuda.strip(), path="", toolkit_pin=None)
 
 
-def torch_from_lock(path: str) -> Torch | None:
-    """torch as ``path`` (a uv.lock) pins it; None when the lock has no torch."""
+def read_lock(path: str) -> dict[str, Any]:
+    """A uv.lock as plain data."""
     try:
         with open(path, encoding="utf-8") as f:
-            doc = tomlkit.parse(f.read()).unwrap()
+            doc: dict[str, Any] = tomlkit.parse(f.read()).unwrap()
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror}", "check the file") from None
     except ParseError as exc:
         raise ConfigError(f"{path} is not valid TOML ({exc})",
                           "run `uv lock` to write it again") from None
-    return parse_lock(doc.get("package", []))
+    return doc
+
+
+def torch_from_lock(path: str) -> Torch | None:
+    """torch as ``path`` (a uv.lock) pins it; None when the lock has no torch."""
+    return parse_lock(read_lock(path).get("package", []))
+
+
+def torch_registry(doc: Mapping[str, Any]) -> str | None:
+    """The index a lock took torch from (``source = { registry = URL }``), if one."""
+    torches = [p for p in doc.get("package", []) or []
+               if isinstance(p, Mapping) and p.get("name") == "torch"]
+    if not torches:
+        return None
+    found = _for_this_machine(torches).get("source")
+    return str(found["registry"]) if isinstance(found, Mapping) and found.get("registry") \
+        else None
 
 
 def parse_lock(packages: Sequence[Mapping[str, Any]]) -> Torch | None:

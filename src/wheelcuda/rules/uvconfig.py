@@ -15,6 +15,7 @@ and writing the file is the command's.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,12 +24,13 @@ import tomlkit
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from tomlkit.container import Container, OutOfOrderTableProxy
-from tomlkit.items import Array, InlineTable, Table
+from tomlkit.items import AoT, Array, InlineTable, Table
 
 from ..errors import ConfigError
+from .staticmeta import Form
 
-__all__ = ["DEPENDENCIES", "KEY", "OWNED", "VARIABLES", "Settings", "match_runtime", "merge",
-           "remove", "render", "without_ours"]
+__all__ = ["DEPENDENCIES", "INDEX_NAME", "KEY", "OWNED", "VARIABLES", "Settings", "match_runtime",
+           "merge", "remove", "render", "torch_entry", "torch_index", "without_ours"]
 
 DEPENDENCIES = "extra-build-dependencies"
 VARIABLES = "extra-build-variables"
@@ -59,6 +61,41 @@ class Settings:
 def match_runtime() -> dict[str, Any]:
     return {"requirement": "torch", "match-runtime": True}
 
+
+#: PyTorch's own indexes, one per local label (``2.11.0+cu128`` is in ``.../whl/cu128``).
+PYTORCH_INDEX = "https://download.pytorch.org/whl"
+#: The name of the index entry wheelcuda writes (and --remove takes out).
+INDEX_NAME = "wheelcuda-torch"
+_PYPI_HOSTS = ("pypi.org", "files.pythonhosted.org")
+
+
+def torch_entry(form: Form, version: str | None, name: str) -> tuple[str | dict[str, Any], str]:
+    """The torch entry uv accepts for a package of ``form``, and why: ``match-runtime``
+    only with static metadata that declares torch, else torch's exact ``version``
+    (local label and all), which uv accepts for any package (FACTS.md, issue 16)."""
+    if form.matches_runtime:
+        return match_runtime(), f"static metadata that requires torch: {form.why}"
+    why = form.why if form.static is not None else f"metadata not read: {form.why}"
+    if form.static and not form.torch:
+        why = f"torch is not among its requirements: {form.why}"
+    if version is None:
+        raise ConfigError(
+            f"{name} needs torch's exact version in its build settings ({why}: uv refuses "
+            "match-runtime for it), and only torch's CUDA is known (--cuda)",
+            "run `uv lock` (or `uv sync`) first so that uv.lock pins torch, or install torch "
+            "into the environment and give --python")
+    return f"torch=={version}", why
+
+
+def torch_index(version: str | None, locked: str | None) -> str | None:
+    """Where uv must look for this torch inside a build environment: the index uv.lock
+    took it from, else PyTorch's index of its local label; None for PyPI's."""
+    if locked and not any(h in locked for h in _PYPI_HOSTS):
+        return locked.rstrip("/")
+    label = version.partition("+")[2] if version else ""
+    if re.fullmatch(r"cu\d+|cpu|rocm[\d.]+|xpu", label):
+        return f"{PYTORCH_INDEX}/{label}"
+    return None
 
 def _root(doc: Container, pyproject: bool, create: bool) -> Table_ | None:
     """The table uv reads its settings from: the document, or ``[tool.uv]``."""
@@ -103,19 +140,21 @@ def _plain(value: object) -> object:
     return value.unwrap() if hasattr(value, "unwrap") else value
 
 
-def merge(doc: Container, settings: Sequence[Settings], *, pyproject: bool) -> list[str]:
-    """Write ``settings`` into ``doc``; the conflicts (the user's own values, kept)."""
+def merge(doc: Container, settings: Sequence[Settings], *, pyproject: bool,
+          index: str | None = None) -> list[str]:
+    """Write ``settings`` (and, when torch comes from an index other than PyPI, that
+    ``index``) into ``doc``; the conflicts (the user's own values, kept)."""
     root = _root(doc, pyproject, create=True)
     if root is None:
         raise ConfigError("[tool] or [tool.uv] of this pyproject.toml is not a table; it was "
                           "not changed", "make them tables, or write a uv.toml instead")
+    conflicts = _merge_index(root, index, pyproject) if index else []
     deps_root = _sub(root, DEPENDENCIES, create=True)
     vars_root = _sub(root, VARIABLES, create=True)
     if deps_root is None or vars_root is None:
         raise ConfigError(f"{DEPENDENCIES} or {VARIABLES} in this file is not a table (uv "
                           "would refuse it too); it was not changed",
                           f"make them tables: [{DEPENDENCIES}] and [{VARIABLES}]")
-    conflicts: list[str] = []
     for s in settings:
         key = _key_for(vars_root, s.package)
         table = vars_root.get(key)
@@ -145,6 +184,38 @@ def merge(doc: Container, settings: Sequence[Settings], *, pyproject: bool) -> l
             table[OWNED] = mark
         _reformat(vars_root, key)
     return conflicts
+
+
+def _merge_index(root: Table_, url: str, pyproject: bool) -> list[str]:
+    """An ``[[index]]`` for torch's index, named :data:`INDEX_NAME`, unless the file has
+    one with that URL. In a project an explicit one serves (uv resolves extra build
+    dependencies with the project's sources); ``uv pip`` does not use explicit indexes
+    for build environments (uv issue 18059), so there it is said."""
+    entries = root.get("index")
+    if entries is not None and not isinstance(entries, (AoT, Array)):
+        return [f"index in this file is not a list of tables: add {url} to it yourself"]
+    for entry in list(entries or []):
+        if not isinstance(entry, _TABLES):
+            continue
+        same = str(entry.get("url", "")).rstrip("/") == url
+        if entry.get("name") == INDEX_NAME:
+            if not same:
+                entry["url"] = url
+            return []
+        if same:
+            if entry.get("explicit") and not pyproject:
+                return [f"your index {url} is explicit: uv pip does not use explicit indexes "
+                        "inside build environments (uv issue 18059), so torch will not be "
+                        "found there; make it non-explicit"]
+            return []
+    table = tomlkit.table()
+    table["name"] = INDEX_NAME
+    table["url"] = url
+    if entries is None:
+        entries = tomlkit.aot()
+        root["index"] = entries
+    entries.append(table)
+    return []
 
 
 def _key_for(table: Table_, package: str) -> str:
@@ -227,13 +298,39 @@ def remove(doc: Container, *, pyproject: bool, packages: Sequence[str] = ()) -> 
         if _DEP_MARK in owned and deps_root is not None:
             _drop_torch(deps_root, name)
         done.append(name)
-    for parent, key in ((root, VARIABLES), (root, DEPENDENCIES)):
-        child = parent.get(key)
-        if isinstance(child, _TABLES) and not child:
-            del parent[key]
+    _drop_empty_tables(root)
+    if (not packages or not _owned_anywhere(vars_root)) and _drop_index(root):
+        done = done or ["torch's index"]
     if pyproject:
         _drop_empty(doc)
     return done
+
+
+def _drop_empty_tables(root: Table_) -> None:
+    for key in (VARIABLES, DEPENDENCIES):
+        child = root.get(key)
+        if isinstance(child, _TABLES) and not child:
+            del root[key]
+
+
+def _owned_anywhere(vars_root: Table_ | None) -> bool:
+    return vars_root is not None and any(
+        isinstance(t, _TABLES) and OWNED in t for t in vars_root.values())
+
+
+def _drop_index(root: Table_) -> bool:
+    """Take out the ``[[index]]`` wheelcuda wrote; whether there was one."""
+    entries = root.get("index")
+    if not isinstance(entries, (AoT, Array)):
+        return False
+    for i in reversed(range(len(entries))):
+        entry = entries[i]
+        if isinstance(entry, _TABLES) and entry.get("name") == INDEX_NAME:
+            del entries[i]
+            if not len(entries):
+                del root["index"]
+            return True
+    return False
 
 
 def _drop_torch(deps_root: Table_, name: str) -> None:
@@ -259,12 +356,13 @@ def _drop_empty(doc: Container) -> None:
         del doc["tool"]
 
 
-def render(settings: Sequence[Settings], header: Sequence[str]) -> str:
+def render(settings: Sequence[Settings], header: Sequence[str], index: str | None = None
+           ) -> str:
     """The settings as a new uv.toml, with ``header`` as comments first."""
     doc = tomlkit.document()
     for line in header:
         doc.add(tomlkit.comment(line))
-    merge(doc, settings, pyproject=False)
+    merge(doc, settings, pyproject=False, index=index)
     return tomlkit.dumps(doc)
 
 

@@ -1,0 +1,169 @@
+"""Which torch entry uv accepts for a package (issue 16): its metadata form read as uv
+reads it (rules/staticmeta.py), from a folder, an sdist, or an index on 127.0.0.1
+(PEP 691 JSON and PEP 503 HTML), and the entry and index uv-config writes for it."""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+import tomlkit
+
+from tests import fakes
+from wheelcuda.context import Context
+from wheelcuda.errors import ConfigError
+from wheelcuda.probe import index, uvforms
+from wheelcuda.rules import staticmeta, uvconfig
+
+STATIC = b'[project]\nname = "ext"\nversion = "1.0"\ndependencies = ["torch>=2"]\n'
+
+
+@pytest.mark.parametrize(("pyproject", "pkg_info", "archive", "static", "torch"), [
+    (STATIC, None, False, True, True),
+    (b'[project]\nname = "ext"\nversion = "1.0"\n', None, False, True, False),
+    (b'[project]\nname = "ext"\nversion = "1"\ndynamic = ["dependencies"]\n', None, False,
+     False, None),
+    # a folder's version may not be dynamic; an archive's may (its file name says it)
+    (b'[project]\nname = "ext"\ndynamic = ["version"]\n', None, False, False, False),
+    (b'[project]\nname = "ext"\ndynamic = ["version"]\n', None, True, True, False),
+    (None, b"Metadata-Version: 2.1\nName: x\nVersion: 1\nRequires-Dist: torch\n", True,
+     False, True),
+    (None, b"Metadata-Version: 2.2\nName: x\nVersion: 1\nRequires-Dist: torch\n", True,
+     True, True),
+    (None, b"Metadata-Version: 2.4\nName: x\nVersion: 1\nRequires-Dist: torch\n"
+           b"Dynamic: requires-dist\n", True, False, True),
+    (None, b"Metadata-Version: 2.2\nName: x\nVersion: 1\nRequires-Dist: torch; "
+           b'extra == "cuda"\n', True, True, False),
+    # a folder's PKG-INFO is not read (uv does not)
+    (None, b"Metadata-Version: 2.2\nName: x\nVersion: 1\nRequires-Dist: torch\n", False,
+     False, None),
+    (b"not toml [", None, False, False, None),
+])
+def test_forms_as_uv_judges_them(pyproject: bytes | None, pkg_info: bytes | None,
+                                 archive: bool, static: bool, torch: bool | None) -> None:
+    form = staticmeta.read(pyproject, pkg_info, archive=archive, where="x")
+    assert (form.static, form.torch) == (static, torch), form.why
+
+
+def test_the_entry_uv_accepts() -> None:
+    static_torch = staticmeta.Form(True, True, "PKG-INFO 2.2 in x")
+    assert uvconfig.torch_entry(static_torch, "2.11.0+cu128", "x")[0] == \
+        uvconfig.match_runtime()
+    for form in (staticmeta.Form(False, True, "PKG-INFO 2.1"),
+                 staticmeta.Form(True, False, "PKG-INFO 2.2"), staticmeta.unknown("offline")):
+        entry, why = uvconfig.torch_entry(form, "2.11.0+cu128", "x")
+        assert entry == "torch==2.11.0+cu128", why
+    with pytest.raises(ConfigError, match="needs torch's exact version"):
+        uvconfig.torch_entry(staticmeta.Form(False, True, "PKG-INFO 2.1"), None, "x")
+
+
+def test_torch_index() -> None:
+    assert uvconfig.torch_index("2.11.0+cu128", None) == "https://download.pytorch.org/whl/cu128"
+    assert uvconfig.torch_index("2.14.1", None) is None
+    assert uvconfig.torch_index("2.14.1", "https://pypi.org/simple") is None
+    assert uvconfig.torch_index("2.11.0+cu128", "https://mirror.example/cu128/") == \
+        "https://mirror.example/cu128"
+
+
+def test_index_entry_merged_once_and_removed() -> None:
+    doc = tomlkit.document()
+    s = uvconfig.Settings("ext", "torch==2.11.0+cu128", {"CUDA_HOME": "/h"})
+    url = "https://download.pytorch.org/whl/cu128"
+    uvconfig.merge(doc, [s], pyproject=False, index=url)
+    uvconfig.merge(doc, [s], pyproject=False, index=url)
+    data = doc.unwrap()
+    assert data["index"] == [{"name": uvconfig.INDEX_NAME, "url": url}]
+    assert uvconfig.remove(doc, pyproject=False) == ["ext"]
+    assert doc.unwrap() == {}
+    # the user's own entry for that index serves; an explicit one in a uv.toml is said
+    mine = tomlkit.parse(f'[[index]]\nname = "pt"\nurl = "{url}"\nexplicit = true\n')
+    conflicts = uvconfig.merge(mine, [s], pyproject=False, index=url)
+    assert "explicit" in conflicts[0] and len(mine.unwrap()["index"]) == 1
+
+
+class _Index(http.server.BaseHTTPRequestHandler):
+    files: ClassVar[dict[str, bytes]] = {}
+    json_api = True
+
+    def do_GET(self) -> None:
+        if self.path in self.files:
+            body, kind = self.files[self.path], "application/octet-stream"
+        elif self.path == "/simple/ext/":
+            sha = hashlib.sha256(self.files["/f/ext-1.0.tar.gz"]).hexdigest()
+            if self.json_api and "json" in (self.headers.get("Accept") or ""):
+                body = json.dumps({"files": [
+                    {"filename": "ext-0.9.tar.gz", "url": "/f/ext-0.9.tar.gz", "hashes": {}},
+                    {"filename": "ext-1.0.tar.gz", "url": "../../f/ext-1.0.tar.gz",
+                     "hashes": {"sha256": sha}},
+                    {"filename": "ext-2.0rc1.tar.gz", "url": "/f/x", "hashes": {}}]}).encode()
+                kind = "application/vnd.pypi.simple.v1+json"
+            else:
+                body = (f'<a href="../../f/ext-1.0.tar.gz#sha256={sha}">ext-1.0.tar.gz</a>'
+                        '<a href="/f/ext-0.9.tar.gz">ext-0.9.tar.gz</a>').encode()
+                kind = "text/html"
+        else:
+            self.send_error(404)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[str]:
+    sd = fakes.sdist(tmp_path, "ext", "1.0", metadata_version="2.2", requires=["torch"])
+    _Index.files = {"/f/ext-1.0.tar.gz": sd.read_bytes()}
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Index)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}/simple"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.mark.parametrize("json_api", [True, False], ids=["pep691", "pep503"])
+def test_index_read_on_loopback(server: str, json_api: bool) -> None:
+    _Index.json_api = json_api
+    found = index.newest_sdist(index.files(server, "EXT"), "ext")
+    assert found is not None and found.filename == "ext-1.0.tar.gz" and found.sha256
+    meta = index.sdist_metadata(found)
+    form = staticmeta.read(meta.pyproject, meta.pkg_info, archive=True, where=meta.where)
+    assert form.matches_runtime, form.why
+    ctx = Context.of({"UV_INDEX": server, "UV_NO_INDEX": "1", "HOME": "/nonexistent"})
+    (package,) = uvforms.read(["ext"], ctx)
+    assert package.form.matches_runtime and "ext-1.0.tar.gz" in package.form.why
+
+
+def test_unreachable_index_is_unknown_not_an_error(tmp_path: Path) -> None:
+    ctx = Context.of({"UV_DEFAULT_INDEX": "http://127.0.0.1:9/simple", "HOME": str(tmp_path)},
+                     cwd=str(tmp_path))
+    (package,) = uvforms.read(["ext"], ctx)
+    assert package.form.static is None and "could not connect" in package.form.why
+    assert uvconfig.torch_entry(package.form, "2.14.1", "ext")[0] == "torch==2.14.1"
+
+
+def test_indexes_in_uvs_order(tmp_path: Path) -> None:
+    (tmp_path / "uv.toml").write_text('[[index]]\nurl = "https://a/simple"\n'
+                                      '[[index]]\nurl = "https://b/simple"\nexplicit = true\n')
+    ctx = Context.of({"UV_INDEX": "x=https://u/simple", "UV_EXTRA_INDEX_URL": "https://e/s",
+                      "UV_FIND_LINKS": "/w1,/w2"}, cwd=str(tmp_path))
+    assert uvforms.indexes(ctx) == ["https://u/simple", "https://a/simple", "https://e/s",
+                                    index.PYPI, "/w1", "/w2"]
+
+
+def test_project_folders_are_covered(tmp_path: Path) -> None:
+    (tmp_path / "ext").mkdir()
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "p"\nversion = "0"\n[tool.uv.sources]\n'
+        'ext = { path = "ext" }\nother = { index = "pt" }\ngone = { path = "gone" }\n')
+    assert uvforms.project_folders(Context.of({}, cwd=str(tmp_path))) == ["ext"]

@@ -21,6 +21,7 @@ from tests import fakes
 from wheelcuda import build_meta
 from wheelcuda.context import Context, patched_environ
 from wheelcuda.errors import ArchError, TorchError, WheelcudaError
+from wheelcuda.store import toolkits
 
 #: The compiler set torch 2.14.1 (cuda-toolkit==13.0.3) asks for, every part named.
 SET_13_0_3 = ['cuda-toolkit[nvcc,cccl]==13.0.3', "nvidia-nvvm==13.0.*",
@@ -161,7 +162,9 @@ NO_NINJA = "/nonexistent"
 
 
 def _ctx(**env: str) -> Context:
-    return Context.of({"PATH": NO_NINJA, "WHEELCUDA_NO_GPU_PROBE": "1", **env})
+    # the wheels: this machine's system CUDA 13.0 would serve `auto` (see the test of it)
+    return Context.of({"PATH": NO_NINJA, "WHEELCUDA_NO_GPU_PROBE": "1",
+                       "WHEELCUDA_TOOLKIT": "wheels", **env})
 
 
 def test_archs_from_the_setting_then_the_environment() -> None:
@@ -239,18 +242,28 @@ def test_cpu_only_torch(tmp_path: Path) -> None:
         build_meta.compiler_requirements(_ctx(), str(py))
 
 
-def test_cuda_12_torch_needs_a_toolkit(tmp_path: Path) -> None:
+def test_cuda_12_torch_asks_for_no_wheel(tmp_path: Path) -> None:
+    """No PyPI wheel holds a CUDA 12 compiler: the frontend is asked for none; the build
+    takes it from NVIDIA's archives or a local toolkit (the pipeline's sources)."""
     site = fakes.build_needs(_site(tmp_path, version="2.9.1+cu128", cuda="12.8", pin=None))
     py = str(fakes.python(tmp_path, [site]))
-    with pytest.raises(TorchError, match="no PyPI wheel holds a CUDA 12 compiler") as info:
-        build_meta.compiler_requirements(_ctx(), py)
-    assert "export CUDA_HOME=" in (info.value.fix or "") and "CUDA 13" in (info.value.fix or "")
-    toolkit = tmp_path / "cuda-12.8"
-    (toolkit / "bin").mkdir(parents=True)
-    (toolkit / "bin/nvcc").write_text("")
-    assert build_meta.compiler_requirements(_ctx(CUDA_HOME=str(toolkit)), py) == []
-    with pytest.raises(TorchError, match=f"CUDA_HOME={tmp_path} holds no bin/nvcc"):
-        build_meta.compiler_requirements(_ctx(CUDA_HOME=str(tmp_path)), py)
+    assert build_meta.compiler_requirements(_ctx(WHEELCUDA_TOOLKIT="auto"), py) == []
+
+
+def test_a_complete_source_needs_no_wheels(tmp_path: Path, isolated: Path) -> None:
+    """auto: a compiler set already in wheelcuda's store (or a local toolkit) serves; the
+    frontend is not asked for 270 MB of wheels again."""
+    py = str(fakes.python(tmp_path, [fakes.build_needs(_site(tmp_path))]))
+    ctx = _ctx(WHEELCUDA_TOOLKIT="auto", WHEELCUDA_CACHE_DIR=str(isolated), HOME=str(tmp_path))
+    store = isolated / "toolkits" / toolkits.folder_name("==13.0.3")
+    fakes.cu13_site(store)
+    (store / toolkits.MARK).write_text("{}")
+    for toolkit in ("auto", "wheels"):
+        assert build_meta.compiler_requirements(ctx.with_env(WHEELCUDA_TOOLKIT=toolkit),
+                                                py) == []
+    (store / toolkits.MARK).unlink()
+    assert build_meta.compiler_requirements(ctx.with_env(WHEELCUDA_TOOLKIT="wheels"), py)[0] \
+        == "cuda-toolkit[nvcc,cccl]==13.0.3"
 
 
 def test_archs_below_the_floor_stop_before_the_download(tmp_path: Path) -> None:
@@ -486,20 +499,14 @@ def test_metadata_from_the_wheel_when_the_backend_has_no_hook(tmp_path: Path) ->
     assert not (out / "x").exists()
 
 
-def test_cuda_12_torch_builds_with_the_users_toolkit(
+def test_cuda_12_torch_builds_from_the_pipelines_sources(
         project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
+    """A CUDA 12 torch: no wheel serves; --toolkit local with none on the machine says
+    so and names the other ways (the archive and local routes are tested for real in
+    tests/integration)."""
     fakes.torch(project.parent / "env/site", "2.9.1+cu128", cuda="12.8", pin=None)
     err = _exit_message(capsys, lambda: build_meta.build_wheel(
-        str(tmp_path), {"wheelcuda.arch": "8.0"}))
-    assert "wheelcuda: error: torch 2.9.1+cu128 in the build environment is built for " \
-           "CUDA 12.8, and no PyPI wheel holds a CUDA 12 compiler" in err
-    toolkit = tmp_path / "cuda-12.8"
-    (toolkit / "bin").mkdir(parents=True)
-    (toolkit / "bin/nvcc").write_text("")
-    monkeypatch.setenv("CUDA_HOME", str(toolkit))
-    build_meta.build_wheel(str(tmp_path), {"wheelcuda.arch": "8.0"})
-    env = _calls(tmp_path)[0]["env"]
-    assert (env["CUDA_HOME"], env["TORCH_CUDA_ARCH_LIST"], env["WHEELCUDA_ARCHS"]) == \
-        (str(toolkit), "8.0", None)
-    assert f"with your toolkit {toolkit}: torch 2.9.1+cu128" in capsys.readouterr().err
+        str(tmp_path), {"wheelcuda.arch": "8.0", "wheelcuda.toolkit": "local"}))
+    assert "wheelcuda: error: -C wheelcuda.toolkit=local: no local CUDA toolkit" in err
+    assert "fix: -C wheelcuda.toolkit=auto" in err and "--toolkit" not in err

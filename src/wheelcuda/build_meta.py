@@ -51,6 +51,7 @@ What the wrapped backend raises (a failed compile) is left as it is.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib
 import os
 import re
@@ -67,32 +68,32 @@ from . import pipeline
 from .context import Context, patched_environ
 from .data import catalog
 from .errors import ArchError, ComponentError, TorchError, WheelcudaError
-from .probe import gpus, interpreter, locate, machine, setup_vars
+from .probe import frontend, gpus, interpreter, locate, machine, setup_vars
 from .probe import torch as torch_probe
 from .probe.torch import Torch
 from .rules import arch as archmod
-from .rules import checks, jobs, packages
+from .rules import checks, jobs, packages, uvconfig
 from .rules.checks import Kind, Severity
 from .store import paths
+from .store.layout import Layout
 
 __all__ = ["build_sdist", "build_wheel", "get_requires_for_build_sdist",
            "get_requires_for_build_wheel"]
 
 #: The config settings of ours: ``-C wheelcuda.arch=9.0``.
 PREFIX = "wheelcuda."
-SETTINGS = ("arch", "all-archs", "build-backend")
+SETTINGS = ("arch", "all-archs", "build-backend", "toolkit")
 DEFAULT_BACKEND = "setuptools.build_meta"
 #: The empty CUDA_HOME set while setup.py runs before the compiler is installed.
 PLACEHOLDER = "wheelcuda-compiler-not-installed-yet"
-#: CUDA majors whose compiler no PyPI wheel holds (nvidia-cuda-nvcc-cu12 is ptxas only).
-NO_COMPILER_WHEEL = frozenset({12})
 DEBUG_VAR = "WHEELCUDA_DEBUG"  # as cli.py, which this module may not import
 
 ARCH_FIX = ("pass the GPU archs to the build: -C wheelcuda.arch=9.0 (pip, uv pip, uv build "
             "and python -m build all take -C; 9.0 is H100/H200, 12.0 RTX 50xx and RTX PRO "
             "6000 Blackwell; several: -C 'wheelcuda.arch=8.0;9.0'), or export "
             "TORCH_CUDA_ARCH_LIST=9.0")
-_SETTINGS_FIX = ("wheelcuda takes -C wheelcuda.arch=9.0, -C wheelcuda.all-archs=true and "
+_SETTINGS_FIX = ("wheelcuda takes -C wheelcuda.arch=9.0, -C wheelcuda.all-archs=true, "
+                 "-C wheelcuda.toolkit=auto|wheels|local|redist|PATH and "
                  "-C wheelcuda.build-backend=MODULE")
 _BACKEND_NAME = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*(:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*)?$")
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
@@ -108,6 +109,8 @@ class Config:
     all_archs: bool = False
     backend: str | None = None
     inner: dict[str, Any] | None = None
+    #: where the compiler comes from, as ``--toolkit`` (None: WHEELCUDA_TOOLKIT, else auto)
+    toolkit: str | None = None
 
 
 def parse_config(settings: Mapping[str, Any] | None) -> Config:
@@ -131,7 +134,8 @@ def parse_config(settings: Mapping[str, Any] | None) -> Config:
     backend = _last(ours.get("build-backend"))
     return Config(arch=None if arch is None else str(arch),
                   all_archs=_switch(_last(ours.get("all-archs"))),
-                  backend=backend or None, inner=inner)
+                  backend=backend or None, inner=inner,
+                  toolkit=_last(ours.get("toolkit")) or None)
 
 
 def _last(value: Any) -> str | None:
@@ -264,25 +268,33 @@ def check_torch(torch: Torch | None, python: str) -> Torch:
     return torch
 
 
-def user_toolkit(ctx: Context) -> str | None:
-    """The toolkit the user's CUDA_HOME (or CUDA_PATH) names, when it holds bin/nvcc."""
-    for var in ("CUDA_HOME", "CUDA_PATH"):
-        value = ctx.get(var)
-        if value:
-            return value if os.path.isfile(os.path.join(value, "bin", "nvcc")) else None
-    return None
-
-
-def _no_compiler_wheel(torch: Torch, ctx: Context) -> TorchError:
-    given = next((f"{v}={ctx.get(v)}" for v in ("CUDA_HOME", "CUDA_PATH") if ctx.get(v)), None)
-    return TorchError(
-        f"torch {torch.version} in the build environment is built for CUDA {torch.cuda}, "
-        f"and no PyPI wheel holds a CUDA {torch.cuda_major} compiler "
-        "(nvidia-cuda-nvcc-cu12 ships only ptxas)"
-        + (f"; {given} holds no bin/nvcc" if given else ""),
-        "build with a local CUDA 12 toolkit: export CUDA_HOME=/path/to/cuda-12.x (its "
-        "nvcc is then used as it is); or build against a torch built for CUDA 13 (pin one "
-        "in [build-system] requires, e.g. torch==2.14.1)")
+def check_target(ctx: Context, build: Torch, site_dirs: Sequence[str]) -> None:
+    """Stop when the environment the wheel is for holds another torch than the build
+    environment: the extension would be built against the wrong one (an isolated build
+    installs the newest torch the index has; issue 16 saw a cu128 target get a binary
+    linked to libcudart.so.13, installed silently). Unknown targets pass."""
+    target = frontend.target_of_build(ctx)
+    found = frontend.torch_version(target)
+    have = locate.installed_version(site_dirs, "torch") or build.version
+    if found is None or found[0] == have:
+        return
+    version, where = found
+    index = uvconfig.torch_index(version, None)
+    flag = "--index" if target.frontend == "uv" else "--extra-index-url"
+    extra = f" {flag} {index}" if index else ""
+    if target.frontend == "uv" and target.lock:
+        fix = ("pin it for this package's build: wheelcuda uv-config --write pyproject.toml "
+               "NAME (NAME: this project's name; it writes torch's exact version into "
+               "[tool.uv.extra-build-dependencies])")
+    else:
+        tool = "uv pip" if target.frontend == "uv" else "pip"
+        fix = (f"pin torch in the build environment: wheelcuda constraints -o "
+               f"build-constraints.txt (it writes torch=={version}), then {tool} install "
+               f"--build-constraint build-constraints.txt{extra} ...")
+    raise TorchError(
+        f"the build environment holds torch {have}, but the environment this wheel is for "
+        f"({where}) holds torch {version}: an extension built against one does not load "
+        "beside the other", fix)
 
 
 def _python(ctx: Context) -> str:
@@ -297,20 +309,19 @@ def _site_dirs(ctx: Context, python: str) -> tuple[str, ...]:
 
 
 def compiler_requirements(ctx: Context, python: str,
-                          archs: Sequence[archmod.Arch] = ()) -> list[str]:
+                          archs: Sequence[archmod.Arch] = (), toolkit: str | None = None
+                          ) -> list[str]:
     """What the build environment lacks for a CUDA build: the compiler set torch's CUDA
-    asks for (as ``wheelcuda install`` chooses it), and ninja. Raises what no
-    requirement can fix: no torch, a CPU-only one, CUDA 12 without a toolkit, archs
-    below the CUDA major's floor."""
+    asks for (as ``wheelcuda install`` chooses it) when no other source has one, and
+    ninja. Raises what no requirement can fix: no torch, a CPU-only one, another torch
+    than the target's, archs below the CUDA major's floor."""
     site_dirs = _site_dirs(ctx, python)
     torch = check_torch(torch_probe.find_torch(site_dirs), python)
+    check_target(ctx, torch, site_dirs)
     major = torch.cuda_major or 0
     archmod.check_floor(archs, major)
     wanted: list[str] = []
-    if major in NO_COMPILER_WHEEL:
-        if user_toolkit(ctx) is None:
-            raise _no_compiler_wheel(torch, ctx)
-    elif not _has_compiler(locate.locate(site_dirs), torch, major, python):
+    if _wants_wheels(ctx, python, torch, toolkit):
         wanted += compiler_set(checks.wanted_specifier(torch, major), major)
     if not (locate.installed_version(site_dirs, "ninja")
             or shutil.which("ninja", path=ctx.get("PATH") or os.defpath)):
@@ -333,10 +344,22 @@ def compiler_set(spec: str, major: int) -> list[str]:
     return wanted
 
 
-def _has_compiler(inventory: locate.Inventory, torch: Torch, major: int, python: str) -> bool:
-    problems = checks.component_problems(inventory, major, torch, python)
-    problems += checks.torch_problems(torch, checks.compiler_release(inventory, major), python)
-    return not any(p.is_error for p in problems)
+def _wants_wheels(ctx: Context, python: str, torch: Torch, toolkit: str | None) -> bool:
+    """Whether the frontend must install the compiler wheels: torch's CUDA has them (13),
+    the choice allows them, and no source the choice allows has a whole set already
+    (the build environment's own wheels, wheelcuda's store, a local toolkit). CUDA 12
+    has none: its compiler comes from NVIDIA's archives or a local toolkit, at build time."""
+    major = torch.cuda_major or 0
+    request = pipeline.Request(python=python, toolkit=toolkit, need_archs=False)
+    choice = pipeline.toolkit_choice(ctx, request)
+    if major not in catalog.WHEEL_COMPILER_MAJORS or not choice.allows("venv"):
+        return False
+    start = pipeline.start(ctx, request)
+    found = pipeline.locate_toolkit(start.target, torch, start.layout, ctx, choice=choice)
+    release = checks.compiler_release(found.inventory, major)
+    problems = [*checks.component_problems(found.inventory, major, torch, python),
+                *checks.torch_problems(torch, release, python)]
+    return any(p.is_error for p in problems)
 
 
 # --- the build's environment -----------------------------------------------------------
@@ -356,37 +379,33 @@ def plan_build(ctx: Context, config: Config, project: Project, python: str) -> P
     archs, arch_source = choose_archs(config, ctx)
     arch_list = archmod.to_torch(archs)
     request = pipeline.Request(python=python, arch=arch_list, all_archs=config.all_archs,
-                               need_torch=True, jobs=True, fetch=False)
+                               need_torch=True, jobs=True, fetch=False, toolkit=config.toolkit)
     start = pipeline.start(ctx, request)
     torch = check_torch(torch_probe.find_torch(start.target.site_dirs), python)
+    check_target(ctx, torch, start.target.site_dirs)
     mode = " (the project's own arch list kept)" if config.all_archs else ""
     warnings: list[str] = []
-    if (torch.cuda_major or 0) in NO_COMPILER_WHEEL:
-        home = user_toolkit(ctx)
-        if home is None:
-            raise _no_compiler_wheel(torch, ctx)
-        for p in jobs.problems(ctx.environ):
-            raise p.error()
-        archmod.check_floor(archs, torch.cuda_major or 0)
-        variables = {"TORCH_CUDA_ARCH_LIST": arch_list, "CUDAARCHS": archmod.to_cmake(archs)}
-        note = (f"building for {arch_list} (from {arch_source}){mode} with your toolkit "
-                f"{home}: torch {torch.version} is built for CUDA {torch.cuda}, which no "
-                "compiler wheel serves")
-    else:
-        r = pipeline.finish(start)
-        _raise_first(r, torch, python)
-        assert r.home is not None  # no error left
-        variables = r.run_variables()
-        nvcc = r.toolkit.inventory.get(catalog.NVCC.name, r.toolkit.major)
-        where = f" in {nvcc.root}" if nvcc else ""
-        note = (f"building for {arch_list} (from {arch_source}){mode} with nvcc "
-                f"{r.home.nvcc_version}{where}, through the tree {r.home.path}")
-        warnings += [f"warning: {p.message}" + (f" ({p.fix})" if p.fix else "")
-                     for p in r.problems
-                     if p.severity is Severity.WARNING and p.kind is not Kind.ENVIRONMENT]
-        if r.foreign:
-            warnings.append(f"note: your {r.foreign} is not used: this build uses "
-                            "wheelcuda's tree (it matches torch's CUDA)")
+    r = pipeline.finish(start)
+    if r.redist_fetchable:
+        # CUDA 12, or --toolkit redist: NVIDIA's archives, fetched into the user's store
+        # (paths.STORE_VAR) as `wheelcuda install` would. A CUDA 13 set is the frontend's
+        # to install (get_requires_for_build_wheel asks for it).
+        r = pipeline.finish(dataclasses.replace(start, request=dataclasses.replace(
+            request, fetch=True)))
+    _raise_first(r, torch, python)
+    assert r.home is not None  # no error left
+    variables = r.run_variables()
+    nvcc = r.toolkit.inventory.get(catalog.NVCC.name, r.toolkit.major)
+    where = f" in {nvcc.root}" if nvcc else ""
+    note = (f"building for {arch_list} (from {arch_source}){mode} with nvcc "
+            f"{r.home.nvcc_version}{where} ({r.toolkit.source}), through the tree "
+            f"{r.home.path}")
+    warnings += [f"warning: {p.message}" + (f" ({p.fix})" if p.fix else "")
+                 for p in r.problems
+                 if p.severity is Severity.WARNING and p.kind is not Kind.ENVIRONMENT]
+    if r.foreign:
+        warnings.append(f"note: your {r.foreign} is not used: this build uses "
+                        "wheelcuda's tree (it matches torch's CUDA)")
     names = [project.name]
     wanted = _package_variables(ctx, names, () if config.all_archs else archs)
     variables.update(packages.user_wins(wanted, ctx.environ))
@@ -429,6 +448,7 @@ def for_backend(text: str) -> str:
     text = re.sub(r"--arch '([^']*)'", r"-C 'wheelcuda.arch=\1'", text)
     text = re.sub(r"--arch ([0-9][^\s,;)]*)", r"-C wheelcuda.arch=\1", text)
     text = text.replace("--all-archs", "-C wheelcuda.all-archs=true")
+    text = re.sub(r"--toolkit ([^\s,;:)]+)", r"-C wheelcuda.toolkit=\1", text)
     return text.replace("--arch", "-C wheelcuda.arch")
 
 
@@ -482,7 +502,8 @@ def _build(config: Config, *, announce: bool) -> Iterator[None]:
             # PYTHONPATH is part of the build environment here (this process imports
             # from it), not something to leave out of the target's site folders.
             ctx = current.with_env(PYTHONPATH=None,
-                                   **{paths.ENV_VAR: os.path.join(tmp, "cache")})
+                                   **{paths.ENV_VAR: os.path.join(tmp, "cache"),
+                                      paths.STORE_VAR: _store(current)})
             plan = plan_build(ctx, config, read_project(ctx.cwd), _python(ctx))
             variables = dict(plan.variables)
             if not current.get("DIST_EXTRA_CONFIG"):
@@ -497,6 +518,13 @@ def _build(config: Config, *, announce: bool) -> Iterator[None]:
             yield
 
 
+def _store(ctx: Context) -> str:
+    """The user's store (fetched toolkits, links to local ones), shared by every build."""
+    if ctx.get(paths.STORE_VAR):
+        return str(ctx.get(paths.STORE_VAR))
+    return str(Layout.for_environ(ctx.environ).root)
+
+
 def _call(backend: Any, name: str, *args: Any) -> Any:
     hook: Callable[..., Any] | None = getattr(backend, name, None)
     return hook(*args) if hook is not None else None
@@ -509,7 +537,7 @@ def _requires(kind: str, config_settings: Mapping[str, Any] | None) -> list[str]
     with _reported():  # ours first: their errors come before a 270 MB download
         ctx = Context.current().with_env(PYTHONPATH=None)
         archs, _ = choose_archs(config, ctx)
-        wanted = compiler_requirements(ctx, _python(ctx), archs)
+        wanted = compiler_requirements(ctx, _python(ctx), archs, config.toolkit)
     with _placeholder():
         inner = list(_call(backend, f"get_requires_for_build_{kind}", config.inner) or [])
     return [*inner, *(w for w in wanted if w not in inner)]

@@ -360,8 +360,10 @@ def locate_toolkit(target: Target, torch: Torch | None, layout: Layout, ctx: Con
         else None
     chosen = next((g for g in groups if major is not None
                    and _complete(locate.locate(_roots(g[1]), catalog.COMPILER), major)), None)
-    if chosen is None:
-        chosen = next((g for g in groups if g[0] == "wheels"), None) or \
+    if chosen is None:  # the wheels, which a fetch completes, when allowed
+        none: list[sources.Offer] = []
+        wheels = ("wheels", none) if choice.allows("store") else None
+        chosen = next((g for g in groups if g[0] == "wheels"), None) or wheels or \
             ("wheels" if not groups else groups[0][0], offers)
     name, picked = chosen
     others = tuple(f"{n}: {', '.join(o.description for o in g)}" for n, g in groups

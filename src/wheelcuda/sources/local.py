@@ -32,7 +32,8 @@ def choose(ctx: Context, torch: Torch | None, layout: Layout, given: str | None 
            older: bool = True) -> localfit.Fit:
     """The local toolkit for ``torch`` and why (doctor and ``--toolkit local`` say it);
     reads only. wheelcuda's own cache (its trees) is never a candidate."""
-    found = localcuda.find(ctx, skip=(str(layout.root),), given=given)
+    found = localcuda.find(ctx, skip=tuple(dict.fromkeys(
+        [str(layout.root), str(layout.toolkits.parent)])), given=given)
     return localfit.fit(found, torch.cuda if torch is not None else None, older=older)
 
 

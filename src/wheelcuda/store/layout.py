@@ -28,6 +28,8 @@ class Layout:
     creates and checks one before anything is written into it or run from it."""
 
     root: Path
+    #: where toolkits and local links live (:data:`paths.STORE_VAR`; the root when None)
+    store: Path | None = None
 
     @classmethod
     def for_environ(cls, environ: Mapping[str, str]) -> Layout:
@@ -35,14 +37,20 @@ class Layout:
             root = paths.root(environ)
         except ValueError as exc:
             raise CacheError(str(exc), f"export HOME=... or {_FIX}") from exc
-        bad = sorted(set(root) & paths.SHELL_UNSAFE)
-        if bad:
-            shown = " ".join(repr(c) for c in bad)
-            raise CacheError(
-                f"the cache folder {root!r} holds {shown}: nvcc runs its steps through sh, "
-                "which cannot quote that, so no tree there could compile",
-                f"export {paths.ENV_VAR}=/a/path/without/those/characters")
-        return cls(Path(root))
+        store = environ.get(paths.STORE_VAR) or None
+        for folder, var in ((root, paths.ENV_VAR), (store or "", paths.STORE_VAR)):
+            bad = sorted(set(folder) & paths.SHELL_UNSAFE)
+            if bad:
+                shown = " ".join(repr(c) for c in bad)
+                raise CacheError(
+                    f"the cache folder {folder!r} holds {shown}: nvcc runs its steps through "
+                    "sh, which cannot quote that, so no tree there could compile",
+                    f"export {var}=/a/path/without/those/characters")
+        return cls(Path(root), Path(os.path.abspath(store)) if store else None)
+
+    @property
+    def _store(self) -> Path:
+        return self.store or self.root
 
     @property
     def homes(self) -> Path:
@@ -52,12 +60,12 @@ class Layout:
     @property
     def toolkits(self) -> Path:
         """Compiler sets fetched into the store, one folder per requirement and machine."""
-        return self.root / paths.TOOLKITS
+        return self._store / paths.TOOLKITS
 
     @property
     def local(self) -> Path:
         """Links to local toolkits (store/shims.py), one folder per toolkit and version."""
-        return self.root / paths.LOCAL
+        return self._store / paths.LOCAL
 
     @property
     def builds(self) -> Path:
@@ -83,7 +91,9 @@ class Layout:
         root, 0700, and check that only we can write to each."""
         folder = folder or self.root
         chain = [folder, *folder.parents]
-        wanted = [p for p in chain if p == self.root or self.root in p.parents]
+        base = self.store if self.store and (folder == self.store or self.store in
+                                             folder.parents) else self.root
+        wanted = [p for p in chain if p == base or base in p.parents]
         for path in reversed(wanted):
             _private_dir(path)
         return folder

@@ -15,6 +15,11 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
 ENV_VAR = "WHEELCUDA_CACHE_DIR"
+#: Where fetched toolkits and the links to local ones live, when not in the cache
+#: itself: the build backend keeps its trees in a temporary cache (build environments
+#: are temporary) and its toolkits in the user's store (NVIDIA's archives are fetched
+#: once, not per build).
+STORE_VAR = "WHEELCUDA_STORE_DIR"
 
 #: The cache's folders: trees, fetched toolkits, the wheel cache, memos.
 HOMES, TOOLKITS, BUILDS, MEMO, LOCAL = "homes", "toolkits", "builds", "memo", "local"

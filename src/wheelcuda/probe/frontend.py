@@ -1,0 +1,166 @@
+"""Which environment a wheel being built is for, as far as the backend can tell.
+
+A PEP 517 frontend does not say where the wheel will be installed, and an isolated
+build environment installs the newest torch the index has unless told otherwise: an
+extension built against it does not load beside the target's own torch (issue 16: a
+cu128 target got a binary linked to ``libcudart.so.13``). The backend compares the
+two; this module finds the target's torch:
+
+- pip runs the backend on the target interpreter itself (its sitecustomize takes the
+  target's site folders off ``sys.path``): ``sys.prefix`` is the target, unless pip's
+  own command line says ``--target``/``--prefix``.
+- uv runs it in a venv of its own, as a child of the ``uv`` process: uv's command line
+  (``--python``/``-p``), its ``VIRTUAL_ENV``, ``UV_PROJECT_ENVIRONMENT``, and, for a
+  project command (``uv sync``, ``uv add``, ``uv lock``), the project's uv.lock.
+
+Read from ``/proc`` (Linux, where these builds run): nothing else is touched. Anything
+unreadable is "unknown", never an error.
+"""
+
+from __future__ import annotations
+
+import os
+import sysconfig
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..context import Context
+from . import uvlock
+
+__all__ = ["Target", "target_of_build"]
+
+#: uv commands that work on a project (its uv.lock pins torch).
+_PROJECT = ("sync", "add", "lock", "run", "remove")
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where the wheel goes: site folders to look for torch in, or a uv.lock."""
+
+    frontend: str  # "pip", "uv", or "" (unknown)
+    site_dirs: tuple[str, ...] = ()
+    lock: str | None = None
+    why: str = ""
+
+
+def _proc(pid: int, name: str) -> bytes | None:
+    try:
+        with open(f"/proc/{pid}/{name}", "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def _parent() -> tuple[list[str], dict[str, str], str] | None:
+    """The parent process's argv, environment and working folder."""
+    pid = os.getppid()
+    argv, environ = _proc(pid, "cmdline"), _proc(pid, "environ")
+    try:
+        cwd = os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return None
+    if argv is None:
+        return None
+    env = dict(e.split("=", 1) for e in (environ or b"").decode(errors="replace").split("\0")
+               if "=" in e)
+    return [a for a in argv.decode(errors="replace").split("\0") if a], env, cwd
+
+
+def _option(argv: Sequence[str], *names: str) -> str | None:
+    for i, word in enumerate(argv):
+        for name in names:
+            if word == name and i + 1 < len(argv):
+                return argv[i + 1]
+            if word.startswith(name + "=") and name.startswith("--"):
+                return word.split("=", 1)[1]
+    return None
+
+
+def _site_of(prefix: str) -> tuple[str, ...]:
+    paths = sysconfig.get_paths(vars={"base": prefix, "platbase": prefix})
+    return tuple(dict.fromkeys([paths["purelib"], paths["platlib"]]))
+
+
+def _venv_of(python_or_dir: str, cwd: str) -> str | None:
+    """The environment folder of ``--python X`` (an interpreter or a folder)."""
+    path = os.path.join(cwd, python_or_dir)
+    if os.path.isdir(path):
+        return path
+    folder = os.path.dirname(os.path.dirname(os.path.abspath(path)))
+    return folder if os.path.isfile(os.path.join(folder, "pyvenv.cfg")) else None
+
+
+def _uv(argv: list[str], env: dict[str, str], cwd: str) -> Target:
+    words = [a for a in argv[1:] if not a.startswith("-")]
+    given = _option(argv, "--python", "-p")
+    if words[:1] == ["pip"]:
+        venv = (_venv_of(given, cwd) if given else None) or env.get("VIRTUAL_ENV") or \
+            _dot_venv(cwd)
+        if venv:
+            return Target("uv", _site_of(venv), None, f"uv pip's environment {venv}")
+        return Target("uv", why="uv pip's environment could not be told")
+    if words[:1] and words[0] in _PROJECT:
+        lock = uvlock.find_lock(_option(argv, "--directory", "--project") or cwd)
+        venv = env.get("UV_PROJECT_ENVIRONMENT") or \
+            (os.path.join(os.path.dirname(lock), ".venv") if lock else None)
+        site = _site_of(venv) if venv and os.path.isdir(venv) else ()
+        return Target("uv", site, lock, f"the uv project of {lock}" if lock else "")
+    return Target("uv", why=f"`uv {' '.join(words[:2])}` installs into no environment")
+
+
+def _dot_venv(cwd: str) -> str | None:
+    folder = os.path.abspath(cwd)
+    while True:
+        if os.path.isfile(os.path.join(folder, ".venv", "pyvenv.cfg")):
+            return os.path.join(folder, ".venv")
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
+
+
+def _pip(argv: list[str], cwd: str, ctx: Context) -> Target:
+    for flag in ("--target", "-t"):
+        target = _option(argv, flag)
+        if target:
+            return Target("pip", (os.path.join(cwd, target),), None, f"pip --target {target}")
+    prefix = _option(argv, "--prefix")
+    if prefix:
+        return Target("pip", _site_of(os.path.join(cwd, prefix)), None, f"pip --prefix {prefix}")
+    if "wheel" in argv or "download" in argv:
+        return Target("pip", why="pip wheel builds for no environment")
+    base = os.path.dirname(os.path.dirname(ctx.executable))
+    return Target("pip", _site_of(base), None, f"pip's environment {base}")
+
+
+def _in_pip_build_env(ctx: Context) -> bool:
+    return any("pip-build-env-" in p for p in (ctx.get("PYTHONPATH") or "").split(os.pathsep))
+
+
+def target_of_build(ctx: Context) -> Target:
+    """The environment the wheel this process builds is for (see the module's doc)."""
+    parent = _parent()
+    if parent is None:
+        return Target("", why="the frontend could not be read")
+    argv, env, cwd = parent
+    program = os.path.basename(argv[0]) if argv else ""
+    if program == "uv" or program.startswith("uv-"):
+        return _uv(argv, env, cwd)
+    if _in_pip_build_env(ctx):
+        return _pip(argv, cwd, ctx)
+    return Target("", why=f"built by {program or 'an unknown frontend'}")
+
+
+def torch_version(target: Target) -> tuple[str, str] | None:
+    """(torch's version there, where it was read), if the target has torch."""
+    from . import locate  # noqa: PLC0415
+
+    if target.site_dirs:
+        found = locate.installed_version(target.site_dirs, "torch")
+        if found:
+            return found, target.why
+    if target.lock:
+        torch = uvlock.torch_from_lock(target.lock)
+        if torch is not None:
+            return torch.version, target.lock
+    return None

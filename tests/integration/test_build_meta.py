@@ -34,6 +34,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import newer_release
 from tests.integration import sandbox
 from tests.integration.conftest import REPO
 
@@ -112,10 +113,13 @@ def env(tmp_path_factory: pytest.TempPathFactory, torch_venv: Path) -> Iterator[
     if not any(list(Path(f).glob("cuda_bindings-*.whl")) for f in OFFLINE):
         _wheel_from_installed(site, "cuda_bindings", house)
     user_cache = base / "user-cache"
-    with pytest.MonkeyPatch.context() as mp:  # sandbox.scrubbed_env passes it on
-        mp.setenv("WHEELCUDA_CACHE_DIR", str(user_cache))
-        yield Env([*OFFLINE, str(house)], base, str(torch_venv / "bin/python"), str(site),
-                  user_cache)
+    # What PyPI serves today beside 13.0: runtime, nvvm and crt 13.5.37, from 127.0.0.1.
+    # pip's second prefix resolves nvcc's unbounded runtime to it (issue 16).
+    newer_release.make(OFFLINE, base / "newer")
+    with pytest.MonkeyPatch.context() as mp, newer_release.served(base / "newer") as newer:
+        mp.setenv("WHEELCUDA_CACHE_DIR", str(user_cache))  # sandbox.scrubbed_env passes it on
+        yield Env([*OFFLINE, str(house), newer], base, str(torch_venv / "bin/python"),
+                  str(site), user_cache)
 
 
 @dataclass(frozen=True)
@@ -224,6 +228,12 @@ def test_the_example_builds_for_sm_90_only(
                            check=True).stdout
     assert [line.rsplit(".", 2)[-2] for line in elves.splitlines()] == ["sm_90"]
     assert not (env.user_cache / "homes").exists()  # nothing piled up in the user's cache
+    # 13.5.37 was on offer: where it came in (pip's second prefix), its files stayed out
+    assert "headers are incompatible" not in text
+    if route == "pip":
+        assert re.search(r"nvidia-cuda-runtime 13\.5\.37 in \S+ is not of nvcc's CUDA "
+                         r"release: its files are left out, the tree takes 13\.0\.96", text), \
+            text[-3000:]
 
 
 def test_the_sdist_is_made_without_a_compiler(env: Env) -> None:
@@ -265,3 +275,26 @@ def test_a_bad_build_says_why_through_pip(env: Env, case: str, setting: str,
     assert r.returncode != 0, text
     assert said in text and "  fix: " in text, text[-3000:]
     assert "Traceback" not in text, text
+
+
+@pytest.mark.parametrize("frontend", ["pip", "uv"])
+def test_another_torch_in_the_target_stops_the_build(env: Env, cu128_venv: Path,
+                                                     frontend: str) -> None:
+    """The target holds torch 2.9.1 (CUDA 12.8) and the isolated build environment gets
+    the index's torch (2.14.1 here, 2.15.0 on PyPI today): the backend stops before
+    building a binary that would not load, and names the constraint that pins torch."""
+    src = env.base / f"mismatch-{frontend}"
+    shutil.copytree(EXAMPLE, src)
+    python = cu128_venv / "bin/python"
+    command = (f"{TOOLS}/python -m pip --python {python} install --no-deps {ARCH} {src}"
+               if frontend == "pip" else
+               f"{UV} pip install --python {cu128_venv} --no-deps {ARCH} {src}")
+    r = sandbox.shell(command, src, extra_env=env.extra(), timeout=900)
+    text = r.stdout + r.stderr
+    assert r.returncode != 0, text[-3000:]
+    assert "wheelcuda: error: the build environment holds torch 2.14.1, but the environment " \
+           "this wheel is for" in text, text[-3000:]
+    assert "holds torch 2.9.1" in text and "wheelcuda constraints -o build-constraints.txt" \
+        in text and "--build-constraint build-constraints.txt" in text
+    assert "Traceback" not in text
+    assert not list(cu128_venv.glob("lib/python*/site-packages/wheelcuda_backend_ext*"))

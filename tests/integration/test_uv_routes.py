@@ -84,8 +84,8 @@ def test_uv_pip_install_with_isolation_after_uv_config(
 cd {work}
 {uv} venv -q -p 3.11 {venv}
 {uv} pip install -q --python {venv}/bin/python torch==2.14.1
-{wheelcuda_cmd} uv-config --python {venv} --arch 9.0 --write uv.toml wheelcuda-demo-ext
-{wheelcuda_cmd} uv-config --python {venv} --arch 9.0 --write uv.toml wheelcuda-demo-ext
+{wheelcuda_cmd} uv-config --python {venv} --arch 9.0 --write uv.toml {src}
+{wheelcuda_cmd} uv-config --python {venv} --arch 9.0 --write uv.toml {src}
 {uv} pip install --python {venv}/bin/python {src}
 cd /
 {venv}/bin/python -c "import wheelcuda_demo._C; print('IMPORTED')"
@@ -97,6 +97,53 @@ cd /
     text = (work / "uv.toml").read_text()
     assert 'wheelcuda-demo-ext = [{requirement = "torch", match-runtime = true}]' in text
     assert "--no-build-isolation" not in r.stderr
+    assert _archs(cuobjdump, _so(venv)) == ["sm_90"]
+    sandbox.assert_no_system_toolkit(r.stdout + r.stderr)
+
+
+def _old_style_sdist(tmp_path: Path) -> Path:
+    """The example as most CUDA sdists on PyPI were published before 2024: PKG-INFO
+    Metadata-Version 2.1, setup.py only, torch neither a build requirement nor a run-time
+    one (torch-scatter, apex): uv refuses match-runtime for it twice over."""
+    base = "wheelcuda_demo_old-0.1.0"
+    src = tmp_path / base
+    shutil.copytree(REPO / "examples/torch_ext", src,
+                    ignore=shutil.ignore_patterns("build", "*.egg-info", "pyproject.toml",
+                                                  "tests"))
+    setup = (src / "setup.py").read_text()
+    (src / "setup.py").write_text(setup.replace(
+        "setup(\n", 'setup(\n    name="wheelcuda-demo-old",\n    version="0.1.0",\n', 1))
+    (src / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: wheelcuda-demo-old\n"
+                                  "Version: 0.1.0\n")
+    out = tmp_path / "sdists"
+    out.mkdir()
+    subprocess.run(["tar", "czf", str(out / f"{base}.tar.gz"), "-C", str(tmp_path), base],
+                   check=True)
+    return out / f"{base}.tar.gz"
+
+
+def test_uv_pip_install_of_an_old_style_sdist(
+        wheelcuda_cmd: str, tmp_path: Path, uv_env: dict[str, str], cuobjdump: str) -> None:
+    """uv-config reads the sdist's PKG-INFO 2.1 and, with no torch requirement in it,
+    writes torch's exact version (match-runtime would be refused: no static metadata,
+    torch not in the resolution); `uv pip install` of the sdist, isolation on, builds."""
+    uv, sdist, venv = _uv(), _old_style_sdist(tmp_path), tmp_path / "venv"
+    work = tmp_path / "work"
+    work.mkdir()
+    script = f"""set -e
+cd {work}
+{uv} venv -q -p 3.11 {venv}
+{uv} pip install -q --python {venv}/bin/python torch==2.14.1
+{wheelcuda_cmd} uv-config --python {venv} --arch 9.0 --write uv.toml {sdist}
+{uv} pip install --python {venv}/bin/python {sdist}
+cd /
+{venv}/bin/python -c "import torch, wheelcuda_demo._C; print('IMPORTED')"
+"""
+    r = sandbox.shell(script, tmp_path, extra_env=uv_env, timeout=1800)
+    out = sandbox.assert_ok(r)
+    assert "IMPORTED" in out
+    assert "wheelcuda-demo-old: torch==2.14.1 (no static metadata: PKG-INFO 2.1" in r.stderr
+    assert 'wheelcuda-demo-old = ["torch==2.14.1"]' in (work / "uv.toml").read_text()
     assert _archs(cuobjdump, _so(venv)) == ["sm_90"]
     sandbox.assert_no_system_toolkit(r.stdout + r.stderr)
 

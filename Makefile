@@ -1,6 +1,7 @@
 # make demo  - the main job on the built-in example (examples/torch_ext)
 # make test  - lint, type check, unit and integration tests (what .ci/run calls)
 # make bench - benchmarks (benchmarks/), table in benchmarks/results.md
+# make live  - every route against what PyPI serves today (what .ci/run also runs)
 #
 # Virtual environments, made on first use:
 #   .venv         wheelcuda itself (editable) with the test tools and uv
@@ -20,11 +21,12 @@ TORCH_VENV := .venv-torch
 WHEELS_VENV := .venv-wheels
 CU128_VENV := .venv-cu128
 TOOLKIT := cuda-toolkit[nvcc,cccl]==13.0.3
+LIVE_TMP := /tmp/wheelcuda-live
 export WHEELCUDA_TEST_TORCH_VENV := $(abspath $(TORCH_VENV))
 export WHEELCUDA_TEST_WHEELS_VENV := $(abspath $(WHEELS_VENV))
 export WHEELCUDA_TEST_CU128_VENV := $(abspath $(CU128_VENV))
 
-.PHONY: dev torch-venv wheels-venv cu128-venv lint unit test demo bench causal-conv1d uv-add-causal-conv1d gpu-toolkits clean
+.PHONY: dev torch-venv wheels-venv cu128-venv lint unit test live demo bench causal-conv1d uv-add-causal-conv1d gpu-toolkits clean
 
 dev: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
@@ -61,7 +63,15 @@ unit: dev
 	$(VENV)/bin/python -m pytest -m "not integration"
 
 test: dev torch-venv wheels-venv cu128-venv lint
-	WHEELCUDA_REQUIRE_INTEGRATION=1 $(VENV)/bin/python -m pytest -m "not gpu"
+	WHEELCUDA_REQUIRE_INTEGRATION=1 $(VENV)/bin/python -m pytest -m "not gpu and not live"
+
+# Against what PyPI serves today (the newest torch and 2.14.1, with the newest CUDA
+# wheels on offer): every route builds the example for sm_90, isolation on, system
+# toolkit hidden. Downloads torch (about 3 GB each); leaves nothing behind.
+live: dev
+	rm -rf $(LIVE_TMP)
+	$(VENV)/bin/python -m pytest -m live tests/live --basetemp=$(LIVE_TMP) -p no:cacheprovider; \
+	    code=$$?; rm -rf $(LIVE_TMP); exit $$code
 
 demo: dev torch-venv
 	bash examples/demo.sh $(VENV)/bin/wheelcuda $(TORCH_VENV)

@@ -57,3 +57,13 @@ def test_pip_target_prefix_and_its_own_interpreter(tmp_path: Path) -> None:
 
 def test_unknown_frontends_pass() -> None:
     assert frontend.torch_version(frontend.Target("", why="x")) is None
+
+
+def test_pip_is_told_by_its_command_line() -> None:
+    assert frontend._is_pip(["/v/bin/pip", "install", "."])
+    assert frontend._is_pip(["/v/bin/pip3.11", "install", "."])
+    assert frontend._is_pip(["/usr/bin/python3", "-m", "pip", "install", "."])
+    assert frontend._is_pip(["/t/bin/python", "/x/site-packages/pip/__pip-runner__.py",
+                             "--python", "/t/bin/python", "install", "."])
+    assert not frontend._is_pip(["/usr/bin/python3", "-m", "build", "."])
+    assert not frontend._is_pip(["/usr/bin/uv", "pip", "install"])

@@ -167,3 +167,19 @@ def test_project_folders_are_covered(tmp_path: Path) -> None:
         '[project]\nname = "p"\nversion = "0"\n[tool.uv.sources]\n'
         'ext = { path = "ext" }\nother = { index = "pt" }\ngone = { path = "gone" }\n')
     assert uvforms.project_folders(Context.of({}, cwd=str(tmp_path))) == ["ext"]
+
+
+def test_doctor_names_local_folders_uv_config_does_not_cover(tmp_path: Path) -> None:
+    """`uv add ./ext` after `uv-config` without names: the project builds ext without
+    CUDA_HOME, and doctor says which folder to name."""
+    (tmp_path / "ext").mkdir()
+    (tmp_path / "ext/pyproject.toml").write_text('[project]\nname = "My_Ext"\nversion = "1"\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "p"\nversion = "0"\n[tool.uv.sources]\nmy-ext = { path = "ext" }\n')
+    (tmp_path / "uv.lock").write_text(
+        'version = 1\n[[package]]\nname = "p"\nversion = "0"\nsource = { virtual = "." }\n'
+        '[[package]]\nname = "my-ext"\nversion = "1"\nsource = { directory = "ext" }\n')
+    ctx = Context.of({"HOME": str(tmp_path)}, cwd=str(tmp_path))
+    assert uvforms.uncovered(ctx) == [("my-ext", "ext")]
+    (tmp_path / "uv.toml").write_text('[extra-build-variables.my_ext]\nWHEELCUDA_SET = "X"\n')
+    assert uvforms.uncovered(ctx) == []

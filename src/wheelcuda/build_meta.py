@@ -274,7 +274,7 @@ def check_target(ctx: Context, build: Torch, site_dirs: Sequence[str]) -> None:
     installs the newest torch the index has; issue 16 saw a cu128 target get a binary
     linked to libcudart.so.13, installed silently). Unknown targets pass."""
     target = frontend.target_of_build(ctx)
-    found = frontend.torch_version(target)
+    found = frontend.torch_version(target, ctx)
     have = locate.installed_version(site_dirs, "torch") or build.version
     if found is None or found[0] == have:
         return

@@ -285,10 +285,16 @@ def test_another_torch_in_the_target_stops_the_build(env: Env, cu128_venv: Path,
     building a binary that would not load, and names the constraint that pins torch."""
     src = env.base / f"mismatch-{frontend}"
     shutil.copytree(EXAMPLE, src)
-    python = cu128_venv / "bin/python"
-    command = (f"{TOOLS}/python -m pip --python {python} install --no-deps {ARCH} {src}"
-               if frontend == "pip" else
-               f"{UV} pip install --python {cu128_venv} --no-deps {ARCH} {src}")
+    # a venv of its own that sees the cu128 torch through a .pth file (nothing is ever
+    # installed into the shared .venv-cu128)
+    venv = src / "venv"
+    cu128_site = next(cu128_venv.glob("lib/python*/site-packages"))
+    python = venv / "bin/python"
+    command = (f"{e_python(cu128_venv)} -m venv {venv} && echo {cu128_site} > "
+               f"{venv}/lib/python3.11/site-packages/cu128.pth && ")
+    command += (f"{TOOLS}/python -m pip --python {python} install --no-deps {ARCH} {src}"
+                if frontend == "pip" else
+                f"{UV} pip install --python {venv} --no-deps {ARCH} {src}")
     r = sandbox.shell(command, src, extra_env=env.extra(), timeout=900)
     text = r.stdout + r.stderr
     assert r.returncode != 0, text[-3000:]
@@ -297,4 +303,11 @@ def test_another_torch_in_the_target_stops_the_build(env: Env, cu128_venv: Path,
     assert "holds torch 2.9.1" in text and "wheelcuda constraints -o build-constraints.txt" \
         in text and "--build-constraint build-constraints.txt" in text
     assert "Traceback" not in text
-    assert not list(cu128_venv.glob("lib/python*/site-packages/wheelcuda_backend_ext*"))
+    assert not list(venv.glob("lib/python*/site-packages/wheelcuda_backend_ext*"))
+
+
+def e_python(venv: Path) -> str:
+    """The base interpreter behind a venv (its pyvenv.cfg's ``home``)."""
+    home = next(line.split("=", 1)[1].strip() for line in
+                (venv / "pyvenv.cfg").read_text().splitlines() if line.startswith("home"))
+    return f"{home}/python3.11"

@@ -16,7 +16,7 @@ from .. import pipeline, proc
 from ..context import Context
 from ..data import catalog
 from ..errors import WheelcudaError
-from ..probe import gpus, locate
+from ..probe import gpus, locate, uvforms
 from ..probe import torch as torch_probe
 from ..rules import arch, checks, render
 from ..rules.checks import Kind, Problem, Severity
@@ -157,6 +157,21 @@ def _cu130_move(r: pipeline.Resolved, gpus_seen: dict[str, Any]) -> list[Problem
     return [move] if move else []
 
 
+def _uv_project(ctx: Context) -> list[Problem]:
+    """Local folders the uv project here builds without wheelcuda's settings: a
+    following `uv sync` builds them with no CUDA_HOME (issue 16: `uv add ./ext` after
+    `uv-config` without names died in torch's nvcc lookup)."""
+    missing = uvforms.uncovered(ctx)
+    if not missing:
+        return []
+    names = ", ".join(f"{n} ({f})" for n, f in missing)
+    folders = " ".join(shlex.quote(f) for _, f in missing)
+    return [Problem(Kind.ENVIRONMENT,
+                    f"the uv project here builds {names} from a local folder, and its uv "
+                    "settings give it no CUDA_HOME: uv would build it without one",
+                    f"wheelcuda uv-config --write uv.toml {folders}", Severity.WARNING)]
+
+
 def diagnose(ctx: Context, req: pipeline.Request) -> dict[str, Any]:
     """Everything doctor shows, as data; ``ok`` is True when a build would work. The
     checks are install's own (one pipeline), so doctor and install agree."""
@@ -166,7 +181,8 @@ def diagnose(ctx: Context, req: pipeline.Request) -> dict[str, Any]:
                else checks.compiler_release(r.toolkit.inventory, r.toolkit.major))
     gpus_seen = _gpus(ctx, release)
     to_fetch = _archives_to_fetch(r)
-    problems = [*_fetchable(r, to_fetch), *nvcc_problems, *_cu130_move(r, gpus_seen)]
+    problems = [*_fetchable(r, to_fetch), *nvcc_problems, *_cu130_move(r, gpus_seen),
+                *_uv_project(ctx)]
     home = r.home
     return {
         "ok": not any(p.is_error for p in problems),

@@ -19,12 +19,15 @@ unreadable is "unknown", never an error.
 
 from __future__ import annotations
 
+import itertools
 import os
+import re
 import sysconfig
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..context import Context
+from ..errors import WheelcudaError
 from . import uvlock
 
 __all__ = ["Target", "target_of_build"]
@@ -35,12 +38,14 @@ _PROJECT = ("sync", "add", "lock", "run", "remove")
 
 @dataclass(frozen=True)
 class Target:
-    """Where the wheel goes: site folders to look for torch in, or a uv.lock."""
+    """Where the wheel goes: an interpreter (whose own ``sys.path`` is asked: a venv may
+    see torch through a .pth file), site folders, or a uv.lock."""
 
     frontend: str  # "pip", "uv", or "" (unknown)
     site_dirs: tuple[str, ...] = ()
     lock: str | None = None
     why: str = ""
+    python: str | None = None
 
 
 def _proc(pid: int, name: str) -> bytes | None:
@@ -97,15 +102,22 @@ def _uv(argv: list[str], env: dict[str, str], cwd: str) -> Target:
         venv = (_venv_of(given, cwd) if given else None) or env.get("VIRTUAL_ENV") or \
             _dot_venv(cwd)
         if venv:
-            return Target("uv", _site_of(venv), None, f"uv pip's environment {venv}")
+            return Target("uv", _site_of(venv), None, f"uv pip's environment {venv}",
+                          _python_of(venv))
         return Target("uv", why="uv pip's environment could not be told")
     if words[:1] and words[0] in _PROJECT:
         lock = uvlock.find_lock(_option(argv, "--directory", "--project") or cwd)
         venv = env.get("UV_PROJECT_ENVIRONMENT") or \
             (os.path.join(os.path.dirname(lock), ".venv") if lock else None)
         site = _site_of(venv) if venv and os.path.isdir(venv) else ()
-        return Target("uv", site, lock, f"the uv project of {lock}" if lock else "")
+        return Target("uv", site, lock, f"the uv project of {lock}" if lock else "",
+                      _python_of(venv) if venv else None)
     return Target("uv", why=f"`uv {' '.join(words[:2])}` installs into no environment")
+
+
+def _python_of(venv: str) -> str | None:
+    python = os.path.join(venv, "bin", "python")
+    return python if os.path.exists(python) else None
 
 
 def _dot_venv(cwd: str) -> str | None:
@@ -130,11 +142,16 @@ def _pip(argv: list[str], cwd: str, ctx: Context) -> Target:
     if "wheel" in argv or "download" in argv:
         return Target("pip", why="pip wheel builds for no environment")
     base = os.path.dirname(os.path.dirname(ctx.executable))
-    return Target("pip", _site_of(base), None, f"pip's environment {base}")
+    return Target("pip", _site_of(base), None, f"pip's environment {base}", ctx.executable)
 
 
-def _in_pip_build_env(ctx: Context) -> bool:
-    return any("pip-build-env-" in p for p in (ctx.get("PYTHONPATH") or "").split(os.pathsep))
+def _is_pip(argv: Sequence[str]) -> bool:
+    """pip's own process: ``pip ...``, ``python -m pip ...``, or pip 22.3+'s runner that
+    ``pip --python X`` starts under X."""
+    names = [os.path.basename(a) for a in argv[:3]]
+    return bool(names) and (re.fullmatch(r"pip[\d.]*", names[0]) is not None
+                            or "__pip-runner__.py" in names
+                            or any(p == ("-m", "pip") for p in itertools.pairwise(argv)))
 
 
 def target_of_build(ctx: Context) -> Target:
@@ -146,17 +163,24 @@ def target_of_build(ctx: Context) -> Target:
     program = os.path.basename(argv[0]) if argv else ""
     if program == "uv" or program.startswith("uv-"):
         return _uv(argv, env, cwd)
-    if _in_pip_build_env(ctx):
+    if _is_pip(argv):
         return _pip(argv, cwd, ctx)
     return Target("", why=f"built by {program or 'an unknown frontend'}")
 
 
-def torch_version(target: Target) -> tuple[str, str] | None:
+def torch_version(target: Target, ctx: Context | None = None) -> tuple[str, str] | None:
     """(torch's version there, where it was read), if the target has torch."""
-    from . import locate  # noqa: PLC0415
+    from . import interpreter, locate  # noqa: PLC0415
 
-    if target.site_dirs:
-        found = locate.installed_version(target.site_dirs, "torch")
+    site_dirs = target.site_dirs
+    if target.python and ctx is not None:
+        try:  # its own sys.path: .pth files, a user site
+            info = interpreter.ask(target.python, ctx.with_env(PYTHONPATH=None), child=True)
+            site_dirs = tuple(info["site_dirs"]) or site_dirs
+        except WheelcudaError:
+            pass
+    if site_dirs:
+        found = locate.installed_version(site_dirs, "torch")
         if found:
             return found, target.why
     if target.lock:

@@ -268,9 +268,11 @@ if sys.version_info[:2] < (3, 8):
 """
 
 
-def ask(python: str, ctx: Context) -> dict[str, Any]:
-    """What ``python`` says of itself (a child process, except for ourselves)."""
-    if python == ctx.executable:
+def ask(python: str, ctx: Context, *, child: bool = False) -> dict[str, Any]:
+    """What ``python`` says of itself (a child process, except for ourselves unless
+    ``child``: pip's build environment runs us on the target interpreter with another
+    ``sys.path``, and the target's own is wanted)."""
+    if python == ctx.executable and not child:
         return _ourselves(ctx)
     code = _OLD_PYTHON + resources.files(__package__ or "wheelcuda.probe").joinpath(
         "_interp_probe.py").read_text()

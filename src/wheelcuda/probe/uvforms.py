@@ -27,7 +27,7 @@ from ..errors import ConfigError, WheelcudaError
 from ..rules import staticmeta
 from . import index, source
 
-__all__ = ["Package", "indexes", "project_folders", "read"]
+__all__ = ["Package", "indexes", "project_folders", "read", "uncovered"]
 
 
 @dataclass(frozen=True)
@@ -167,6 +167,50 @@ def project_folders(ctx: Context) -> list[str]:
             if isinstance(path, str) and os.path.isdir(os.path.join(ctx.cwd, path)):
                 out.append(path)
     return out
+
+
+def _covered(ctx: Context) -> set[str]:
+    """The packages uv's settings here give wheelcuda's variables (WHEELCUDA_SET)."""
+    out = set()
+    for table in _settings_files(ctx):
+        variables = table.get("extra-build-variables") or {}
+        for name, values in variables.items() if isinstance(variables, Mapping) else ():
+            if isinstance(values, Mapping) and "WHEELCUDA_SET" in values:
+                out.add(str(canonicalize_name(str(name))))
+    return out
+
+
+def uncovered(ctx: Context) -> list[tuple[str, str]]:
+    """(name, folder) of each local folder the uv project here builds (uv.lock's
+    ``directory``/``editable`` sources other than the project itself, and
+    ``[tool.uv.sources]`` paths) that uv-config's settings do not cover: uv builds it
+    without CUDA_HOME."""
+    found: dict[str, str] = {}
+    lock_path = None
+    folder = os.path.abspath(ctx.cwd)
+    while lock_path is None:
+        if os.path.isfile(os.path.join(folder, "uv.lock")):
+            lock_path = os.path.join(folder, "uv.lock")
+        elif os.path.dirname(folder) == folder:
+            break
+        folder = os.path.dirname(folder)
+    try:
+        with open(lock_path or "", encoding="utf-8") as f:
+            lock = tomlkit.parse(f.read()).unwrap()
+    except (OSError, TOMLKitError):
+        lock = {}
+    for p in lock.get("package", []) or []:
+        src = p.get("source") if isinstance(p, Mapping) else None
+        where = next((src[k] for k in ("directory", "editable") if isinstance(src, Mapping)
+                      and isinstance(src.get(k), str)), None)
+        if where and where != ".":
+            found[str(canonicalize_name(str(p.get("name", ""))))] = where
+    for path in project_folders(ctx):
+        name = source.static_project(os.path.join(ctx.cwd, path)).name
+        if name:
+            found.setdefault(name, path)
+    covered = _covered(ctx)
+    return sorted((n, f) for n, f in found.items() if n not in covered)
 
 
 def _one(spec: str, ctx: Context, places: Sequence[str], lock: Mapping[str, Any] | None

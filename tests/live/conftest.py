@@ -1,0 +1,5 @@
+"""The live check shares the integration tests' fixtures (cuobjdump)."""
+
+from tests.integration.conftest import cuobjdump
+
+__all__ = ["cuobjdump"]

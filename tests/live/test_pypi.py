@@ -1,0 +1,233 @@
+"""`make live`: wheelcuda against what PyPI serves today (issue 16).
+
+The offline tests pin their inputs; a user online gets the newest release of every
+part nobody pins. These tests take the newest torch on PyPI and the one the tests pin
+(2.14.1), with whatever CUDA wheels PyPI offers beside them, and run every route a user
+runs, isolation on, the system toolkit hidden:
+
+- ``install`` (wheelcuda install, its compiler set fetched from PyPI);
+- ``uv-pip``: uv-config, then ``uv pip install``;
+- ``uv-project``: uv-config into a project, ``uv add ./ext``, a fresh ``uv sync``;
+- ``pip``: constraints + ``eval "$(wheelcuda env)"``, then ``pip install``;
+- ``backend-pip`` and ``backend-uv``: a project built by ``wheelcuda.build_meta``.
+
+Each builds the example extension for sm_90, imports it, and reads its archs with
+cuobjdump. A failure names the versions involved. First, without building anything, the
+sets wheelcuda asks installers for are resolved against PyPI: every CUDA-versioned part
+of one set must be of one release (the CCCL trap of CUDA 13.5 beside nvcc 13.0).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.integration import sandbox
+from tests.integration.conftest import REPO
+from wheelcuda.data import catalog
+
+pytestmark = pytest.mark.live
+
+PYPI = "https://pypi.org/simple"
+PINNED = "2.14.1"
+ARCH = "9.0"
+TOOLS = Path(sys.executable).parent
+UV = str(TOOLS / "uv")
+CERT = os.environ.get("SSL_CERT_FILE") or "/etc/ssl/certs/ca-certificates.crt"
+#: parts whose version is the CUDA release's (cuBLAS & co are versioned apart)
+RELEASE_PARTS = ("nvidia-cuda-nvcc", "nvidia-nvvm", "nvidia-cuda-crt", "nvidia-cuda-runtime",
+                 "nvidia-cuda-cccl", "nvidia-cuda-nvrtc", "nvidia-nvjitlink")
+
+
+def newest_torch() -> str:
+    with urllib.request.urlopen("https://pypi.org/pypi/torch/json", timeout=60) as r:
+        return str(json.load(r)["info"]["version"])
+
+
+TORCHES = [PINNED] if os.environ.get("WHEELCUDA_LIVE_PINNED_ONLY") else \
+    list(dict.fromkeys([newest_torch(), PINNED]))
+
+
+def online_env(base: Path) -> dict[str, str]:
+    """PyPI and nothing else: the machine's pip settings (its torch cap, its local
+    folders) are left out, as on a user's machine."""
+    return {"PIP_CONFIG_FILE": os.devnull, "PIP_INDEX_URL": PYPI, "UV_DEFAULT_INDEX": PYPI,
+            "UV_CACHE_DIR": str(base / "uv-cache"), "PIP_CACHE_DIR": str(base / "pip-cache"),
+            "UV_PYTHON_DOWNLOADS": "never", "SSL_CERT_FILE": CERT, "PIP_CERT": CERT,
+            "PIP_DISABLE_PIP_VERSION_CHECK": "1", "DEMO_GENCODE": "75;80;90",
+            "WHEELCUDA_CACHE_DIR": str(base / "wheelcuda-cache")}
+
+
+def _compile(requirements: list[str], base: Path) -> dict[str, str]:
+    """What uv resolves ``requirements`` to on PyPI today, for this machine."""
+    done = subprocess.run([UV, "pip", "compile", "--no-header", "--python-version", "3.11",
+                           "--python-platform", "x86_64-manylinux_2_28", "-"],
+                          input="\n".join(requirements), capture_output=True, text=True,
+                          env={**os.environ, **online_env(base)}, check=False, timeout=300)
+    assert done.returncode == 0, done.stderr
+    pins = re.findall(r"(?m)^([A-Za-z0-9._-]+)==(\S+)", done.stdout)
+    return {name.lower(): version for name, version in pins}
+
+
+def _release(version: str) -> str:
+    return ".".join(version.split(".")[:2])
+
+
+@pytest.mark.parametrize("torch", TORCHES)
+def test_the_sets_wheelcuda_asks_for_are_of_one_release(torch: str,
+                                                        tmp_path: Path) -> None:
+    """torch's own cuda-toolkit pin, then the compiler set and the header set wheelcuda
+    asks for at that pin: each CUDA-versioned part at torch's release."""
+    with_torch = _compile([f"torch=={torch}"], tmp_path)
+    pin = with_torch.get("cuda-toolkit")
+    assert pin, f"torch {torch} on PyPI no longer requires cuda-toolkit: {with_torch}"
+    for kind, wanted in (("compiler", catalog.toolkit_requirements(f"=={pin}")),
+                         ("headers", [f"cuda-toolkit[cublas,cusparse,cusolver]=={pin}"])):
+        got = _compile(wanted, tmp_path)
+        parts = {n: v for n, v in got.items() if n in RELEASE_PARTS}
+        releases = {_release(v) for n, v in parts.items()
+                    if kind == "compiler" or n != "nvidia-nvjitlink"}
+        assert releases == {_release(pin)}, (
+            f"torch {torch} (cuda-toolkit {pin}): the {kind} set {wanted} resolves on PyPI "
+            f"today to {parts}: more than CUDA {_release(pin)}")
+
+
+# --- the routes ------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Live:
+    base: Path
+    wheelhouse: Path  # a wheel of this checkout, for build environments
+    wheelcuda: str
+
+    def env(self) -> dict[str, str]:
+        return online_env(self.base)
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live]:
+    base = tmp_path_factory.mktemp("live")
+    house = base / "wheelhouse"
+    src = base / "wheelcuda-src"
+    shutil.copytree(REPO / "src", src / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(REPO / name, src / name)
+    subprocess.run([UV, "build", "--wheel", "-q", "-o", str(house), str(src)], check=True,
+                   env={**os.environ, **online_env(base)}, timeout=600)
+    yield Live(base, house, str(TOOLS / "wheelcuda"))
+    shutil.rmtree(base, ignore_errors=True)  # torch is unpacked in several places
+
+
+def _venv(live: Live, torch: str, folder: Path) -> str:
+    return (f"{UV} venv -q -p 3.11 {folder} && {UV} pip install -q --python {folder} "
+            f"torch=={torch} setuptools wheel ninja packaging 'pip>=25.3'")
+
+
+IMPORT = ("import torch, {module} as m; print('IMPORTED', m.__file__, torch.__version__, "
+          "torch.version.cuda)")
+
+
+def _route(name: str, live: Live, torch: str, w: Path) -> tuple[str, str, str]:
+    """(shell script, the venv the extension lands in, the module to import)."""
+    venv, ext, backend = w / "venv", w / "ext", w / "backend"
+    shutil.copytree(REPO / "examples/torch_ext", ext,
+                    ignore=shutil.ignore_patterns("build", "*.egg-info", "tests"))
+    shutil.copytree(REPO / "examples/backend_ext", backend,
+                    ignore=shutil.ignore_patterns("build", "*.egg-info"))
+    wc, a = live.wheelcuda, f"--arch {ARCH}"
+    demo, back = "wheelcuda_demo._C", "wheelcuda_backend_ext._C"
+    constraints = f"{wc} constraints --python {venv} -o {w}/c.txt"
+    scripts = {
+        "install": (f"{_venv(live, torch, venv)}\n{wc} install --python {venv} {a} {ext}",
+                    demo),
+        "uv-pip": (f"{_venv(live, torch, venv)}\ncd {w}\n"
+                   f"{wc} uv-config --python {venv} {a} --write uv.toml {ext}\n"
+                   f"{UV} pip install --python {venv} {ext}", demo),
+        "uv-project": (f"mkdir {w}/proj && cd {w}/proj && {UV} init -q --name proj "
+                       "--no-workspace -p 3.11 .\n"
+                       "sed -i 's/^requires-python = .*/requires-python = \"~=3.11.0\"/' "
+                       "pyproject.toml\n"
+                       "printf '\\n[tool.uv]\\nenvironments = [\"sys_platform == '\"'\"'linux"
+                       "'\"'\"' and platform_machine == '\"'\"'x86_64'\"'\"'\"]\\n' "
+                       ">> pyproject.toml\n"
+                       f"{UV} add -q --no-sync torch=={torch}\n"
+                       f"{wc} uv-config {a} --write pyproject.toml {ext}\n"
+                       f"{UV} add {ext}\nrm -rf .venv\n{UV} sync\n"
+                       f"rm -rf {venv} && ln -s {w}/proj/.venv {venv}", demo),
+        "pip": (f"{_venv(live, torch, venv)}\n{wc} fetch --python {venv} >/dev/null\n"
+                f"{constraints}\neval \"$({wc} env --python {venv} {a})\"\n"
+                f"{venv}/bin/python -m pip install --build-constraint {w}/c.txt {ext}", demo),
+        "backend-pip": (f"{_venv(live, torch, venv)}\n{constraints}\n"
+                        f"{venv}/bin/python -m pip install --build-constraint {w}/c.txt "
+                        f"--find-links {live.wheelhouse} -C wheelcuda.arch={ARCH} {backend}",
+                        back),
+        "backend-uv": (f"{_venv(live, torch, venv)}\n{constraints}\n"
+                       f"{UV} pip install --python {venv} --build-constraint {w}/c.txt "
+                       f"--find-links {live.wheelhouse} -C wheelcuda.arch={ARCH} {backend}",
+                       back),
+    }
+    script, module = scripts[name]
+    return script, str(venv), module
+
+
+ROUTES = ("install", "uv-pip", "uv-project", "pip", "backend-pip", "backend-uv")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    result: subprocess.CompletedProcess[str]
+    so: str | None
+    versions: str
+
+
+def _versions(venv: str, base: Path) -> str:
+    """torch and the NVIDIA parts in the venv: what a failure names."""
+    done = subprocess.run([UV, "pip", "list", "--python", venv], capture_output=True,
+                          text=True, check=False, env={**os.environ, **online_env(base)})
+    return ", ".join(f"{n} {v}" for n, v in re.findall(r"(?m)^(torch|cuda-toolkit|nvidia-\S+)"
+                                                          r"\s+(\S+)", done.stdout))
+
+
+def _run(live: Live, route: str, torch: str) -> Outcome:
+    w = live.base / f"{route}-{torch}"
+    w.mkdir()
+    script, venv, module = _route(route, live, torch, w)
+    full = f"set -e\n{script}\ncd /\n{venv}/bin/python -c \"{IMPORT.format(module=module)}\"\n"
+    r = sandbox.shell(full, w, extra_env=live.env(), timeout=2400)
+    so = r.stdout.split("IMPORTED ")[1].split()[0] if "IMPORTED " in r.stdout else None
+    return Outcome(r, so, _versions(venv, live.base))
+
+
+@pytest.fixture(scope="module")
+def outcomes(live: Live) -> Iterator[dict[tuple[str, str], concurrent.futures.Future[Outcome]]]:
+    """Every route for every torch, two at a time (a build is mostly one core)."""
+    sandbox.can_hide()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        yield {(r, t): pool.submit(_run, live, r, t) for t in TORCHES for r in ROUTES}
+
+
+@pytest.mark.parametrize("torch", TORCHES)
+@pytest.mark.parametrize("route", ROUTES)
+def test_route_builds_for_the_asked_arch_only(
+        route: str, torch: str, outcomes: dict[tuple[str, str],
+                                               concurrent.futures.Future[Outcome]],
+        cuobjdump: str) -> None:
+    o = outcomes[(route, torch)].result()
+    text = o.result.stdout + o.result.stderr
+    said = f"route {route}, torch {torch} from PyPI, with: {o.versions or '(no venv)'}"
+    assert o.result.returncode == 0 and o.so, f"{said}\n{text[-6000:]}"
+    elves = subprocess.run([cuobjdump, "--list-elf", o.so], capture_output=True, text=True,
+                           check=True).stdout
+    assert [line.rsplit(".", 2)[-2] for line in elves.splitlines()] == ["sm_90"], said
+    sandbox.assert_no_system_toolkit(text)

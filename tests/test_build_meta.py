@@ -20,13 +20,13 @@ import pytest
 from tests import fakes
 from wheelcuda import build_meta
 from wheelcuda.context import Context, patched_environ
-from wheelcuda.errors import ArchError, TorchError, WheelcudaError
+from wheelcuda.errors import ArchError, ComponentError, TorchError, WheelcudaError
 from wheelcuda.store import toolkits
 
 #: The compiler set torch 2.14.1 (cuda-toolkit==13.0.3) asks for, every part named.
 SET_13_0_3 = ['cuda-toolkit[nvcc,cccl]==13.0.3', "nvidia-nvvm==13.0.*",
               "nvidia-cuda-crt==13.0.*", "nvidia-cuda-runtime==13.0.*",
-              "nvidia-cuda-nvcc==13.0.*", "nvidia-cuda-cccl==13.0.*"]
+              "nvidia-cuda-cccl==13.0.*", "nvidia-cuda-nvcc==13.0.*"]
 
 FAKE_BACKEND = '''
 import json, os
@@ -443,12 +443,23 @@ def test_errors_are_messages_with_their_fix(project: Path, tmp_path: Path,
 
 
 def test_errors_of_the_build_environment(project: Path, tmp_path: Path,
-                                         capsys: pytest.CaptureFixture[str]) -> None:
-    # torch is there but no compiler: a frontend that skipped get_requires
+                                         capsys: pytest.CaptureFixture[str],
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    # torch is there but no compiler (a frontend that skipped get_requires, or pip that
+    # would not replace a part of another release): the set of torch's pin is fetched
+    # into the store, as install does; here the fetch fails and says so
+    asked: list[str] = []
+
+    def offline(layout: object, ctx: object, tool: object, spec: str, **kw: object) -> Path:
+        asked.append(spec)
+        raise ComponentError("could not fetch cuda-toolkit[nvcc,cccl]==13.0.3: offline",
+                             "bring the wheels")
+
+    monkeypatch.setattr(toolkits, "fetch", offline)
     err = _exit_message(capsys, lambda: build_meta.build_wheel(
         str(tmp_path), {"wheelcuda.arch": "9.0"}))
-    assert "wheelcuda: error: missing CUDA 13 wheels: nvidia-cuda-nvcc" in err
-    assert "pip --no-build-isolation" in err
+    assert asked == ["==13.0.3"]
+    assert "wheelcuda: error: could not fetch cuda-toolkit[nvcc,cccl]==13.0.3: offline" in err
     (project.parent / "env/site/torch/version.py").unlink()
     err = _exit_message(capsys, lambda: build_meta.build_wheel(
         str(tmp_path), {"wheelcuda.arch": "9.0"}))
@@ -510,3 +521,24 @@ def test_cuda_12_torch_builds_from_the_pipelines_sources(
         str(tmp_path), {"wheelcuda.arch": "8.0", "wheelcuda.toolkit": "local"}))
     assert "wheelcuda: error: -C wheelcuda.toolkit=local: no local CUDA toolkit" in err
     assert "fix: -C wheelcuda.toolkit=auto" in err and "--toolkit" not in err
+
+
+def test_pip_is_not_asked_for_what_it_would_refuse(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """torch 2.15's dependencies put CCCL 13.3 into the build environment; pip refuses a
+    requirement the environment holds at another version ("conflict with the backend
+    dependencies"), so the part is left to the build's fetch; uv takes the pins."""
+    site = _site(tmp_path)
+    comp = next(c for c in fakes.catalog.COMPILER if c.name == "cuda_cccl")
+    fakes.component(site, comp, 13, "13.3.5.0.6")
+    py = str(fakes.python(tmp_path, [fakes.build_needs(site)]))
+    monkeypatch.setattr(build_meta.frontend, "target_of_build",
+                        lambda ctx: build_meta.frontend.Target("pip"))
+    wanted = build_meta.compiler_requirements(_ctx(), py)
+    assert "nvidia-cuda-cccl==13.0.*" not in wanted and "nvidia-cuda-nvcc==13.0.*" in wanted
+    assert "not asking pip for nvidia-cuda-cccl==13.0.*: the build environment holds " \
+           "nvidia-cuda-cccl 13.3.5.0.6" in capsys.readouterr().err
+    monkeypatch.setattr(build_meta.frontend, "target_of_build",
+                        lambda ctx: build_meta.frontend.Target("uv"))
+    assert "nvidia-cuda-cccl==13.0.*" in build_meta.compiler_requirements(_ctx(), py)

@@ -110,14 +110,38 @@ def test_release_parsing() -> None:
     assert checks.release("junk") is None
     assert catalog.install_command("==13.0.3", "/v/bin/python") == (
         'uv pip install --python /v/bin/python "cuda-toolkit[nvcc,cccl]==13.0.3" '
-        '"nvidia-nvvm==13.0.*" "nvidia-cuda-crt==13.0.*" "nvidia-cuda-runtime==13.0.*"')
+        '"nvidia-nvvm==13.0.*" "nvidia-cuda-crt==13.0.*" "nvidia-cuda-runtime==13.0.*" '
+        '"nvidia-cuda-cccl==13.0.*"')
 
 
 def test_toolkit_requirements_hold_the_parts_to_one_release() -> None:
     # cuda-toolkit[nvcc,cccl]==13.0.2 alone resolves nvcc 13.0.88 with nvvm, crt and
-    # runtime 13.5.37 (seen with pip download): the parts must be pinned too.
+    # runtime 13.5.37 (seen with pip download): the parts must be pinned too; and torch
+    # 2.15's dependencies bring CCCL 13.3 beside CUDA 13.2 (make live, 2026-12-01).
     assert catalog.toolkit_requirements("==13.0.2") == [
         "cuda-toolkit[nvcc,cccl]==13.0.2", "nvidia-nvvm==13.0.*", "nvidia-cuda-crt==13.0.*",
-        "nvidia-cuda-runtime==13.0.*"]
+        "nvidia-cuda-runtime==13.0.*", "nvidia-cuda-cccl==13.0.*"]
     assert catalog.toolkit_requirements("==13.*") == ["cuda-toolkit[nvcc,cccl]==13.*"]
     assert catalog.release_of("==12.8.1") == "12.8"
+
+
+def test_a_part_of_nvccs_release_wins_and_the_other_is_shadowed(tmp_path: Path) -> None:
+    """pip's two prefixes, or torch 2.15's own CCCL 13.3 beside its CUDA 13.2: the part of
+    nvcc's release is taken from a later root, the other copy is named (its files are
+    kept out of the tree); with no copy of nvcc's release it is MISSING, which a fetch of
+    torch's set fixes."""
+    first = fakes.cu13_site(tmp_path / "normal", cuda_cccl="13.3.5.0.6",
+                            cuda_cudart="13.5.37")
+    second = fakes.cu13_site(tmp_path / "overlay")
+    inv = locate.locate([str(first), str(second)], catalog.COMPILER)
+    assert inv.get("cuda_cudart", 13).version == "13.0.88"  # type: ignore[union-attr]
+    assert inv.get("cuda_cccl", 13).root == str(second)  # type: ignore[union-attr]
+    assert {(f.component.name, f.version) for f in inv.shadowed} == {
+        ("cuda_cudart", "13.5.37"), ("cuda_cccl", "13.3.5.0.6")}
+    problems = checks.component_problems(inv, 13, None, "/py")
+    assert [p.severity.value for p in problems] == ["warning", "warning"]
+    assert "nvidia-cuda-cccl 13.3.5.0.6 in" in problems[1].message
+    alone = checks.component_problems(locate.locate([str(first)], catalog.COMPILER), 13,
+                                      None, "/py")
+    assert [p.kind for p in alone] == [checks.Kind.MISSING]
+    assert "no nvidia-cuda-runtime, nvidia-cuda-cccl of nvcc's CUDA 13.0" in alone[0].message

@@ -64,6 +64,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from packaging.requirements import Requirement
+
 from . import pipeline
 from .context import Context, patched_environ
 from .data import catalog
@@ -322,11 +324,33 @@ def compiler_requirements(ctx: Context, python: str,
     archmod.check_floor(archs, major)
     wanted: list[str] = []
     if _wants_wheels(ctx, python, torch, toolkit):
-        wanted += compiler_set(checks.wanted_specifier(torch, major), major)
+        wanted += _installable(compiler_set(checks.wanted_specifier(torch, major), major),
+                               site_dirs, frontend.target_of_build(ctx).frontend)
     if not (locate.installed_version(site_dirs, "ninja")
             or shutil.which("ninja", path=ctx.get("PATH") or os.defpath)):
         wanted.append("ninja")
     return wanted
+
+
+def _installable(wanted: list[str], site_dirs: Sequence[str], tool: str) -> list[str]:
+    """``wanted`` less what pip would refuse: a requirement that the build environment
+    already holds at a version outside it ("Some build dependencies ... conflict with the
+    backend dependencies"; pip's two prefixes cannot hold two copies). The build then
+    fetches that part of torch's release into the store (plan_build). uv resolves the
+    whole build environment again and takes the pins."""
+    if tool != "pip":
+        return wanted
+    out = []
+    for line in wanted:
+        req = Requirement(line)
+        have = locate.installed_version(site_dirs, req.name)
+        if have is None or req.specifier.contains(have, prereleases=True):
+            out.append(line)
+        else:
+            _note(f"not asking pip for {line}: the build environment holds {req.name} "
+                  f"{have}, which pip will not replace; the build fetches one of torch's "
+                  "release into wheelcuda's store instead")
+    return out
 
 
 def compiler_set(spec: str, major: int) -> list[str]:
@@ -386,10 +410,11 @@ def plan_build(ctx: Context, config: Config, project: Project, python: str) -> P
     mode = " (the project's own arch list kept)" if config.all_archs else ""
     warnings: list[str] = []
     r = pipeline.finish(start)
-    if r.redist_fetchable:
-        # CUDA 12, or --toolkit redist: NVIDIA's archives, fetched into the user's store
-        # (paths.STORE_VAR) as `wheelcuda install` would. A CUDA 13 set is the frontend's
-        # to install (get_requires_for_build_wheel asks for it).
+    if r.redist_fetchable or r.fetchable:
+        # CUDA 12, or --toolkit redist: NVIDIA's archives; or a CUDA 13 set the frontend
+        # could not install whole (pip refuses a part of another release beside one the
+        # build environment already holds: torch 2.15 brings CCCL 13.3 beside its 13.2):
+        # fetched into the user's store (paths.STORE_VAR), as `wheelcuda install` does.
         r = pipeline.finish(dataclasses.replace(start, request=dataclasses.replace(
             request, fetch=True)))
     _raise_first(r, torch, python)

@@ -147,6 +147,9 @@ CCCL = _component(
     folders={13: _CU13, 12: "nvidia/cuda_cccl"},
     files={13: ("include/cccl/cub/cub.cuh",), 12: ("include/cub/cub.cuh",)},
     extra="cccl",
+    # torch 2.15's own dependencies bring CCCL 13.3 beside its CUDA 13.2 (unbounded), and
+    # CCCL of a newer release does not compile with an older nvcc (issue 16, make live)
+    pin_release=True,
 )
 
 

@@ -181,14 +181,25 @@ def _incomplete(found: Found, torch: Torch | None, python: str) -> Problem:
 
 
 def _mixed(parts: list[Found], torch: Torch | None, python: str) -> list[Problem]:
-    releases = {release(f.version) for f in parts if f.version}
-    if len(releases) <= 1:
+    """Parts of another CUDA release than nvcc's: nvcc refuses runtime headers of another
+    release (CCCL's "CUDA compiler and CUDA toolkit headers are incompatible"), and CCCL
+    of a newer one uses targets it does not know (CCCL 13.3 with nvcc 13.0: "expected a
+    ';'" in warp_redux.cuh). A part of nvcc's release is what is missing, so the kind is
+    MISSING: a fetch of torch's set into the store brings it, and the locate step then
+    takes it over the other (issue 16: torch 2.15's own dependencies bring CCCL 13.3
+    beside its CUDA 13.2)."""
+    nvcc = next((f for f in parts if f.component is catalog.NVCC), None)
+    wanted = release(nvcc.version) if nvcc else None
+    other = [f for f in parts if wanted and f.version and release(f.version) != wanted]
+    if not other:
         return []
     listing = ", ".join(f"{f.wheel} {f.version}" for f in parts)
+    names = ", ".join(f.wheel for f in other)
     return [Problem(
-        Kind.COMPONENTS,
-        f"the compiler parts are from different CUDA releases ({listing}); nvcc then fails "
-        "with 'CUDA compiler and CUDA toolkit headers are incompatible'",
+        Kind.MISSING,
+        f"the compiler parts are from different CUDA releases ({listing}); there is no "
+        f"{names} of nvcc's CUDA {wanted}, and nvcc fails with 'CUDA compiler and CUDA "
+        "toolkit headers are incompatible'",
         catalog.install_command(wanted_specifier(torch, parts[0].major), python),
     )]
 

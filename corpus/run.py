@@ -1,0 +1,281 @@
+"""The corpus: real CUDA-extension packages from PyPI, built the ways users build them.
+
+For each package of corpus/packages.toml (its sdist from PyPI, checked against the
+pinned sha256) this records what wheelcuda sees before any build (the metadata form uv
+judges, whether torch is a requirement, the variables its setup.py reads and the values
+wheelcuda sets), then builds it by each route, system toolkit hidden, and checks what
+came out: every extension module imports under torch, and cuobjdump lists the archs
+its CUDA code was built for.
+
+Routes (--routes):
+  install   wheelcuda install --python VENV --arch A SDIST     (no isolation)
+  uv-pip    wheelcuda uv-config --write uv.toml SDIST; uv pip install SDIST   (isolation)
+  pip       wheelcuda constraints; eval "$(wheelcuda env)"; pip install
+            --build-constraint SDIST   (isolation)
+
+    python corpus/run.py --where here --arch 9.0 --torch-python .venv-torch/bin/python
+    python corpus/run.py --table        # docs/compat.md from the results kept
+
+Results go to corpus/results/<where>.json, one entry per package (the last run of each
+route wins), and docs/compat.md is written from them and the package list.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO), str(REPO / "src")]
+
+from tests.integration import sandbox  # noqa: E402
+from wheelcuda.probe import index, setup_vars  # noqa: E402
+from wheelcuda.rules import arch as archmod  # noqa: E402
+from wheelcuda.rules import setup_vars as setup_rules  # noqa: E402
+from wheelcuda.rules import staticmeta  # noqa: E402
+
+PACKAGES = REPO / "corpus/packages.toml"
+RESULTS = REPO / "corpus/results"
+COMPAT = REPO / "docs/compat.md"
+ROUTES = ("install", "uv-pip", "pip")
+TOOLS = Path(sys.executable).parent
+UV = str(TOOLS / "uv")
+WHEELCUDA = str(TOOLS / "wheelcuda")
+LOCAL_INDEXES = [i for i in ("/opt/pypi-more/simple", "/opt/pypi/simple") if Path(i).is_dir()]
+LOCAL_FILES = [f for f in ("/opt/pypi/files", "/opt/pypi-more/files") if Path(f).is_dir()]
+
+#: run inside the built venv: every extension module of the distribution imported under
+#: torch, and the .so files listed for cuobjdump
+PROBE = """
+import importlib, importlib.metadata as md, json, sys, torch
+dist = md.distribution(sys.argv[1])
+mods, sos, errors = [], [], []
+for f in dist.files or []:
+    s = str(f)
+    if s.endswith(".so") and not s.startswith(".."):
+        sos.append(str(f.locate()))
+        mod = s.split(".")[0].replace("/", ".")
+        try:
+            importlib.import_module(mod)
+            mods.append(mod)
+        except Exception as exc:
+            errors.append(f"{mod}: {type(exc).__name__}: {exc}"[:300])
+print("PROBE " + json.dumps({"modules": mods, "sos": sos, "errors": errors}))
+"""
+
+
+def packages() -> list[dict[str, Any]]:
+    with PACKAGES.open("rb") as f:
+        return list(tomllib.load(f)["package"])
+
+
+def fetch(pkg: dict[str, Any], cache: Path) -> Path:
+    """The sdist, downloaded once and checked against its pinned sha256."""
+    path = cache / pkg["url"].rsplit("/", 1)[-1]
+    if not path.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        with urllib.request.urlopen(pkg["url"], timeout=120) as r:  # noqa: S310 (PyPI)
+            data = r.read()
+        path.write_bytes(data)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    if digest != pkg["sha256"]:
+        path.unlink()
+        raise SystemExit(f"{path.name}: sha256 {digest} is not the pinned {pkg['sha256']}")
+    return path
+
+
+def inspect(sdist: Path, arch: str) -> dict[str, Any]:
+    """What wheelcuda reads before building: uv's view of the metadata, setup.py's."""
+    meta = index.sdist_metadata(index.IndexFile(sdist.name, str(sdist)))
+    form = staticmeta.read(meta.pyproject, meta.pkg_info, archive=True, where=sdist.name)
+    setup = setup_vars.read_setup_sources(str(sdist))
+    reads = setup_rules.variables_read(setup.text) if setup and setup.text else []
+    sets = setup_vars.wanted(str(sdist), archmod.parse(arch))
+    return {"static": form.static, "torch": form.torch, "form": form.why,
+            "reads": reads, "sets": {w.name: w.value for w in sets}}
+
+
+def _venv(folder: Path, torch_python: str) -> str:
+    """A venv with torch: uv links it from its cache (the local index holds 2.14.1)."""
+    version = subprocess.run([torch_python, "-c", "import torch; print(torch.__version__)"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    version = version.split("+")[0]
+    return (f"{UV} venv -q -p 3.11 {folder} && {UV} pip install -q --python {folder} "
+            f"torch=={version} setuptools wheel ninja packaging numpy 'pip>=25.3'")
+
+
+def script(route: str, sdist: Path, w: Path, arch: str, torch_python: str) -> str:
+    venv = w / "venv"
+    make = _venv(venv, torch_python)
+    a = f"--arch {arch}"
+    return {
+        "install": f"{make}\n{WHEELCUDA} install --python {venv} {a} {sdist} -- --no-deps",
+        "uv-pip": f"{make}\ncd {w}\n{WHEELCUDA} uv-config --python {venv} {a} --write "
+                  f"uv.toml {sdist}\n{UV} pip install --python {venv} --no-deps {sdist}",
+        "pip": f"{make}\n{WHEELCUDA} fetch --python {venv} >/dev/null\n"
+               f"{WHEELCUDA} constraints --python {venv} -o {w}/c.txt\n"
+               f"eval \"$({WHEELCUDA} env --python {venv} {a})\"\n"
+               f"{venv}/bin/python -m pip install --no-deps --build-constraint {w}/c.txt "
+               f"{sdist}",
+    }[route]
+
+
+def env(cache: Path) -> dict[str, str]:
+    out = {"UV_CACHE_DIR": str(cache / "uv-cache"), "UV_PYTHON_DOWNLOADS": "never",
+           "WHEELCUDA_CACHE_DIR": str(cache / "wheelcuda-cache"),
+           "PIP_FIND_LINKS": " ".join(LOCAL_FILES), "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+           "SSL_CERT_FILE": os.environ.get("SSL_CERT_FILE",
+                                           "/etc/ssl/certs/ca-certificates.crt")}
+    if LOCAL_INDEXES:  # torch from this machine's disk; everything else from PyPI
+        out["UV_INDEX"] = " ".join(f"file://{i}" for i in LOCAL_INDEXES)
+    return out
+
+
+def archs(so: str) -> list[str]:
+    cuobjdump = next(Path(sys.prefix).glob("lib/python*/site-packages/nvidia/cu*/bin/cuobjdump"))
+    done = subprocess.run([str(cuobjdump), "--list-elf", so], capture_output=True, text=True,
+                          check=False)
+    return sorted({line.rsplit(".", 2)[-2] for line in done.stdout.splitlines()
+                   if line.strip()})
+
+
+def _why(text: str) -> str:
+    """The line that says why a build failed, for the table."""
+    wanted = re.compile(r"error|Error|raise|No module|not found|unsupported", re.I)
+    lines = [ln.strip() for ln in text.splitlines() if wanted.search(ln)
+             and "warning" not in ln.lower()]
+    return (lines[-1] if lines else text.strip().splitlines()[-1] if text.strip() else "")[:300]
+
+
+def run_route(pkg: dict[str, Any], route: str, sdist: Path, arch: str, torch_python: str,
+              cache: Path) -> dict[str, Any]:
+    w = Path(tempfile.mkdtemp(prefix=f"{route}-", dir=cache))
+    start = time.monotonic()
+    body = script(route, sdist, w, arch, torch_python)
+    name = pkg["name"]
+    full = (f"set -e\n{body}\ncd /\n{w}/venv/bin/python -c '{PROBE}' {name}\n")
+    r = sandbox.shell(full, w, extra_env=env(cache), timeout=7200)
+    seconds = round(time.monotonic() - start)
+    text = r.stdout + r.stderr
+    (cache / f"{name}-{route}.log").write_text(text)
+    out: dict[str, Any] = {"seconds": seconds}
+    if r.returncode != 0 or "PROBE " not in r.stdout:
+        out.update(status="build failed", why=_why(text))
+    else:
+        probe = json.loads(r.stdout.split("PROBE ", 1)[1].splitlines()[0])
+        found = sorted({a for so in probe["sos"] for a in archs(so)})
+        out["archs"] = found
+        if probe["errors"]:
+            out.update(status="import failed", why=probe["errors"][0])
+        elif not found:
+            out.update(status="no CUDA code", why="built, but no .so holds GPU code")
+        else:
+            out["status"] = "ok"
+    shutil.rmtree(w, ignore_errors=True)
+    print(f"{name} {route}: {out['status']} in {seconds} s {out.get('why', '')}", flush=True)
+    return out
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--where", default="here", help="which packages: here or gpu")
+    p.add_argument("--routes", default=",".join(ROUTES))
+    p.add_argument("--only", help="comma-separated package names")
+    p.add_argument("--arch", default="9.0")
+    p.add_argument("--torch-python", default=str(REPO / ".venv-torch/bin/python"))
+    p.add_argument("--cache", default="/tmp/wheelcuda-corpus")
+    p.add_argument("--table", action="store_true", help="only write docs/compat.md")
+    args = p.parse_args()
+    if not args.table:
+        cache = Path(args.cache)
+        cache.mkdir(parents=True, exist_ok=True)
+        results_file = RESULTS / f"{args.where}.json"
+        results = json.loads(results_file.read_text()) if results_file.exists() else {}
+        only = set(args.only.split(",")) if args.only else None
+        for pkg in packages():
+            if pkg["where"] != args.where or (only and pkg["name"] not in only):
+                continue
+            sdist = fetch(pkg, cache / "sdists")
+            entry = results.setdefault(pkg["name"], {})
+            entry["version"] = pkg["version"]
+            entry["seen"] = inspect(sdist, args.arch)
+            for route in args.routes.split(","):
+                entry.setdefault("routes", {})[route] = run_route(
+                    pkg, route, sdist, args.arch, args.torch_python, cache)
+                RESULTS.mkdir(parents=True, exist_ok=True)
+                results_file.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+    write_table()
+    return 0
+
+
+def _cell(route: dict[str, Any] | None) -> str:
+    if route is None:
+        return "not run"
+    status = route["status"]
+    if status == "ok":
+        return f"ok ({', '.join(route['archs'])}, {route['seconds']} s)"
+    return f"**{status}**: {route.get('why', '')}".replace("|", "\\|")
+
+
+def write_table() -> None:
+    results: dict[str, Any] = {}
+    for f in sorted(RESULTS.glob("*.json")):
+        for name, entry in json.loads(f.read_text()).items():
+            entry["where"] = f.stem
+            results[name] = entry
+    lines = [
+        "# Compatibility: real CUDA-extension packages from PyPI",
+        "",
+        "Written by `python corpus/run.py --table` from corpus/packages.toml and the results",
+        "of `make corpus` (this repository's 2-core machine, no GPU, torch 2.14.1+cu130,",
+        "`--arch 9.0`, system toolkit hidden) and `make corpus-gpu` (the H200 machine).",
+        "Each route builds the package's sdist from PyPI (pinned by sha256), then imports",
+        "every extension module under torch and lists its archs with cuobjdump.",
+        "",
+        "- **form**: what uv learns before building (static metadata or not, read as uv",
+        "  reads it), and whether torch is among the package's requirements: together they",
+        "  decide the torch entry `uv-config` writes (match-runtime only for static + torch).",
+        "- **setup.py**: the variables its setup.py reads, and what wheelcuda sets of them.",
+        "",
+        "| package | version | family | form | setup.py: reads / wheelcuda sets | install | "
+        "uv-config + uv pip | constraints + pip |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    notes = []
+    for pkg in packages():
+        entry = results.get(pkg["name"], {})
+        seen = entry.get("seen")
+        routes = entry.get("routes", {})
+        if seen:
+            static = "static" if seen["static"] else "not static"
+            torch = "requires torch" if seen["torch"] else "no torch requirement"
+            form = f"{static}, {torch} ({seen['form'].split(' in ')[0]})"
+            sets = ", ".join(f"`{k}={v}`" for k, v in seen["sets"].items()) or "nothing"
+            reads = ", ".join(f"`{r}`" for r in seen["reads"]) or "nothing"
+            setup = f"{reads} / {sets}"
+        else:
+            form = setup = "-"
+        cells = [_cell(routes.get(r)) for r in ROUTES]
+        if pkg["where"] == "skip":
+            cells = [f"not built: {pkg.get('note', '')}"] * 3
+        lines.append(f"| {pkg['name']} | {pkg['version']} | {pkg['family']} | {form} | "
+                     f"{setup} | " + " | ".join(cells) + " |")
+        if pkg.get("note") and pkg["where"] != "skip":
+            notes.append(f"- **{pkg['name']}**: {pkg['note']}")
+    COMPAT.write_text("\n".join([*lines, "", *notes, ""]) if notes else "\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -186,3 +186,30 @@ def sdist(folder: Path, name: str, version: str, *, metadata_version: str = "2.1
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
     return path
+
+
+def wheel(folder: Path, name: str, version: str, files: dict[str, str],
+          requires: Iterable[str] = ()) -> Path:
+    """A real wheel file (installable by uv and pip) holding ``files``."""
+    import base64  # noqa: PLC0415
+    import hashlib  # noqa: PLC0415
+    import zipfile  # noqa: PLC0415
+
+    folder.mkdir(parents=True, exist_ok=True)
+    dist = name.replace("-", "_")
+    info = f"{dist}-{version}.dist-info"
+    meta = "\n".join(["Metadata-Version: 2.1", f"Name: {name}", f"Version: {version}",
+                      *(f"Requires-Dist: {r}" for r in requires)]) + "\n"
+    members = {**files, f"{info}/METADATA": meta,
+               f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: fakes\nRoot-Is-Purelib: false\n"
+                                "Tag: py3-none-manylinux_2_17_x86_64\n"}
+    rows = []
+    path = folder / f"{dist}-{version}-py3-none-manylinux_2_17_x86_64.whl"
+    with zipfile.ZipFile(path, "w") as z:
+        for member, text in members.items():
+            data = text.encode()
+            z.writestr(member, data)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
+            rows.append(f"{member},sha256={digest.decode()},{len(data)}")
+        z.writestr(f"{info}/RECORD", "\n".join([*rows, f"{info}/RECORD,,"]) + "\n")
+    return path

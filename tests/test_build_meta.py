@@ -542,3 +542,25 @@ def test_pip_is_not_asked_for_what_it_would_refuse(tmp_path: Path,
     monkeypatch.setattr(build_meta.frontend, "target_of_build",
                         lambda ctx: build_meta.frontend.Target("uv"))
     assert "nvidia-cuda-cccl==13.0.*" in build_meta.compiler_requirements(_ctx(), py)
+
+
+def test_cuda_12_torch_builds_with_nvidias_archives(
+        project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A CUDA 12 torch in the build environment: NVIDIA's archives (a mirror on
+    127.0.0.1 here) are fetched into the user's store once, the tree is temporary."""
+    from tests import redist_server as rs  # noqa: PLC0415
+
+    fakes.torch(project.parent / "env/site", "2.9.1+cu128", cuda="12.8", pin=None)
+    rs.cu12_mirror(tmp_path / "mirror")
+    with rs.serve(tmp_path / "mirror") as server:
+        monkeypatch.setenv("WHEELCUDA_REDIST_MANIFEST", f"{server.url}redistrib_12.8.1.json")
+        monkeypatch.setenv("WHEELCUDA_TOOLKIT", "auto")
+        build_meta.build_wheel(str(tmp_path), {"wheelcuda.arch": "9.0"})
+    env = _calls(tmp_path)[0]["env"]
+    home = Path(env["CUDA_HOME"])
+    assert "wheelcuda-build-" in str(home) and env["WHEELCUDA_ARCHS"] == "9.0"
+    err = capsys.readouterr().err
+    assert "with nvcc 12.8.93" in err and "(redist)" in err
+    store = next((isolated / "toolkits").glob("cuda-redist-12.8.1-*"))
+    assert (store / "nvidia/cuda_nvcc/bin/ptxas").exists()  # kept for the next build

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -269,3 +270,55 @@ def test_an_older_local_toolkit_names_the_archives_as_the_way(cu128: Path, tmp_p
     assert "fix: --toolkit redist (NVIDIA's CUDA 12.8 archives), or --toolkit " \
            "/path/to/cuda-12.8" in text
     assert "cuda-toolkit[" not in text  # no wheel holds a CUDA 12 compiler
+
+
+def test_uv_config_for_a_cu12_torch(cu128: Path, server: rs.Server, isolated: Path,
+                                    tmp_path: Path) -> None:
+    """The first user's kind of torch through uv-config (issue 16 item 5): the compiler
+    from NVIDIA's archives, the headers of torch's libraries at the versions torch pins
+    (CUDA 12 has no metapackage: one wheel each, here fake ones on a find-links folder),
+    torch's exact version with its local label, and PyTorch's cu128 index named."""
+    # a real interpreter: the headers are fetched with the real uv, which asks it its tags
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = next(venv.glob("lib/python*/site-packages"))
+    fakes.build_needs(fakes.cu12_site(site))
+    fakes.torch(site, version="2.9.1+cu128", cuda="12.8", pin=None)
+    cu128 = venv / "bin/python"
+    shutil.rmtree(site / "torch-2.9.1.dist-info")  # PyTorch's index keeps the local label
+    fakes.dist_info(site, "torch", "2.9.1+cu128",
+                    requires=["nvidia-cublas-cu12==12.8.4.1; platform_system == 'Linux'",
+                              "nvidia-cusparse-cu12==12.5.8.93",
+                              "nvidia-cusolver-cu12==11.7.3.90"])
+    links = tmp_path / "links"
+    for name, version, header in (("nvidia-cublas-cu12", "12.8.4.1", "cublas_v2.h"),
+                                  ("nvidia-cusparse-cu12", "12.5.8.93", "cusparse.h"),
+                                  ("nvidia-cusolver-cu12", "11.7.3.90", "cusolverDn.h")):
+        folder = name.removeprefix("nvidia-").removesuffix("-cu12").replace("-", "_")
+        fakes.wheel(links, name, version, {f"nvidia/{folder}/include/{header}": "// fake\n",
+                                           f"nvidia/{folder}/lib/lib{folder}.so.12": ""})
+    fakes.sdist(links, "torch-scatter", "2.1.2")
+    uv = Path(sys.executable).parent / "uv"
+    env = {"WHEELCUDA_TOOLKIT": "auto", "UV_OFFLINE": "1", "UV_NO_INDEX": "1",
+           "UV_FIND_LINKS": str(links), "UV_CACHE_DIR": str(tmp_path / "uv-cache"),
+           "PATH": f"{uv.parent}:/usr/bin:/bin",
+           "WHEELCUDA_REDIST_MANIFEST": f"{server.url}redistrib_12.8.1.json"}
+    r = run("uv-config", "--python", str(cu128), "--arch", "12.0", "torch-scatter", env=env)
+    assert r.returncode == 0, r.stderr
+    data = tomlkit_parse(r.stdout)
+    assert data["extra-build-dependencies"]["torch-scatter"] == ["torch==2.9.1+cu128"]
+    assert data["index"] == [{"name": "wheelcuda-torch",
+                              "url": "https://download.pytorch.org/whl/cu128"}]
+    variables = data["extra-build-variables"]["torch-scatter"]
+    home = Path(variables["CUDA_HOME"])
+    assert os.path.realpath(home / "bin/ptxas").startswith(str(isolated / "toolkits/cuda-redist"))
+    header = os.path.realpath(home / "include/cusparse.h")
+    assert "-headers-" in header and header.startswith(str(isolated / "toolkits"))
+    assert variables["TORCH_CUDA_ARCH_LIST"] == "12.0"
+    assert "torch 2.9.1+cu128 (CUDA 12.8); nvcc 12.8" in variables["WHEELCUDA_BUILD_KEY"]
+
+
+def tomlkit_parse(text: str) -> dict[str, object]:
+    import tomlkit  # noqa: PLC0415
+
+    return tomlkit.parse(text).unwrap()

@@ -112,13 +112,14 @@ def _archives_to_fetch(r: pipeline.Resolved) -> str | None:
 def _fetchable(r: pipeline.Resolved, to_fetch: str | None) -> list[Problem]:
     """A compiler set that is only missing is what ``install`` fetches by itself: for
     install's sake not an error (doctor answers "would install work?"), but said, with
-    ``wheelcuda fetch`` for env, home and run, which never download by themselves."""
+    ``wheelcuda fetch`` for home and run, which never download by themselves."""
     if to_fetch is not None:
         return _redist(r, to_fetch)
     if not r.fetchable:
         return list(r.problems)
-    return [Problem(p.kind, f"{p.message}; `wheelcuda install` fetches them into its "
-                    "store by itself, `env`, `home` and `run` need `wheelcuda fetch` first",
+    return [Problem(p.kind, f"{p.message}; `wheelcuda install` and `env` fetch them into "
+                    "wheelcuda's store by themselves, `home` and `run` need `wheelcuda fetch` "
+                    "first",
                     p.fix, Severity.WARNING) if p.kind is Kind.MISSING else p
             for p in r.problems]
 
@@ -136,8 +137,8 @@ def _redist(r: pipeline.Resolved, to_fetch: str) -> list[Problem]:
     fetch = Problem(
         Kind.MISSING,
         f"torch {r.torch.version} needs a CUDA {r.torch.cuda} compiler; `wheelcuda install` "
-        f"fetches it from NVIDIA's archives ({to_fetch}) into its store by "
-        "itself, `env`, `home` and `run` need `wheelcuda fetch` first",
+        f"and `env` fetch it from NVIDIA's archives ({to_fetch}) into wheelcuda's store by "
+        "themselves, `home` and `run` need `wheelcuda fetch` first",
         f"wheelcuda fetch {' '.join(flags)}   (offline: wheelcuda install --no-fetch lists "
         "the files to bring)", Severity.WARNING)
     return [fetch, *(p for p in r.problems

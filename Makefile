@@ -22,11 +22,13 @@ WHEELS_VENV := .venv-wheels
 CU128_VENV := .venv-cu128
 TOOLKIT := cuda-toolkit[nvcc,cccl]==13.0.3
 LIVE_TMP := /tmp/wheelcuda-live
+CORPUS_ROUTES := $(or $(ROUTES),install$(comma)uv-pip$(comma)pip)
+comma := ,
 export WHEELCUDA_TEST_TORCH_VENV := $(abspath $(TORCH_VENV))
 export WHEELCUDA_TEST_WHEELS_VENV := $(abspath $(WHEELS_VENV))
 export WHEELCUDA_TEST_CU128_VENV := $(abspath $(CU128_VENV))
 
-.PHONY: dev torch-venv wheels-venv cu128-venv lint unit test live demo bench causal-conv1d uv-add-causal-conv1d gpu-toolkits clean
+.PHONY: dev torch-venv wheels-venv cu128-venv lint unit test live corpus demo bench causal-conv1d uv-add-causal-conv1d gpu-toolkits clean
 
 dev: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
@@ -91,6 +93,13 @@ uv-add-causal-conv1d:
 # with --toolkit redist and checked; then the example with --toolkit local.
 gpu-toolkits:
 	sh examples/gpu_redist.sh $(CURDIR) $(or $(TORCH_ENV),/opt/torch/.venv)/bin/python3 $(WHEELS)
+
+# Real CUDA-extension packages from PyPI (corpus/packages.toml, where = "here") built by
+# each route, --arch 9.0, system toolkit hidden; results in corpus/results/here.json and
+# docs/compat.md. Hours on 2 cores: ONLY=name,name and ROUTES=install,uv-pip,pip narrow it.
+corpus: dev torch-venv
+	$(VENV)/bin/python corpus/run.py --where here --arch $(or $(ARCH),9.0) \
+	    --routes $(CORPUS_ROUTES) $(if $(ONLY),--only $(ONLY))
 
 bench: dev torch-venv
 	$(VENV)/bin/python benchmarks/run.py --torch-venv $(TORCH_VENV)

@@ -201,6 +201,7 @@ def main() -> int:
     if not args.table:
         cache = Path(args.cache)
         cache.mkdir(parents=True, exist_ok=True)
+        os.environ["WHEELCUDA_CACHE_DIR"] = str(cache / "wheelcuda-cache")  # the sandbox's
         results_file = RESULTS / f"{args.where}.json"
         results = json.loads(results_file.read_text()) if results_file.exists() else {}
         only = set(args.only.split(",")) if args.only else None
@@ -211,13 +212,18 @@ def main() -> int:
             entry = results.setdefault(pkg["name"], {})
             entry["version"] = pkg["version"]
             entry["seen"] = inspect(sdist, args.arch)
-            for route in args.routes.split(","):
+            _save(results_file, results)
+            for route in filter(None, args.routes.split(",")):  # none: what is seen only
                 entry.setdefault("routes", {})[route] = run_route(
                     pkg, route, sdist, args.arch, args.torch_python, cache)
-                RESULTS.mkdir(parents=True, exist_ok=True)
-                results_file.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
+                _save(results_file, results)
     write_table()
     return 0
+
+
+def _save(path: Path, results: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(results, indent=1, sort_keys=True) + "\n")
 
 
 def _cell(route: dict[str, Any] | None) -> str:

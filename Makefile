@@ -22,6 +22,7 @@ WHEELS_VENV := .venv-wheels
 CU128_VENV := .venv-cu128
 TOOLKIT := cuda-toolkit[nvcc,cccl]==13.0.3
 LIVE_TMP := /tmp/wheelcuda-live
+TEST_TMP := /tmp/wheelcuda-test
 CORPUS_ROUTES := $(or $(ROUTES),install$(comma)uv-pip$(comma)pip)
 comma := ,
 export WHEELCUDA_TEST_TORCH_VENV := $(abspath $(TORCH_VENV))
@@ -64,8 +65,12 @@ lint: dev
 unit: dev
 	$(VENV)/bin/python -m pytest -m "not integration"
 
+# pytest's own folders go to TEST_TMP and are removed after the run: the builds unpack
+# torch into several build environments (GBs), and pytest would keep the last three runs.
 test: dev torch-venv wheels-venv cu128-venv lint
-	WHEELCUDA_REQUIRE_INTEGRATION=1 $(VENV)/bin/python -m pytest -m "not gpu and not live"
+	rm -rf $(TEST_TMP)
+	WHEELCUDA_REQUIRE_INTEGRATION=1 $(VENV)/bin/python -m pytest -m "not gpu and not live" \
+	    --basetemp=$(TEST_TMP) -p no:cacheprovider; code=$$?; rm -rf $(TEST_TMP); exit $$code
 
 # Against what PyPI serves today (the newest torch and 2.14.1, with the newest CUDA
 # wheels on offer): every route builds the example for sm_90, isolation on, system

@@ -139,3 +139,32 @@ def test_second_install_is_cached_and_a_changed_torch_rebuilds(
             subprocess.run([str(venv / "bin/python"), "-m", "pip", "uninstall", "-y", "-q",
                             "wheelcuda-demo-ext"], check=False, capture_output=True)
         shutil.rmtree(other, ignore_errors=True)
+
+
+def test_eval_env_from_a_bare_torch_environment(
+        wheelcuda_cmd: str, torch_venv: Path, tmp_path: Path, isolated: Path,
+        local_wheels: dict[str, str]) -> None:
+    """`eval "$(wheelcuda env)"`, the card's own usage, in an environment with torch and no
+    compiler (issue 16 item 7): env fetches the set into the store (its installer's
+    output on stderr, stdout stays shell text), and the next build finds a CUDA_HOME whose
+    nvcc compiles and links a kernel; with --no-fetch the error stays."""
+    (tmp_path / "k.cu").write_text(
+        "#include <cstdio>\n__global__ void k(int* x) { *x = 7; }\n"
+        "int main() { int* d; cudaMalloc(&d, 4); k<<<1, 1>>>(d); return 0; }\n")
+    script = f"""set -e
+if {wheelcuda_cmd} env --python {torch_venv} --arch 9.0 --no-fetch >out.sh 2>err.txt; then
+    echo "no-fetch succeeded"; exit 3; fi
+grep -q "missing CUDA 13 wheels" err.txt && test ! -s out.sh
+eval "$({wheelcuda_cmd} env --python {torch_venv} --arch 9.0)"
+echo "CUDA_HOME=$CUDA_HOME"
+"$CUDACXX" -arch=sm_90 -o {tmp_path}/k {tmp_path}/k.cu
+"$CUDACXX" -dryrun -arch=sm_90 -o {tmp_path}/k {tmp_path}/k.cu 2>&1 | grep -c "$CUDA_HOME" >/dev/null
+echo COMPILED
+"""
+    r = sandbox.shell(script, tmp_path, extra_env={**local_wheels}, timeout=900,
+                      cwd=tmp_path)
+    out = sandbox.assert_ok(r)
+    assert "COMPILED" in out and f"CUDA_HOME={isolated}/homes/cu13.0-" in out
+    assert f"fetching cuda-toolkit[nvcc,cccl]==13.0.3 into {isolated}/toolkits" in r.stderr
+    assert (tmp_path / "k").exists()
+    sandbox.assert_no_system_toolkit(r.stdout + r.stderr)

@@ -174,10 +174,25 @@ def b7(env: dict[str, str], work: Path) -> dict[str, float]:
                str(ext("b7-ours"))], env)
     quiet([uv, "pip", "uninstall", "--python", py, "wheelcuda-demo-ext"], env)
     config = work / "b7-uv.toml"
+    uv_ext = ext("b7-uv")
+    # the folder: uv-config reads its [project] (static, requires torch: match-runtime)
     quiet([WHEELCUDA, "uv-config", "--python", str(venv), "--arch", "9.0", "--write",
-           str(config), "wheelcuda-demo-ext"], env)
-    theirs = sh([uv, "pip", "install", "--python", py, str(ext("b7-uv"))],
+           str(config), str(uv_ext)], env)
+    theirs = sh([uv, "pip", "install", "--python", py, str(uv_ext)],
                 {**env, "UV_CONFIG_FILE": str(config)})
+    # the same extension as most CUDA sdists on PyPI are: PKG-INFO 2.1, no torch
+    # requirement; uv-config writes torch's exact version for it (issue 16)
+    quiet([uv, "pip", "uninstall", "--python", py, "wheelcuda-demo-ext"], env)
+    sys.path[:0] = [str(REPO), str(REPO / "src")]
+    from tests.integration.test_uv_routes import _old_style_sdist  # noqa: PLC0415
+
+    old = _old_style_sdist(work / "b7-old")
+    config_pin = work / "b7-uv-pin.toml"
+    quiet([WHEELCUDA, "uv-config", "--python", str(venv), "--arch", "9.0", "--write",
+           str(config_pin), str(old)], env)
+    assert "torch==2.14.1" in config_pin.read_text(), config_pin.read_text()
+    theirs_pin = sh([uv, "pip", "install", "--python", py, str(old)],
+                    {**env, "UV_CONFIG_FILE": str(config_pin)})
     proj = work / "b7-proj"
     proj.mkdir()
     quiet([uv, "init", "-q", "--name", "proj", "--no-workspace", "-p", "3.11", str(proj)], env)
@@ -189,15 +204,18 @@ def b7(env: dict[str, str], work: Path) -> dict[str, float]:
     os.chdir(proj)
     try:
         quiet([uv, "add", "-q", "--no-sync", "torch==2.14.1"], env)
-        quiet([WHEELCUDA, "uv-config", "--arch", "9.0", "--cuda", "13.0", "--write",
-               "pyproject.toml", "wheelcuda-demo-ext"], env)
-        quiet([uv, "add", "-q", "--no-sync", str(ext("b7-proj-ext"))], env)
+        proj_ext = ext("b7-proj-ext")
+        # torch from uv.lock; the folder named, as `uv add` will build it
+        quiet([WHEELCUDA, "uv-config", "--arch", "9.0", "--write", "pyproject.toml",
+               str(proj_ext)], env)
+        quiet([uv, "add", "-q", "--no-sync", str(proj_ext)], env)
         first = sh([uv, "sync"], env)
         shutil.rmtree(proj / ".venv")
         second = sh([uv, "sync"], env)
     finally:
         os.chdir(cwd)
-    return {"b7_uv": theirs, "b7_ours": ours, "b7_sync1": first, "b7_sync2": second}
+    return {"b7_uv": theirs, "b7_uv_pin": theirs_pin, "b7_ours": ours, "b7_sync1": first,
+            "b7_sync2": second}
 
 
 def b7_rows(r: dict[str, float]) -> list[tuple[str, str, str, str, str]]:
@@ -205,6 +223,10 @@ def b7_rows(r: dict[str, float]) -> list[tuple[str, str, str, str, str]]:
         ("B7", "example extension: `uv pip install` (isolation on) after `uv-config` vs "
                "`wheelcuda install`", f"{r['b7_uv']:.0f} s / {r['b7_ours']:.0f} s",
          f"{r['b7_uv'] / r['b7_ours']:.2f}", "<= 1.2"),
+        ("B7", "the same as an old-style sdist (PKG-INFO 2.1, no torch requirement: "
+               "`uv-config` pins torch==2.14.1) vs `wheelcuda install`",
+         f"{r['b7_uv_pin']:.0f} s / {r['b7_ours']:.0f} s",
+         f"{r['b7_uv_pin'] / r['b7_ours']:.2f}", "<= 1.2"),
         ("B7", "uv project: second `uv sync` into a fresh .venv vs the first",
          f"{r['b7_sync2']:.1f} s / {r['b7_sync1']:.0f} s",
          f"{r['b7_sync2'] / r['b7_sync1']:.3f}", "<= 0.05"),

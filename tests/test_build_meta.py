@@ -470,7 +470,7 @@ def test_errors_of_the_build_environment(project: Path, tmp_path: Path,
 def test_a_bug_of_ours_is_one_line(project: Path, tmp_path: Path,
                                    capsys: pytest.CaptureFixture[str],
                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(*args: object) -> None:
+    def broken(*args: object, **kw: object) -> None:
         raise KeyError("oops")
 
     monkeypatch.setattr(build_meta, "plan_build", broken)
@@ -564,3 +564,27 @@ def test_cuda_12_torch_builds_with_nvidias_archives(
     assert "with nvcc 12.8.93" in err and "(redist)" in err
     store = next((isolated / "toolkits").glob("cuda-redist-12.8.1-*"))
     assert (store / "nvidia/cuda_nvcc/bin/ptxas").exists()  # kept for the next build
+
+
+def test_metadata_downloads_nothing(project: Path, tmp_path: Path,
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """`uv lock` or `pip install --dry-run` ask for metadata only: a CUDA 12 torch's
+    archives are not fetched for it; setup.py runs over the placeholder."""
+    fakes.torch(project.parent / "env/site", "2.9.1+cu128", cuda="12.8", pin=None)
+    (project.parent / "mods/fake_backend.py").write_text(FAKE_BACKEND + '''
+
+def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
+    _log("prepare_metadata_for_build_wheel", config_settings)
+    return "x-1.0.dist-info"
+''')
+    sys.modules.pop("fake_backend", None)
+
+    def no_fetch(*args: object, **kw: object) -> Path:
+        raise AssertionError("fetched for metadata")
+
+    monkeypatch.setattr(build_meta.pipeline.archives, "fetch", no_fetch)
+    monkeypatch.setenv("WHEELCUDA_TOOLKIT", "auto")
+    hook = build_meta.__getattr__("prepare_metadata_for_build_wheel")
+    assert hook(str(tmp_path / "meta"), {"wheelcuda.arch": "9.0"}) == "x-1.0.dist-info"
+    env = _calls(tmp_path)[-1]["env"]
+    assert env["home_exists"] and env["home_entries"] == []  # the placeholder

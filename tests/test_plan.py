@@ -86,3 +86,31 @@ def test_catalog_is_complete_for_every_layout() -> None:
         for major in catalog.MAJORS:
             assert comp.wheels[major] and comp.folders[major].startswith("nvidia/")
             assert comp.files[major]
+
+
+def test_hidden_files_stay_out_and_their_folder_is_merged() -> None:
+    """A copy of another CUDA release (pip's second prefix) lends no file to the tree:
+    its folder, which would be linked whole, is merged file by file instead."""
+    normal, overlay = "/n/nvidia/cu13", "/o/nvidia/cu13"
+    listing = {
+        f"{normal}/bin": [("nvcc", False)],
+        f"{normal}/include": [("cuda_runtime_api.h", False), ("crt", True),
+                              ("new_in_13_5.h", False)],
+        f"{normal}/include/crt": [("host_config.h", False)],
+        f"{overlay}/include": [("cuda_runtime_api.h", False), ("cublas_v2.h", False)],
+        f"{normal}/lib": [("libcudart.so.13", False)],
+        f"{overlay}/lib": [("libcudart.so.13", False)],
+    }
+    hidden = frozenset({f"{normal}/include/cuda_runtime_api.h",
+                        f"{normal}/include/new_in_13_5.h", f"{normal}/lib/libcudart.so.13"})
+    tree = plan.plan_tree("k", [normal, overlay], listing.get, versions={},
+                          cuda="13.0.3", target_dir="x86_64-linux", hidden=hidden)
+    links = {lk.path: lk.target for lk in tree.links}
+    assert links["include/cuda_runtime_api.h"] == f"{overlay}/include/cuda_runtime_api.h"
+    assert links["lib64/libcudart.so.13"] == f"{overlay}/lib/libcudart.so.13"
+    assert "include/new_in_13_5.h" not in links
+    assert links["include/crt"] == f"{normal}/include/crt"  # the compiler's own: whole
+    alone = plan.plan_tree("k", [normal], listing.get, versions={}, cuda="13.0.3",
+                           target_dir="x86_64-linux", hidden=hidden)
+    assert {lk.path for lk in alone.links} >= {"include/crt"}  # merged, not linked whole
+    assert "include" not in {lk.path for lk in alone.links}

@@ -144,7 +144,7 @@ def test_doctor_says_what_it_fetches_and_the_cu130_way(cu128: Path, tmp_path: Pa
     assert "source redist: to fetch: release 12.8.1, linux-x86_64, 81 MB, from " \
            "https://developer.download.nvidia.com/compute/cuda/redist/" in text
     assert "WARNING: torch 2.9.1+cu128 needs a CUDA 12.8 compiler; `wheelcuda install` " \
-           "fetches it from NVIDIA's archives (release 12.8.1" in text
+           "and `env` fetch it from NVIDIA's archives (release 12.8.1" in text
     assert f"fix: wheelcuda fetch --python {cu128} " in text
     assert "list 12.0 (from visible GPUs)" in text
     move = (f"uv pip install --python {cu128} --reinstall torch==2.9.1 torchvision==0.24.1 "

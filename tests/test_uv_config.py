@@ -199,7 +199,7 @@ def test_old_uv_is_named_with_the_version_needed(env_py: Path, tmp_path: Path) -
 
 @pytest.mark.parametrize(("args", "needles"), [
     (("--remove",), ("--remove needs the file",)),
-    (("not a name!",), ("is neither a package name nor a project folder",)),
+    (("not a name!",), ("is neither a package name (or name==version) nor a project",)),
     (("--cuda", "banana"), ("--cuda 'banana' is not a CUDA version", "--cuda 13.0")),
 ])
 def test_bad_arguments(env_py: Path, tmp_path: Path, args: tuple[str, ...],
@@ -214,6 +214,17 @@ def test_folder_without_static_name_is_explained(env_py: Path, tmp_path: Path) -
     (folder / "pyproject.toml").write_text('[build-system]\nrequires = ["setuptools"]\n')
     fail(run("uv-config", "--python", str(env_py), str(folder), env=_uv(tmp_path)),
          "no static [project] name", "must declare static metadata", "wheelcuda install")
+
+
+def test_cuda_alone_names_every_package_that_needs_torchs_version(
+        env_py: Path, tmp_path: Path) -> None:
+    """--cuda knows no torch version: packages that need the pin form are named before
+    any fetch (torch-scatter's PKG-INFO 2.1; causal-conv1d's fake sdist here is static
+    and requires torch, so it alone would be fine)."""
+    r = run("uv-config", "--cuda", "13.0", "--arch", "9.0", "causal-conv1d", "torch-scatter",
+            "flash-attn", env=_uv(tmp_path), cwd=tmp_path)
+    fail(r, "torch-scatter, flash-attn: uv refuses match-runtime for them", "uv lock")
+    assert "fetching" not in r.stderr
 
 
 def test_no_torch_anywhere(tmp_path: Path) -> None:

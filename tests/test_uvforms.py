@@ -4,6 +4,7 @@ reads it (rules/staticmeta.py), from a folder, an sdist, or an index on 127.0.0.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import http.server
 import json
@@ -90,9 +91,20 @@ def test_index_entry_merged_once_and_removed() -> None:
 class _Index(http.server.BaseHTTPRequestHandler):
     files: ClassVar[dict[str, bytes]] = {}
     json_api = True
+    auth: ClassVar[str | None] = None  # the Authorization header the index wants
 
     def do_GET(self) -> None:
-        if self.path in self.files:
+        if self.auth and self.headers.get("Authorization") != self.auth:
+            self.send_error(401)
+            return
+        if self.path == "/hostile/ext/":
+            body = (b'<a href="file:///etc/passwd">ext-1.0.tar.gz</a>'
+                    b'<a href="/f/cut.tar.gz">ext-0.9.tar.gz</a>')
+            kind = "text/html"
+        elif self.path == "/f/cut.tar.gz":
+            whole = self.files["/f/ext-1.0.tar.gz"]
+            body, kind = whole[: len(whole) // 3], "application/octet-stream"
+        elif self.path in self.files:
             body, kind = self.files[self.path], "application/octet-stream"
         elif self.path == "/simple/ext/":
             sha = hashlib.sha256(self.files["/f/ext-1.0.tar.gz"]).hexdigest()
@@ -127,6 +139,7 @@ def server(tmp_path: Path) -> Iterator[str]:
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Index)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}/simple"
+    _Index.auth = None
     httpd.shutdown()
     httpd.server_close()
 
@@ -157,8 +170,16 @@ def test_indexes_in_uvs_order(tmp_path: Path) -> None:
                                       '[[index]]\nurl = "https://b/simple"\nexplicit = true\n')
     ctx = Context.of({"UV_INDEX": "x=https://u/simple", "UV_EXTRA_INDEX_URL": "https://e/s",
                       "UV_FIND_LINKS": "/w1,/w2"}, cwd=str(tmp_path))
-    assert uvforms.indexes(ctx) == ["https://u/simple", "https://a/simple", "https://e/s",
-                                    index.PYPI, "/w1", "/w2"]
+    assert [(p.url, p.flat) for p in uvforms.indexes(ctx)] == [
+        ("https://u/simple", False), ("https://a/simple", False), ("https://e/s", False),
+        (index.PYPI, False), ("/w1", True), ("/w2", True)]
+    # a default index replaces PyPI; offline, only what is on this machine is read
+    (tmp_path / "uv.toml").write_text('[[index]]\nurl = "https://mirror/simple"\n'
+                                      'default = true\n')
+    offline = ctx.with_env(UV_OFFLINE="1", UV_INDEX="file:///srv/simple")
+    assert [p.url for p in uvforms.indexes(ctx)][-3:] == ["https://mirror/simple", "/w1",
+                                                          "/w2"]
+    assert [p.url for p in uvforms.indexes(offline)] == ["file:///srv/simple", "/w1", "/w2"]
 
 
 def test_project_folders_are_covered(tmp_path: Path) -> None:
@@ -174,12 +195,38 @@ def test_doctor_names_local_folders_uv_config_does_not_cover(tmp_path: Path) -> 
     CUDA_HOME, and doctor says which folder to name."""
     (tmp_path / "ext").mkdir()
     (tmp_path / "ext/pyproject.toml").write_text('[project]\nname = "My_Ext"\nversion = "1"\n')
+    (tmp_path / "ext/kernel.cu").write_text("__global__ void k() {}\n")
+    (tmp_path / "pure").mkdir()  # a pure-Python path dependency needs no settings
     (tmp_path / "pyproject.toml").write_text(
         '[project]\nname = "p"\nversion = "0"\n[tool.uv.sources]\nmy-ext = { path = "ext" }\n')
     (tmp_path / "uv.lock").write_text(
         'version = 1\n[[package]]\nname = "p"\nversion = "0"\nsource = { virtual = "." }\n'
-        '[[package]]\nname = "my-ext"\nversion = "1"\nsource = { directory = "ext" }\n')
+        '[[package]]\nname = "my-ext"\nversion = "1"\nsource = { directory = "ext" }\n'
+        '[[package]]\nname = "pure"\nversion = "1"\nsource = { editable = "pure" }\n')
     ctx = Context.of({"HOME": str(tmp_path)}, cwd=str(tmp_path))
     assert uvforms.uncovered(ctx) == [("my-ext", "ext")]
     (tmp_path / "uv.toml").write_text('[extra-build-variables.my_ext]\nWHEELCUDA_SET = "X"\n')
     assert uvforms.uncovered(ctx) == []
+
+
+def test_credentials_are_sent_never_shown(server: str) -> None:
+    """An index URL with credentials (as uv takes them): sent as Basic auth, and no
+    message shows them."""
+    _Index.json_api = True
+    _Index.auth = "Basic " + base64.b64encode(b"alice:s3cret").decode()
+    with_auth = server.replace("http://", "http://alice:s3cret@")
+    assert index.newest_sdist(index.files(with_auth, "ext"), "ext") is not None
+    ctx = Context.of({"UV_INDEX": with_auth.replace("s3cret", "wrong"), "UV_NO_INDEX": "1"})
+    (package,) = uvforms.read(["ext"], ctx)
+    assert "HTTP 401" in package.form.why and "wrong" not in package.form.why
+    assert "alice" not in package.form.why
+
+
+def test_hostile_pages_and_cut_archives_are_unknown(server: str) -> None:
+    """A page from the network that points at this machine's files is not followed; an
+    sdist cut short is 'could not read', not a crash."""
+    hostile = server.replace("/simple", "/hostile")
+    found = index.files(hostile, "ext")
+    assert [f.filename for f in found] == ["ext-0.9.tar.gz"]
+    (package,) = uvforms.read(["ext"], Context.of({"UV_INDEX": hostile, "UV_NO_INDEX": "1"}))
+    assert package.form.static is None and "cannot read the sdist" in package.form.why

@@ -270,33 +270,34 @@ def check_torch(torch: Torch | None, python: str) -> Torch:
     return torch
 
 
-def check_target(ctx: Context, build: Torch, site_dirs: Sequence[str]) -> None:
+def check_target(ctx: Context, build: Torch, site_dirs: Sequence[str],
+                 target: frontend.Target) -> None:
     """Stop when the environment the wheel is for holds another torch than the build
     environment: the extension would be built against the wrong one (an isolated build
     installs the newest torch the index has; issue 16 saw a cu128 target get a binary
     linked to libcudart.so.13, installed silently). Unknown targets pass."""
-    target = frontend.target_of_build(ctx)
-    found = frontend.torch_version(target, ctx)
+    found = frontend.target_torch(target, ctx)
     have = locate.installed_version(site_dirs, "torch") or build.version
-    if found is None or found[0] == have:
+    if found is None or frontend.same_torch(found.version, found.cuda, have, build.cuda):
         return
-    version, where = found
-    index = uvconfig.torch_index(version, None)
+    index = uvconfig.torch_index(found.version, None)
     flag = "--index" if target.frontend == "uv" else "--extra-index-url"
     extra = f" {flag} {index}" if index else ""
     if target.frontend == "uv" and target.lock:
-        fix = ("pin it for this package's build: wheelcuda uv-config --write pyproject.toml "
-               "NAME (NAME: this project's name; it writes torch's exact version into "
-               "[tool.uv.extra-build-dependencies])")
+        fix = ("give this package's build environment the project's torch: in the project "
+               f"({os.path.dirname(target.lock)}), wheelcuda uv-config --write pyproject.toml "
+               f"{ctx.cwd} (it writes the torch entry uv accepts for this package)")
     else:
         tool = "uv pip" if target.frontend == "uv" else "pip"
         fix = (f"pin torch in the build environment: wheelcuda constraints -o "
-               f"build-constraints.txt (it writes torch=={version}), then {tool} install "
-               f"--build-constraint build-constraints.txt{extra} ...")
+               f"build-constraints.txt (it writes torch=={found.version}), then {tool} "
+               f"install --build-constraint build-constraints.txt{extra} ...")
     raise TorchError(
-        f"the build environment holds torch {have}, but the environment this wheel is for "
-        f"({where}) holds torch {version}: an extension built against one does not load "
-        "beside the other", fix)
+        f"the build environment holds torch {have} (CUDA {build.cuda}), but the environment "
+        f"this wheel is for ({found.where}) holds torch {found.version} (CUDA "
+        f"{found.cuda or '?'}): an extension built against one does not load beside the "
+        "other. (A command that also installs another torch there: pin that one instead.)",
+        fix)
 
 
 def _python(ctx: Context) -> str:
@@ -319,13 +320,14 @@ def compiler_requirements(ctx: Context, python: str,
     than the target's, archs below the CUDA major's floor."""
     site_dirs = _site_dirs(ctx, python)
     torch = check_torch(torch_probe.find_torch(site_dirs), python)
-    check_target(ctx, torch, site_dirs)
+    target = frontend.target_of_build(ctx)
+    check_target(ctx, torch, site_dirs, target)
     major = torch.cuda_major or 0
     archmod.check_floor(archs, major)
     wanted: list[str] = []
     if _wants_wheels(ctx, python, torch, toolkit):
         wanted += _installable(compiler_set(checks.wanted_specifier(torch, major), major),
-                               site_dirs, frontend.target_of_build(ctx).frontend)
+                               site_dirs, target.frontend)
     if not (locate.installed_version(site_dirs, "ninja")
             or shutil.which("ninja", path=ctx.get("PATH") or os.defpath)):
         wanted.append("ninja")
@@ -397,7 +399,8 @@ class Plan:
     warnings: tuple[str, ...] = ()
 
 
-def plan_build(ctx: Context, config: Config, project: Project, python: str) -> Plan:
+def plan_build(ctx: Context, config: Config, project: Project, python: str, *,
+               fetch: bool = True) -> Plan | None:
     """The variables of ``wheelcuda install`` for a build by ``python``, checked first;
     ``ctx`` names the (temporary) cache the tree is built in."""
     archs, arch_source = choose_archs(config, ctx)
@@ -406,10 +409,12 @@ def plan_build(ctx: Context, config: Config, project: Project, python: str) -> P
                                need_torch=True, jobs=True, fetch=False, toolkit=config.toolkit)
     start = pipeline.start(ctx, request)
     torch = check_torch(torch_probe.find_torch(start.target.site_dirs), python)
-    check_target(ctx, torch, start.target.site_dirs)
+    check_target(ctx, torch, start.target.site_dirs, frontend.target_of_build(ctx))
     mode = " (the project's own arch list kept)" if config.all_archs else ""
     warnings: list[str] = []
     r = pipeline.finish(start)
+    if (r.redist_fetchable or r.fetchable) and not fetch:
+        return None  # the metadata hooks: no download for metadata (the placeholder serves)
     if r.redist_fetchable or r.fetchable:
         # CUDA 12, or --toolkit redist: NVIDIA's archives; or a CUDA 13 set the frontend
         # could not install whole (pip refuses a part of another release beside one the
@@ -519,8 +524,10 @@ def _placeholder() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def _build(config: Config, *, announce: bool) -> Iterator[None]:
-    """The tree in a temporary cache, and the build's variables set, for one hook."""
+def _build(config: Config, *, announce: bool, fetch: bool = True) -> Iterator[None]:
+    """The tree in a temporary cache, and the build's variables set, for one hook;
+    without ``fetch`` (metadata), the placeholder when a compiler would have to be
+    fetched first (`uv lock`, `pip install --dry-run` download nothing for metadata)."""
     with tempfile.TemporaryDirectory(prefix="wheelcuda-build-") as tmp:
         with _reported():
             current = Context.current()
@@ -529,7 +536,12 @@ def _build(config: Config, *, announce: bool) -> Iterator[None]:
             ctx = current.with_env(PYTHONPATH=None,
                                    **{paths.ENV_VAR: os.path.join(tmp, "cache"),
                                       paths.STORE_VAR: _store(current)})
-            plan = plan_build(ctx, config, read_project(ctx.cwd), _python(ctx))
+            plan = plan_build(ctx, config, read_project(ctx.cwd), _python(ctx), fetch=fetch)
+            if plan is None:
+                placeholder = os.path.join(tmp, PLACEHOLDER)
+                os.mkdir(placeholder)
+                plan = Plan({"CUDA_HOME": placeholder} if not current.get("CUDA_HOME") else {},
+                            "")
             variables = dict(plan.variables)
             if not current.get("DIST_EXTRA_CONFIG"):
                 cfg = os.path.join(tmp, "setuptools.cfg")
@@ -597,7 +609,7 @@ def build_wheel(wheel_directory: str, config_settings: Mapping[str, Any] | None 
 def _prepare_metadata_for_build_wheel(metadata_directory: str,
                                       config_settings: Mapping[str, Any] | None = None) -> str:
     config, backend = _start(config_settings)
-    with _build(config, announce=False):
+    with _build(config, announce=False, fetch=False):
         hook = getattr(backend, "prepare_metadata_for_build_wheel", None)
         if hook is None:  # -C wheelcuda.build-backend named one without it
             return _metadata_from_wheel(backend.build_wheel, metadata_directory, config.inner)
@@ -625,7 +637,7 @@ def _prepare_metadata_for_build_editable(metadata_directory: str,
                                          config_settings: Mapping[str, Any] | None = None
                                          ) -> str:
     config, backend = _editable_backend(config_settings)
-    with _build(config, announce=False):
+    with _build(config, announce=False, fetch=False):
         hook = getattr(backend, "prepare_metadata_for_build_editable", None)
         if hook is None:
             return _metadata_from_wheel(backend.build_editable, metadata_directory,

@@ -158,7 +158,7 @@ grep -q "missing CUDA 13 wheels" err.txt && test ! -s out.sh
 eval "$({wheelcuda_cmd} env --python {torch_venv} --arch 9.0)"
 echo "CUDA_HOME=$CUDA_HOME"
 "$CUDACXX" -arch=sm_90 -o {tmp_path}/k {tmp_path}/k.cu
-"$CUDACXX" -dryrun -arch=sm_90 -o {tmp_path}/k {tmp_path}/k.cu 2>&1 | grep -c "$CUDA_HOME" >/dev/null
+"$CUDACXX" -dryrun -arch=sm_90 -o {tmp_path}/k {tmp_path}/k.cu 2>&1 | grep -q "$CUDA_HOME"
 echo COMPILED
 """
     r = sandbox.shell(script, tmp_path, extra_env={**local_wheels}, timeout=900,

@@ -25,7 +25,7 @@ from .. import pipeline
 from ..context import Context
 from ..data.recipes import RECIPES
 from ..errors import ConfigError, WheelcudaError
-from ..probe import gpus, installer, locate, machine, uvforms, uvlock
+from ..probe import frontend, gpus, installer, locate, machine, uvforms, uvlock
 from ..probe import torch as torch_probe
 from ..probe.torch import Torch
 from ..rules import arch, jobs, packages, uvconfig
@@ -63,6 +63,8 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
     if args.remove:
         return _remove(args, ctx)
     # Every cheap check first: a bad file or an old uv must not cost a fetch.
+    if args.cuda:
+        uvlock.torch_of_cuda(args.cuda)  # a --cuda that is no version stops here
     specs = _specs(args.packages, ctx)
     target = None
     if args.write:
@@ -73,7 +75,10 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
     lock_path = uvlock.find_lock(ctx.cwd)
     lock = uvlock.read_lock(lock_path) if lock_path else None
     found = uvforms.read(specs, ctx, lock)  # a spec that is no package stops here
+    if args.cuda:  # only torch's CUDA is known: what needs its version stops here, not
+        _pins_need_a_version(found)  # after a 1 GB fetch
     resolved, torch, pin_version = _resolve(args, ctx)
+    _lock_agrees(lock_path, lock, torch, pin_version)
     for line in warn_problems(resolved):
         note(line)
     if pipeline.missing_headers(resolved.toolkit):
@@ -96,6 +101,32 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
              "`uv pip install PKG`, `uv add PKG` and `uv sync` build with it")
         return 0
     return _write(target, settings, index)
+
+
+def _pins_need_a_version(found: Sequence[uvforms.Package]) -> None:
+    pinned = [p for p in found if not p.form.matches_runtime]
+    if pinned:
+        names = ", ".join(p.name for p in pinned)
+        raise ConfigError(
+            f"{names}: uv refuses match-runtime for {'them' if len(pinned) > 1 else 'it'} "
+            "(no static metadata, or torch not among its requirements), so the settings "
+            "need torch's exact version, and --cuda gives only its CUDA",
+            "run `uv lock` (or `uv sync`) first so that uv.lock pins torch, or give "
+            "--python an environment with torch")
+
+
+def _lock_agrees(lock_path: str | None, lock: dict[str, object] | None, torch: Torch,
+                 version: str | None) -> None:
+    """The environment's torch and uv.lock's differ: `uv sync` will install the lock's,
+    and builds then get the environment's (a stale .venv). Said, with the fix."""
+    if not (lock_path and lock and version and torch.path):
+        return
+    locked = uvlock.parse_lock(lock.get("package", []))  # type: ignore[arg-type]
+    if locked is not None and not frontend.same_torch(locked.version, locked.cuda, version,
+                                                      torch.cuda):
+        note(f"warning: the environment holds torch {version}, but {lock_path} pins "
+             f"{locked.version}: `uv sync` installs the lock's, and these settings are "
+             f"for the environment's; run `uv sync` first, then uv-config again")
 
 
 def _specs(given: Sequence[str], ctx: Context) -> list[str]:

@@ -26,11 +26,14 @@ import sysconfig
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from packaging.version import InvalidVersion, Version
+
 from ..context import Context
 from ..errors import WheelcudaError
-from . import uvlock
+from . import interpreter, locate, uvlock
+from . import torch as torch_probe
 
-__all__ = ["Target", "target_of_build"]
+__all__ = ["Target", "TargetTorch", "same_torch", "target_of_build", "target_torch"]
 
 #: uv commands that work on a project (its uv.lock pins torch).
 _PROJECT = ("sync", "add", "lock", "run", "remove")
@@ -56,8 +59,13 @@ def _proc(pid: int, name: str) -> bytes | None:
         return None
 
 
+#: The frontend's variables this module reads (from /proc, not from our own environment:
+#: the one exception to "only context.py reads the environment", and only these).
+_PARENT_VARS = ("VIRTUAL_ENV", "UV_PROJECT_ENVIRONMENT")
+
+
 def _parent() -> tuple[list[str], dict[str, str], str] | None:
-    """The parent process's argv, environment and working folder."""
+    """The parent process's argv, the variables of :data:`_PARENT_VARS`, its folder."""
     pid = os.getppid()
     argv, environ = _proc(pid, "cmdline"), _proc(pid, "environ")
     try:
@@ -66,8 +74,9 @@ def _parent() -> tuple[list[str], dict[str, str], str] | None:
         return None
     if argv is None:
         return None
-    env = dict(e.split("=", 1) for e in (environ or b"").decode(errors="replace").split("\0")
-               if "=" in e)
+    env = {k: v for k, _, v in (e.partition("=") for e in
+                                (environ or b"").decode(errors="replace").split("\0"))
+           if k in _PARENT_VARS}
     return [a for a in argv.decode(errors="replace").split("\0") if a], env, cwd
 
 
@@ -99,8 +108,11 @@ def _uv(argv: list[str], env: dict[str, str], cwd: str) -> Target:
     words = [a for a in argv[1:] if not a.startswith("-")]
     given = _option(argv, "--python", "-p")
     if words[:1] == ["pip"]:
+        target = _option(argv, "--target", "-t")
+        if target:
+            return Target("uv", (os.path.join(cwd, target),), None, f"uv pip --target {target}")
         venv = (_venv_of(given, cwd) if given else None) or env.get("VIRTUAL_ENV") or \
-            _dot_venv(cwd)
+            interpreter.dot_venv(cwd)
         if venv:
             return Target("uv", _site_of(venv), None, f"uv pip's environment {venv}",
                           _python_of(venv))
@@ -120,17 +132,6 @@ def _python_of(venv: str) -> str | None:
     return python if os.path.exists(python) else None
 
 
-def _dot_venv(cwd: str) -> str | None:
-    folder = os.path.abspath(cwd)
-    while True:
-        if os.path.isfile(os.path.join(folder, ".venv", "pyvenv.cfg")):
-            return os.path.join(folder, ".venv")
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        folder = parent
-
-
 def _pip(argv: list[str], cwd: str, ctx: Context) -> Target:
     for flag in ("--target", "-t"):
         target = _option(argv, flag)
@@ -145,13 +146,19 @@ def _pip(argv: list[str], cwd: str, ctx: Context) -> Target:
     return Target("pip", _site_of(base), None, f"pip's environment {base}", ctx.executable)
 
 
+_PIP = re.compile(r"pip[\d.]*")
+
+
 def _is_pip(argv: Sequence[str]) -> bool:
-    """pip's own process: ``pip ...``, ``python -m pip ...``, or pip 22.3+'s runner that
-    ``pip --python X`` starts under X."""
+    """pip's own process: ``pip ...`` (the kernel shows a console script as ``python
+    /venv/bin/pip ...``), ``python -m pip ...``, or the runner that ``pip --python X``
+    starts under X (pip 22.3+)."""
     names = [os.path.basename(a) for a in argv[:3]]
-    return bool(names) and (re.fullmatch(r"pip[\d.]*", names[0]) is not None
-                            or "__pip-runner__.py" in names
-                            or any(p == ("-m", "pip") for p in itertools.pairwise(argv)))
+    if not names:
+        return False
+    script = names[1] if len(names) > 1 and names[0].startswith("python") else names[0]
+    return (_PIP.fullmatch(script) is not None or "__pip-runner__.py" in names
+            or any(p == ("-m", "pip") for p in itertools.pairwise(argv)))
 
 
 def target_of_build(ctx: Context) -> Target:
@@ -168,23 +175,42 @@ def target_of_build(ctx: Context) -> Target:
     return Target("", why=f"built by {program or 'an unknown frontend'}")
 
 
-def torch_version(target: Target, ctx: Context | None = None) -> tuple[str, str] | None:
-    """(torch's version there, where it was read), if the target has torch."""
-    from . import interpreter, locate  # noqa: PLC0415
+@dataclass(frozen=True)
+class TargetTorch:
+    """torch where the wheel goes: its version, its CUDA, and where that was read."""
 
+    version: str
+    cuda: str | None
+    where: str
+
+
+def target_torch(target: Target, ctx: Context) -> TargetTorch | None:
+    """torch in the target, if it has one. A project command's uv.lock first: the
+    environment may be stale (``uv add torch==NEW`` builds before it syncs)."""
+    if target.lock:
+        locked = uvlock.torch_from_lock(target.lock)
+        if locked is not None:
+            return TargetTorch(locked.version, locked.cuda, target.lock)
     site_dirs = target.site_dirs
-    if target.python and ctx is not None:
+    if target.python:
         try:  # its own sys.path: .pth files, a user site
             info = interpreter.ask(target.python, ctx.with_env(PYTHONPATH=None), child=True)
             site_dirs = tuple(info["site_dirs"]) or site_dirs
         except WheelcudaError:
             pass
-    if site_dirs:
-        found = locate.installed_version(site_dirs, "torch")
-        if found:
-            return found, target.why
-    if target.lock:
-        torch = uvlock.torch_from_lock(target.lock)
-        if torch is not None:
-            return torch.version, target.lock
-    return None
+    found = torch_probe.find_torch(site_dirs) if site_dirs else None
+    if found is None:
+        return None
+    return TargetTorch(locate.installed_version(site_dirs, "torch") or found.version,
+                       found.cuda, target.why)
+
+
+def same_torch(a_version: str, a_cuda: str | None, b_version: str, b_cuda: str | None
+               ) -> bool:
+    """One torch build for an extension's sake: the same public version (``2.14.1`` from
+    PyPI is ``2.14.1+cu130`` from PyTorch's index) and the same CUDA, when both say."""
+    try:
+        public = Version(a_version).public == Version(b_version).public
+    except InvalidVersion:
+        public = a_version == b_version
+    return public and (a_cuda is None or b_cuda is None or a_cuda == b_cuda)

@@ -10,7 +10,9 @@ the torch entry uv accepts for the package (issue 16).
 
 from __future__ import annotations
 
+import base64
 import html.parser
+import http.client
 import io
 import json
 import os
@@ -19,8 +21,9 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import zipfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import IO, Any
 
 from packaging.utils import (
     InvalidSdistFilename,
@@ -31,7 +34,7 @@ from packaging.version import InvalidVersion, Version
 
 from ..errors import WheelcudaError
 
-__all__ = ["IndexFile", "SdistMetadata", "files", "newest_sdist", "sdist_metadata"]
+__all__ = ["PYPI", "IndexFile", "SdistMetadata", "files", "newest_sdist", "sdist_metadata", "shown"]
 
 PYPI = "https://pypi.org/simple"
 _ACCEPT = "application/vnd.pypi.simple.v1+json, text/html;q=0.1"
@@ -91,28 +94,54 @@ def _path(location: str) -> str:
     return urllib.request.url2pathname(split.path) if split.scheme else location
 
 
-def _get(url: str, accept: str | None = None) -> tuple[bytes, str, str]:
-    """(body, content type, final URL) of an http(s) GET."""
+def _request(url: str, accept: str | None = None) -> urllib.request.Request:
+    """A GET of ``url`` with its credentials (``https://user:token@host/...``) sent as a
+    Basic Authorization header, as uv sends them, and kept out of the URL."""
+    split = urllib.parse.urlsplit(url)
     headers = dict(_AGENT)
     if accept:
         headers["Accept"] = accept
-    request = urllib.request.Request(url, headers=headers)  # noqa: S310 (http(s): callers)
+    if split.username or split.password:
+        user = urllib.parse.unquote(split.username or "")
+        secret = urllib.parse.unquote(split.password or "")
+        token = base64.b64encode(f"{user}:{secret}".encode()).decode()
+        headers["Authorization"] = f"Basic {token}"
+        url = shown(url)
+    return urllib.request.Request(url, headers=headers)  # noqa: S310 (http(s): callers)
+
+
+def _urlopen(url: str, accept: str | None = None) -> http.client.HTTPResponse:
+    """An open http(s) response, or IndexError_ saying why (credentials never shown)."""
     try:
-        with urllib.request.urlopen(request, timeout=_TIMEOUT) as response:  # noqa: S310
-            body = response.read(_PAGE_LIMIT + 1)
-            return body, response.headers.get("Content-Type", ""), response.geturl()
+        response: http.client.HTTPResponse = urllib.request.urlopen(  # noqa: S310
+            _request(url, accept), timeout=_TIMEOUT)
     except urllib.error.HTTPError as exc:
         exc.close()
-        raise IndexError_(f"{url}: the server answered HTTP {exc.code} ({exc.reason})") from None
-    except (urllib.error.URLError, OSError) as exc:
+        raise IndexError_(f"{shown(url)}: the server answered HTTP {exc.code} "
+                          f"({exc.reason})") from None
+    except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
         reason = getattr(exc, "reason", None) or exc
-        raise IndexError_(f"{url}: could not connect ({reason})") from None
+        raise IndexError_(f"{shown(url)}: could not connect ({reason})") from None
+    return response
+
+
+def _get(url: str, accept: str | None = None) -> tuple[bytes, str, str]:
+    """(body, content type, final URL) of an http(s) GET."""
+    with _urlopen(url, accept) as response:
+        try:
+            body = response.read(_PAGE_LIMIT + 1)
+        except (OSError, http.client.HTTPException) as exc:
+            raise IndexError_(f"{shown(url)}: the answer was cut ({exc})") from None
+        return body, response.headers.get("Content-Type", ""), response.geturl()
 
 
 def _from_json(body: bytes, base: str) -> list[IndexFile]:
-    data = json.loads(body)
+    try:
+        data = json.loads(body)
+    except ValueError as exc:
+        raise IndexError_(f"{shown(base)}: not a PEP 691 answer ({exc})") from None
     out = []
-    for f in data.get("files", []):
+    for f in data.get("files", []) if isinstance(data, dict) else []:
         if isinstance(f, dict) and isinstance(f.get("filename"), str):
             hashes = f.get("hashes")
             sha = hashes.get("sha256") if isinstance(hashes, dict) else None
@@ -125,18 +154,24 @@ def _from_html(text: str, base: str) -> list[IndexFile]:
     parser = _Links()
     parser.feed(text)
     out = []
+    remote = not _is_file(base)
     for href, label in parser.links:
         url, _, fragment = urllib.parse.urljoin(base, href).partition("#")
+        if remote and _is_file(url):
+            continue  # a page from the network never points at this machine's files
         name = label or os.path.basename(urllib.parse.urlsplit(url).path)
         sha = fragment.split("=", 1)[1] if fragment.startswith("sha256=") else None
         out.append(IndexFile(urllib.parse.unquote(name), url, sha))
     return out
 
 
-def files(index: str, name: str) -> list[IndexFile]:
+def files(index: str, name: str, *, flat: bool = False) -> list[IndexFile]:
     """The files of project ``name`` on ``index``: an http(s):// or file:// simple index,
-    or a find-links folder (every file in it; callers filter by name)."""
+    or a find-links folder or page (``flat``: every file on it; callers filter by name)."""
     project = str(canonicalize_name(name))
+    if flat and not _is_file(index):
+        body, _, final = _get(index, "text/html")
+        return _from_html(body.decode("utf-8", errors="replace"), final)
     if _is_file(index):
         root = _path(index)
         page = os.path.join(root, project, "index.html")
@@ -148,7 +183,7 @@ def files(index: str, name: str) -> list[IndexFile]:
         try:
             names = sorted(os.listdir(root))
         except OSError as exc:
-            raise IndexError_(f"{index}: {exc.strerror or exc}") from None
+            raise IndexError_(f"{shown(index)}: {exc.strerror or exc}") from None
         return [IndexFile(n, os.path.join(root, n)) for n in names]
     url = index.rstrip("/") + f"/{project}/"
     body, kind, final = _get(url, _ACCEPT)
@@ -183,22 +218,34 @@ def newest_sdist(found: Sequence[IndexFile], name: str,
     return best[1] if best else None
 
 
-def _open(location: str) -> io.BufferedIOBase:
+class _Limited(io.RawIOBase):
+    """A stream that ends after ``limit`` bytes: an sdist is never read past it."""
+
+    def __init__(self, raw: IO[bytes], limit: int) -> None:
+        self.raw, self.left = raw, limit
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        if self.left <= 0:
+            return 0
+        data = self.raw.read(min(len(buffer), self.left))
+        buffer[:len(data)] = data
+        self.left -= len(data)
+        return len(data)
+
+
+def _open(location: str) -> IO[bytes]:
     if _is_file(location):
+        path = _path(location)
+        if not os.path.isfile(path):
+            raise IndexError_(f"cannot read {location}: not a file")
         try:
-            return open(_path(location), "rb")
+            return open(path, "rb")
         except OSError as exc:
             raise IndexError_(f"cannot read {location}: {exc.strerror or exc}") from None
-    request = urllib.request.Request(location, headers=_AGENT)  # noqa: S310
-    try:
-        response = urllib.request.urlopen(request, timeout=_TIMEOUT)  # noqa: S310
-    except urllib.error.HTTPError as exc:
-        exc.close()
-        raise IndexError_(f"{location}: the server answered HTTP {exc.code}") from None
-    except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", None) or exc
-        raise IndexError_(f"{location}: could not connect ({reason})") from None
-    return response  # type: ignore[no-any-return]
+    return _urlopen(location)
 
 
 def _top_level(member: str) -> str | None:
@@ -207,43 +254,51 @@ def _top_level(member: str) -> str | None:
     return parts[1] if len(parts) == 2 else None
 
 
-def _members(stream: io.BufferedIOBase, filename: str) -> Iterator[tuple[str, bytes]]:
-    """(top-level name, content) of PKG-INFO and pyproject.toml, as they come."""
+_MEMBER_LIMIT = 2**20  # a PKG-INFO or pyproject.toml is kilobytes
+
+
+def _members(stream: IO[bytes], filename: str) -> Iterator[tuple[str, bytes]]:
+    """(top-level name, content) of PKG-INFO and pyproject.toml, as they come; never
+    more than :data:`_SDIST_LIMIT` of the archive or :data:`_MEMBER_LIMIT` of a member."""
     wanted = ("PKG-INFO", "pyproject.toml")
+    limited = io.BufferedReader(_Limited(stream, _SDIST_LIMIT))
     if filename.endswith(".zip"):
-        raw = stream.read(_SDIST_LIMIT)
-        with zipfile.ZipFile(io.BytesIO(raw)) as z:
+        with zipfile.ZipFile(io.BytesIO(limited.read())) as z:
             for info in z.infolist():
-                if _top_level(info.filename) in wanted:
+                if _top_level(info.filename) in wanted and info.file_size < _MEMBER_LIMIT:
                     yield str(_top_level(info.filename)), z.read(info)
         return
-    with tarfile.open(fileobj=stream, mode="r|*") as tar:
+    with tarfile.open(fileobj=limited, mode="r|*") as tar:
         for member in tar:
             top = _top_level(member.name)
-            if top in wanted and member.isfile() and member.size < 2**20:
+            if top in wanted and member.isfile() and member.size < _MEMBER_LIMIT:
                 handle = tar.extractfile(member)
                 if handle is not None:
                     yield str(top), handle.read()
 
 
-def sdist_metadata(f: IndexFile) -> SdistMetadata:
-    """PKG-INFO and pyproject.toml of the sdist ``f``, read from its stream."""
+def sdist_metadata(f: IndexFile, enough: Callable[[dict[str, bytes]], bool] | None = None
+                   ) -> SdistMetadata:
+    """PKG-INFO and pyproject.toml of the sdist ``f``, read from its stream until both
+    are there, or ``enough`` says what was read decides already."""
     found: dict[str, bytes] = {}
     with _open(f.url) as stream:
         try:
             for top, data in _members(stream, f.filename):
                 found.setdefault(top, data)
-                if len(found) == 2:
+                if len(found) == 2 or (enough is not None and enough(found)):
                     break
-        except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as exc:
-            raise IndexError_(f"cannot read the sdist {f.url}: {exc}") from None
-    return SdistMetadata(f"{f.filename} from {_shown(f.url)}", found.get("PKG-INFO"),
+        except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError,
+                http.client.HTTPException) as exc:
+            raise IndexError_(f"cannot read the sdist {shown(f.url)}: {exc}") from None
+    return SdistMetadata(f"{f.filename} from {shown(f.url)}", found.get("PKG-INFO"),
                          found.get("pyproject.toml"))
 
 
-def _shown(url: str) -> str:
+def shown(url: str) -> str:
     """A URL as messages show it: without credentials."""
     split = urllib.parse.urlsplit(url)
     if split.username or split.password:
-        split = split._replace(netloc=split.hostname or "")
+        host = split.hostname or ""
+        split = split._replace(netloc=host if split.port is None else f"{host}:{split.port}")
     return urllib.parse.urlunsplit(split)

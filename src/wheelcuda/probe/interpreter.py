@@ -176,6 +176,16 @@ def _search(ctx: Context, skip: str | None) -> tuple[Choice | None, tuple[str, .
         folder = parent
 
 
+def dot_venv(cwd: str) -> str | None:
+    """The environment ``cwd`` is in, else the nearest ``.venv`` up from it, as uv finds
+    it; None when there is none (or one that is no environment)."""
+    try:
+        found, _ = _search(Context.of({}, cwd=cwd), None)
+    except InterpreterError:
+        return None
+    return found.python if found else None
+
+
 def _own(ctx: Context) -> tuple[str, str | None]:
     """The environment running wheelcuda, and what made it when that was a tool
     installer (None for an environment a person made, or a Python installation)."""

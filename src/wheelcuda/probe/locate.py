@@ -117,5 +117,8 @@ def locate(roots: Sequence[str], components: Iterable[Component] = catalog.COMPO
             wanted = release(nvcc.version) if nvcc and component.pin_release else None
             chosen = prefer_release([(h.version, h) for h in hits], wanted)
             found.append(chosen)
-            shadowed += [h for h in hits if h is not chosen and h.version != chosen.version]
+            # another release's copy: its files must not reach the tree (same release:
+            # the first root wins, as imports do, and nothing needs saying)
+            shadowed += [h for h in hits if h is not chosen
+                         and release(h.version) != release(chosen.version)]
     return Inventory(tuple(found), tuple(roots), tuple(shadowed))

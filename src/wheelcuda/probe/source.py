@@ -19,8 +19,9 @@ from packaging.utils import InvalidSdistFilename, canonicalize_name, parse_sdist
 from tomlkit.exceptions import TOMLKitError
 
 from ..errors import WheelcudaError
+from ..rules import staticmeta
 
-__all__ = ["Project", "distribution_name", "source_id", "static_project"]
+__all__ = ["Project", "distribution_name", "source_id", "static_project", "toml_file"]
 
 def distribution_name(spec: str) -> str | None:
     """The canonical name behind a requirement, an sdist file, or a project folder."""
@@ -66,21 +67,21 @@ class Project:
     dependencies: tuple[str, ...]
 
     def depends_on(self, name: str) -> bool:
-        wanted = canonicalize_name(name)
-        for line in self.dependencies:
-            with contextlib.suppress(InvalidRequirement):
-                if canonicalize_name(Requirement(line).name) == wanted:
-                    return True
-        return False
+        return staticmeta.requires(self.dependencies, name)
+
+
+def toml_file(path: str) -> dict[str, Any] | None:
+    """A TOML file as plain data; None when it cannot be read or parsed."""
+    try:
+        with open(path, "rb") as f:
+            return _toml(f.read())
+    except (OSError, ValueError):
+        return None
 
 
 def static_project(folder: str) -> Project:
     """The static ``[project]`` table of ``folder``'s pyproject.toml (empty when none)."""
-    try:
-        with open(os.path.join(folder, "pyproject.toml"), "rb") as f:
-            table = _toml(f.read()).get("project", {})
-    except (OSError, ValueError):
-        table = {}
+    table = (toml_file(os.path.join(folder, "pyproject.toml")) or {}).get("project", {})
     if not isinstance(table, dict):
         table = {}
     name = table.get("name")

@@ -18,14 +18,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import tomlkit
-from packaging.utils import InvalidName, canonicalize_name
-from tomlkit.exceptions import TOMLKitError
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 
 from ..context import Context
 from ..errors import ConfigError, WheelcudaError
 from ..rules import staticmeta
-from . import index, source
+from . import index, source, uvlock
 
 __all__ = ["Package", "indexes", "project_folders", "read", "uncovered"]
 
@@ -49,58 +48,63 @@ def _url(entry: str) -> str:
     return tail if eq and "://" not in head else entry
 
 
-def _config_indexes(doc: Mapping[str, Any]) -> list[str]:
-    """The non-explicit ``[[index]]`` URLs and extra/index URLs of a uv settings table."""
-    out = [str(i["url"]) for i in doc.get("index", []) or []
-           if isinstance(i, Mapping) and i.get("url") and not i.get("explicit")]
-    for table in (doc, doc.get("pip") or {}):
-        if isinstance(table, Mapping):
-            out += [str(u) for u in table.get("extra-index-url", []) or []]
-            out += [str(table["index-url"])] if table.get("index-url") else []
-            out += [str(u) for u in table.get("find-links", []) or []]
-    return out
+@dataclass(frozen=True)
+class Place:
+    """Where uv looks for a package: a simple index, or a find-links folder or page."""
+
+    url: str
+    flat: bool = False
 
 
 def _settings_files(ctx: Context) -> list[Mapping[str, Any]]:
     """uv's settings tables as uv reads them: UV_CONFIG_FILE, else the nearest uv.toml or
     pyproject.toml [tool.uv] from the working folder up."""
-    candidates = [ctx.get("UV_CONFIG_FILE")] if ctx.get("UV_CONFIG_FILE") else []
+    candidates = [str(ctx.get("UV_CONFIG_FILE"))] if ctx.get("UV_CONFIG_FILE") else []
     folder = os.path.abspath(ctx.cwd)
     while not candidates:
-        for name in ("uv.toml", "pyproject.toml"):
-            if os.path.isfile(os.path.join(folder, name)):
-                candidates.append(os.path.join(folder, name))
-        parent = os.path.dirname(folder)
-        if candidates or parent == folder:
+        candidates = [p for name in ("uv.toml", "pyproject.toml")
+                      if os.path.isfile(p := os.path.join(folder, name))]
+        if candidates or os.path.dirname(folder) == folder:
             break
-        folder = parent
+        folder = os.path.dirname(folder)
     tables: list[Mapping[str, Any]] = []
     for path in candidates:
-        try:
-            with open(str(path), encoding="utf-8") as f:
-                doc = tomlkit.parse(f.read()).unwrap()
-        except (OSError, TOMLKitError):
-            continue
-        if os.path.basename(str(path)) == "pyproject.toml":
+        doc = source.toml_file(path) or {}
+        if os.path.basename(path) == "pyproject.toml":
             doc = (doc.get("tool") or {}).get("uv") or {}
         if isinstance(doc, dict):
             tables.append(doc)
     return tables
 
 
-def indexes(ctx: Context) -> list[str]:
+def indexes(ctx: Context) -> list[Place]:
     """The indexes and find-links uv would search, in uv's order of priority: UV_INDEX,
-    the settings' ``[[index]]``, UV_EXTRA_INDEX_URL, then the default index
-    (UV_DEFAULT_INDEX, UV_INDEX_URL, else PyPI), and find-links."""
+    the settings' non-explicit ``[[index]]`` and extra index URLs, UV_EXTRA_INDEX_URL,
+    then the default index (UV_DEFAULT_INDEX, UV_INDEX_URL, an ``[[index]]`` with
+    ``default = true`` or ``index-url``, else PyPI; none with UV_NO_INDEX), and the
+    find-links. UV_OFFLINE leaves only what is on this machine."""
     found = [_url(u) for u in _split(ctx.get("UV_INDEX"))]
     links = _split(ctx.get("UV_FIND_LINKS"), ",")
+    default = ctx.get("UV_DEFAULT_INDEX") or ctx.get("UV_INDEX_URL")
     for table in _settings_files(ctx):
-        found += _config_indexes(table)
+        for entry in table.get("index", []) or []:
+            if isinstance(entry, Mapping) and entry.get("url") and not entry.get("explicit"):
+                if entry.get("default"):
+                    default = default or str(entry["url"])
+                else:
+                    found.append(str(entry["url"]))
+        for t in (table, table.get("pip") or {}):
+            if isinstance(t, Mapping):
+                found += [str(u) for u in t.get("extra-index-url", []) or []]
+                default = default or (str(t["index-url"]) if t.get("index-url") else None)
+                links += [str(u) for u in t.get("find-links", []) or []]
     found += _split(ctx.get("UV_EXTRA_INDEX_URL"))
-    default = ctx.get("UV_DEFAULT_INDEX") or ctx.get("UV_INDEX_URL") or index.PYPI
     if not ctx.flag("UV_NO_INDEX"):
-        found.append(default)
-    return list(dict.fromkeys([*found, *links]))
+        found.append(default or index.PYPI)
+    places = [*(Place(u) for u in found), *(Place(u, flat=True) for u in links)]
+    if ctx.flag("UV_OFFLINE"):
+        places = [p for p in places if "://" not in p.url or p.url.startswith("file:")]
+    return list(dict.fromkeys(places))
 
 
 def _locked_sdist(lock: Mapping[str, Any] | None, name: str) -> index.IndexFile | None:
@@ -113,31 +117,32 @@ def _locked_sdist(lock: Mapping[str, Any] | None, name: str) -> index.IndexFile 
     return None
 
 
-def _from_index(name: str, places: Sequence[str], lock: Mapping[str, Any] | None
-                ) -> staticmeta.Form:
-    found = _locked_sdist(lock, name)
+def _read(found: index.IndexFile) -> staticmeta.Form:
+    try:
+        meta = index.sdist_metadata(found, staticmeta.decided)
+    except WheelcudaError as exc:
+        return staticmeta.unknown(exc.message)
+    return staticmeta.read(meta.pyproject, meta.pkg_info, archive=True, where=meta.where)
+
+
+def _from_index(name: str, version: str | None, places: Sequence[Place],
+                lock: Mapping[str, Any] | None) -> staticmeta.Form:
+    found = _locked_sdist(lock, name) if version is None else None
     errors = []
     for place in [] if found else places:
         try:
-            found = index.newest_sdist(index.files(place, name), name)
+            found = index.newest_sdist(index.files(place.url, name, flat=place.flat), name,
+                                       version)
         except (WheelcudaError, ValueError) as exc:
             errors.append(str(exc))
             continue
         if found:
             break
     if found is None:
-        why = f"no sdist of {name} found on {', '.join(places) or 'any index'}"
-        return staticmeta.unknown(why + (f" ({errors[0]})" if errors else ""))
-    try:
-        meta = index.sdist_metadata(found)
-    except WheelcudaError as exc:
-        return staticmeta.unknown(exc.message)
-    return staticmeta.read(meta.pyproject, meta.pkg_info, archive=True, where=meta.where)
-
-
-def _from_file(path: str) -> staticmeta.Form:
-    meta = index.sdist_metadata(index.IndexFile(os.path.basename(path), path))
-    return staticmeta.read(meta.pyproject, meta.pkg_info, archive=True, where=meta.where)
+        where = ", ".join(index.shown(p.url) for p in places) or "no index (UV_NO_INDEX)"
+        return staticmeta.unknown(f"no sdist of {name} found on {where}"
+                                  + (f" ({errors[0]})" if errors else ""))
+    return _read(found)
 
 
 def _from_folder(folder: str) -> staticmeta.Form:
@@ -154,11 +159,7 @@ def project_folders(ctx: Context) -> list[str]:
     """The local folders of the uv project here that uv builds: ``[tool.uv.sources]``
     entries with a ``path`` (``uv add ./ext`` writes one) that are folders, relative to
     the working folder."""
-    try:
-        with open(os.path.join(ctx.cwd, "pyproject.toml"), encoding="utf-8") as f:
-            doc = tomlkit.parse(f.read()).unwrap()
-    except (OSError, TOMLKitError):
-        return []
+    doc = source.toml_file(os.path.join(ctx.cwd, "pyproject.toml")) or {}
     sources = ((doc.get("tool") or {}).get("uv") or {}).get("sources") or {}
     out = []
     for entry in sources.values() if isinstance(sources, dict) else ():
@@ -180,41 +181,56 @@ def _covered(ctx: Context) -> set[str]:
     return out
 
 
-def uncovered(ctx: Context) -> list[tuple[str, str]]:
-    """(name, folder) of each local folder the uv project here builds (uv.lock's
-    ``directory``/``editable`` sources other than the project itself, and
-    ``[tool.uv.sources]`` paths) that uv-config's settings do not cover: uv builds it
-    without CUDA_HOME."""
-    found: dict[str, str] = {}
-    lock_path = None
-    folder = os.path.abspath(ctx.cwd)
-    while lock_path is None:
-        if os.path.isfile(os.path.join(folder, "uv.lock")):
-            lock_path = os.path.join(folder, "uv.lock")
-        elif os.path.dirname(folder) == folder:
-            break
-        folder = os.path.dirname(folder)
+def builds_cuda(folder: str) -> bool:
+    """Whether a project folder builds CUDA code with a toolkit it expects to find: a
+    ``.cu`` file or a setup.py using torch's extension builder, and not one whose own
+    build backend is wheelcuda's (it brings its compiler itself)."""
+    backend = ((source.toml_file(os.path.join(folder, "pyproject.toml")) or {})
+               .get("build-system") or {}).get("build-backend")
+    if backend == "wheelcuda.build_meta":
+        return False
     try:
-        with open(lock_path or "", encoding="utf-8") as f:
-            lock = tomlkit.parse(f.read()).unwrap()
-    except (OSError, TOMLKitError):
-        lock = {}
-    for p in lock.get("package", []) or []:
+        with open(os.path.join(folder, "setup.py"), encoding="utf-8", errors="replace") as f:
+            if "CUDAExtension" in f.read():
+                return True
+    except OSError:
+        pass
+    for root, dirs, files in os.walk(folder):
+        if any(f.endswith((".cu", ".cuh")) for f in files):
+            return True
+        depth = os.path.relpath(root, folder).count(os.sep)
+        dirs[:] = [] if depth >= 3 else [d for d in dirs if not d.startswith(".")
+                                         and d not in ("build", "dist", ".venv")]
+    return False
+
+
+def uncovered(ctx: Context) -> list[tuple[str, str]]:
+    """(name, folder relative to the working folder) of each local folder the uv project
+    here builds (uv.lock's ``directory``/``editable`` sources other than the project
+    itself, and ``[tool.uv.sources]`` paths) that builds CUDA code and that uv-config's
+    settings do not cover: uv builds it without CUDA_HOME."""
+    found: dict[str, str] = {}
+    lock_path = uvlock.find_lock(ctx.cwd)
+    lock = source.toml_file(lock_path) if lock_path else None
+    for p in (lock or {}).get("package", []) or []:
         src = p.get("source") if isinstance(p, Mapping) else None
         where = next((src[k] for k in ("directory", "editable") if isinstance(src, Mapping)
                       and isinstance(src.get(k), str)), None)
-        if where and where != ".":
-            found[str(canonicalize_name(str(p.get("name", ""))))] = where
+        if where and where != "." and lock_path:
+            folder = os.path.join(os.path.dirname(lock_path), where)
+            found[str(canonicalize_name(str(p.get("name", ""))))] = os.path.relpath(
+                folder, ctx.cwd)
     for path in project_folders(ctx):
         name = source.static_project(os.path.join(ctx.cwd, path)).name
         if name:
             found.setdefault(name, path)
     covered = _covered(ctx)
-    return sorted((n, f) for n, f in found.items() if n not in covered)
+    return sorted((n, f) for n, f in found.items()
+                  if n not in covered and builds_cuda(os.path.join(ctx.cwd, f)))
 
 
-def _one(spec: str, ctx: Context, places: Sequence[str], lock: Mapping[str, Any] | None
-         ) -> Package:
+def _one(spec: str, ctx: Context, places: Sequence[Place], lock: Mapping[str, Any] | None,
+         offline: bool) -> Package:
     path = os.path.join(ctx.cwd, spec)
     if os.path.isdir(path):
         name = source.static_project(path).name
@@ -228,18 +244,19 @@ def _one(spec: str, ctx: Context, places: Sequence[str], lock: Mapping[str, Any]
                 f"with `wheelcuda install {spec}`")
         return Package(spec, name, _from_folder(path))
     if os.path.isfile(path) and (name := source.distribution_name(path)):
-        try:
-            return Package(spec, name, _from_file(path))
-        except WheelcudaError as exc:
-            return Package(spec, name, staticmeta.unknown(exc.message))
+        return Package(spec, name, _read(index.IndexFile(os.path.basename(path), path)))
     try:
-        name = str(canonicalize_name(spec, validate=True))
-    except InvalidName:
-        raise ConfigError(f"{spec!r} is neither a package name nor a project folder",
-                          "give names as on PyPI (causal-conv1d) or a folder") from None
-    if not places:
+        req = Requirement(spec)
+    except InvalidRequirement:
+        raise ConfigError(f"{spec!r} is neither a package name (or name==version) nor a "
+                          "project folder or sdist",
+                          "give names as on PyPI (causal-conv1d, causal-conv1d==1.7.0), a "
+                          "folder or an sdist file") from None
+    name = str(canonicalize_name(req.name))
+    pinned = [s.version for s in req.specifier if s.operator == "=="]
+    if offline:
         return Package(spec, name, staticmeta.unknown("not read"))
-    return Package(spec, name, _from_index(name, places, lock))
+    return Package(spec, name, _from_index(name, pinned[0] if pinned else None, places, lock))
 
 
 def read(specs: Sequence[str], ctx: Context, lock: Mapping[str, Any] | None = None, *,
@@ -249,5 +266,5 @@ def read(specs: Sequence[str], ctx: Context, lock: Mapping[str, Any] | None = No
     that is no package at all."""
     places = [] if offline else indexes(ctx)
     with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
-        futures = [pool.submit(_one, s, ctx, places, lock) for s in specs]
+        futures = [pool.submit(_one, s, ctx, places, lock, offline) for s in specs]
         return [f.result() for f in futures]

@@ -20,7 +20,8 @@ from ..data import catalog
 from ..errors import ConfigError
 from .torch import Torch
 
-__all__ = ["LOCK", "find_lock", "read_lock", "torch_from_lock", "torch_of_cuda", "torch_registry"]
+__all__ = ["LOCK", "find_lock", "parse_lock", "read_lock", "torch_from_lock", "torch_of_cuda",
+           "torch_registry"]
 
 LOCK = "uv.lock"
 

@@ -19,6 +19,7 @@ not found in the resolution"). Everything else gets torch's exact version.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +30,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 from tomlkit.exceptions import TOMLKitError
 
-__all__ = ["Form", "read"]
+__all__ = ["Form", "decided", "read", "requires", "unknown"]
 
 _DYNAMIC_BLOCKS = frozenset({"dependencies", "optional-dependencies", "requires-python"})
 _PKG_INFO_BLOCKS = frozenset({"requires-dist", "requires-python", "provides-extra"})
@@ -53,14 +54,29 @@ def unknown(why: str) -> Form:
     return Form(None, None, why)
 
 
-def _declares_torch(requirements: list[str]) -> bool:
+def requires(requirements: Iterable[str], name: str) -> bool:
+    """Whether ``requirements`` (PEP 508 lines) name ``name`` at run time: an extra's
+    requirement (``torch; extra == "cuda"``) does not count (pure)."""
+    wanted = canonicalize_name(name)
     for line in requirements:
         with contextlib.suppress(InvalidRequirement):
             req = Requirement(line)
-            if canonicalize_name(req.name) == "torch" and \
+            if canonicalize_name(req.name) == wanted and \
                     (req.marker is None or "extra" not in str(req.marker)):
                 return True
     return False
+
+
+def _declares_torch(requirements: list[str]) -> bool:
+    return requires(requirements, "torch")
+
+
+def decided(found: dict[str, bytes]) -> bool:
+    """An sdist's PKG-INFO already decides its form when it is static (uv reads
+    pyproject.toml first, but either being static makes the package static): reading
+    can stop there instead of going through the whole archive for a pyproject.toml."""
+    raw = found.get("PKG-INFO")
+    return raw is not None and _pkg_info(raw)[0]
 
 
 def _pyproject(raw: bytes, archive: bool) -> tuple[bool, bool | None] | None:

@@ -17,6 +17,7 @@ removed by the next one.
 from __future__ import annotations
 
 import json
+import os
 import platform
 import re
 import shlex
@@ -148,8 +149,9 @@ def _headers_only(root: Path, wheels: tuple[str, ...]) -> None:
         if canonicalize_name(dist.metadata["Name"] or "") in keep:
             continue
         for rel in dist.files or ():
-            path = root / str(rel)
-            if path.is_file() or path.is_symlink():
+            path = Path(os.path.normpath(root / str(rel)))
+            inside = root == path or root in path.parents  # a RECORD may name ../bin/x
+            if inside and (path.is_file() or path.is_symlink()):
                 path.unlink()
         fs.discard(info)
     for package in root.glob("nvidia/*"):

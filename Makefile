@@ -59,7 +59,7 @@ $(CU128_VENV)/.installed:
 	touch $@
 
 lint: dev
-	$(VENV)/bin/ruff check src tests $(wildcard benchmarks)
+	$(VENV)/bin/ruff check src tests $(wildcard benchmarks corpus)
 	$(VENV)/bin/mypy
 
 unit: dev

@@ -32,19 +32,21 @@ import subprocess
 import sys
 import tempfile
 import time
-import tomllib
 import urllib.request
 from pathlib import Path
 from typing import Any
 
+import tomllib
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "src")]
 
-from tests.integration import sandbox  # noqa: E402
-from wheelcuda.probe import index, setup_vars  # noqa: E402
-from wheelcuda.rules import arch as archmod  # noqa: E402
-from wheelcuda.rules import setup_vars as setup_rules  # noqa: E402
-from wheelcuda.rules import staticmeta  # noqa: E402
+from tests.integration import sandbox
+
+from wheelcuda.probe import index, setup_vars
+from wheelcuda.rules import arch as archmod
+from wheelcuda.rules import setup_vars as setup_rules
+from wheelcuda.rules import staticmeta
 
 PACKAGES = REPO / "corpus/packages.toml"
 RESULTS = REPO / "corpus/results"
@@ -56,23 +58,27 @@ WHEELCUDA = str(TOOLS / "wheelcuda")
 LOCAL_INDEXES = [i for i in ("/opt/pypi-more/simple", "/opt/pypi/simple") if Path(i).is_dir()]
 LOCAL_FILES = [f for f in ("/opt/pypi/files", "/opt/pypi-more/files") if Path(f).is_dir()]
 
-#: run inside the built venv: every extension module of the distribution imported under
-#: torch, and the .so files listed for cuobjdump
+#: run inside the built venv: the distribution's packages (the top folders of its .so
+#: files; a top-level extension module itself) imported under torch as users import them
+#: (torch-scatter loads its CUDA or its CPU library, never both: importing each .so
+#: registers its operators twice), and the .so files listed for cuobjdump
 PROBE = """
 import importlib, importlib.metadata as md, json, sys, torch
 dist = md.distribution(sys.argv[1])
-mods, sos, errors = [], [], []
+tops, sos, errors = [], [], []
 for f in dist.files or []:
     s = str(f)
     if s.endswith(".so") and not s.startswith(".."):
         sos.append(str(f.locate()))
-        mod = s.split(".")[0].replace("/", ".")
-        try:
-            importlib.import_module(mod)
-            mods.append(mod)
-        except Exception as exc:
-            errors.append(f"{mod}: {type(exc).__name__}: {exc}"[:300])
-print("PROBE " + json.dumps({"modules": mods, "sos": sos, "errors": errors}))
+        top = s.split("/")[0].split(".")[0]
+        if top not in tops:
+            tops.append(top)
+for top in tops:
+    try:
+        importlib.import_module(top)
+    except Exception as exc:
+        errors.append(f"{top}: {type(exc).__name__}: {exc}"[:300])
+print("PROBE " + json.dumps({"modules": tops, "sos": sos, "errors": errors}))
 """
 
 
@@ -86,7 +92,7 @@ def fetch(pkg: dict[str, Any], cache: Path) -> Path:
     path = cache / pkg["url"].rsplit("/", 1)[-1]
     if not path.exists():
         cache.mkdir(parents=True, exist_ok=True)
-        with urllib.request.urlopen(pkg["url"], timeout=120) as r:  # noqa: S310 (PyPI)
+        with urllib.request.urlopen(pkg["url"], timeout=120) as r:
             data = r.read()
         path.write_bytes(data)
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
@@ -171,8 +177,10 @@ def run_route(pkg: dict[str, Any], route: str, sdist: Path, arch: str, torch_pyt
     text = r.stdout + r.stderr
     (cache / f"{name}-{route}.log").write_text(text)
     out: dict[str, Any] = {"seconds": seconds}
+    built = f"installed {name}" in text.lower() or "Successfully installed" in text or \
+        re.search(rf"(?m)^ \+ {re.escape(name)}==", text, re.I) is not None
     if r.returncode != 0 or "PROBE " not in r.stdout:
-        out.update(status="build failed", why=_why(text))
+        out.update(status="import failed" if built else "build failed", why=_why(text))
     else:
         probe = json.loads(r.stdout.split("PROBE ", 1)[1].splitlines()[0])
         found = sorted({a for so in probe["sos"] for a in archs(so)})

@@ -216,6 +216,20 @@ def test_folder_without_static_name_is_explained(env_py: Path, tmp_path: Path) -
          "no static [project] name", "must declare static metadata", "wheelcuda install")
 
 
+def test_torch_index_is_written_for_build_environments(env_py: Path, store: Path,
+                                                      tmp_path: Path) -> None:
+    """--torch-index (a mirror of PyTorch's index) is written as the wheelcuda-torch
+    index; torch from PyPI (2.14.1 here) needs none."""
+    plain = settings_of(run("uv-config", "--python", str(env_py), "--arch", "9.0",
+                            "torch-scatter", env=_uv(tmp_path)).stdout)
+    assert "index" not in plain
+    r = run("uv-config", "--python", str(env_py), "--arch", "9.0", "--torch-index",
+            "https://mirror.example/whl/cu130", "torch-scatter", env=_uv(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert settings_of(r.stdout)["index"] == [{"name": "wheelcuda-torch",
+                                               "url": "https://mirror.example/whl/cu130"}]
+
+
 def test_cuda_alone_names_every_package_that_needs_torchs_version(
         env_py: Path, tmp_path: Path) -> None:
     """--cuda knows no torch version: packages that need the pin form are named before

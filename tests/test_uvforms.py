@@ -230,3 +230,4 @@ def test_hostile_pages_and_cut_archives_are_unknown(server: str) -> None:
     assert [f.filename for f in found] == ["ext-0.9.tar.gz"]
     (package,) = uvforms.read(["ext"], Context.of({"UV_INDEX": hostile, "UV_NO_INDEX": "1"}))
     assert package.form.static is None and "cannot read the sdist" in package.form.why
+

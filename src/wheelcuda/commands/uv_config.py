@@ -57,6 +57,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "a uv.lock yet")
     p.add_argument("--no-fetch", action="store_true",
                    help="never fetch the compiler set into wheelcuda's store")
+    p.add_argument("--torch-index", metavar="URL",
+                   help="the index build environments find torch in (default: uv.lock's "
+                        "registry for torch, else PyTorch's index of its local label, "
+                        "https://download.pytorch.org/whl/cu128 for 2.11.0+cu128; none "
+                        "for a torch from PyPI)")
 
 
 def main(args: argparse.Namespace, ctx: Context) -> int:
@@ -86,7 +91,8 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
              "wheelcuda's store, and torch's CUDA headers include them: builds will fail to "
              "find cusparse.h (run without --no-fetch to fetch them)")
     settings = _settings(resolved, torch, pin_version, found, ctx=ctx)
-    index = uvconfig.torch_index(pin_version, uvlock.torch_registry(lock) if lock else None)
+    index = args.torch_index or uvconfig.torch_index(
+        pin_version, uvlock.torch_registry(lock) if lock else None)
     if index:
         note(f"torch {pin_version} comes from {index}: the settings name it as an index "
              f"({uvconfig.INDEX_NAME}), so that uv finds that build inside build environments "

@@ -33,10 +33,6 @@ class Recipe:
     note: str = ""
     #: Prefixes of the package's own variables: any the user sets enter the cache key.
     prefixes: tuple[str, ...] = ()
-    #: The package lists torch among its run-time dependencies. uv's ``match-runtime``
-    #: needs that (torch must be in the run's resolution); without it ``uv-config``
-    #: pins torch's exact version instead.
-    torch_at_runtime: bool = True
 
 
 def _m(**kw: str) -> Mapping[str, str]:
@@ -65,19 +61,15 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType({
     # Builds CUDA only when a GPU is visible, FORCE_CUDA=1, or TORCH_CUDA_ARCH_LIST is set.
     "xformers": Recipe(prefixes=("XFORMERS_", "FORCE_CUDA"), no_gpu_env=_FORCE_CUDA, job_gb=6.0,
                        note="FORCE_CUDA=1: build the CUDA kernels without a visible GPU"),
-    # pyg packages: CUDA only if torch.cuda.is_available() or FORCE_CUDA=1. They (and
-    # apex) do not list torch in install_requires.
-    "torch-scatter": Recipe(prefixes=_PYG, no_gpu_env=_FORCE_CUDA, note=_PYG_NOTE,
-                           torch_at_runtime=False),
-    "torch-sparse": Recipe(prefixes=_PYG, no_gpu_env=_FORCE_CUDA, note=_PYG_NOTE,
-                           torch_at_runtime=False),
-    "torch-cluster": Recipe(prefixes=_PYG, no_gpu_env=_FORCE_CUDA, note=_PYG_NOTE,
-                           torch_at_runtime=False),
-    "torch-spline-conv": Recipe(prefixes=_PYG, no_gpu_env=_FORCE_CUDA, note=_PYG_NOTE,
-                           torch_at_runtime=False),
+    # pyg packages: CUDA only if torch.cuda.is_available() or FORCE_CUDA=1. (Whether a
+    # package lists torch, which decides uv-config's torch entry, is read from its sdist.)
+    "torch-scatter": Recipe(prefixes=_PYG, no_gpu_env=_FORCE_CUDA, note=_PYG_NOTE),
+    "torch-sparse": Recipe(prefixes=_PYG, no_gpu_env=_FORCE_CUDA, note=_PYG_NOTE),
+    "torch-cluster": Recipe(prefixes=_PYG, no_gpu_env=_FORCE_CUDA, note=_PYG_NOTE),
+    "torch-spline-conv": Recipe(prefixes=_PYG, no_gpu_env=_FORCE_CUDA, note=_PYG_NOTE),
     # apex 25.09: environment variables replace the legacy --build-option=--cpp_ext.
     "apex": Recipe(prefixes=("APEX_",), env=_m(APEX_CPP_EXT="1", APEX_CUDA_EXT="1"),
-                   note="build apex's C++ and CUDA extensions", torch_at_runtime=False),
+                   note="build apex's C++ and CUDA extensions"),
     # DeepSpeed 0.19.8: prebuild ops, less those that need packages or libraries a plain
     # environment lacks (cutlass/ragged-device ops import dskernels; evoformer needs
     # CUTLASS; aio and gds need libaio and cuFile). Without a GPU it picks its CPU

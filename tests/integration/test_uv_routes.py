@@ -72,26 +72,33 @@ def _so(venv: Path) -> Path:
     return next(venv.glob("lib/python*/site-packages/wheelcuda_demo/_C*.so"))
 
 
+def _uv_pip_after_uv_config(wheelcuda_cmd: str, tmp_path: Path, uv_env: dict[str, str],
+                            spec: Path, *, twice: bool = False
+                            ) -> tuple[subprocess.CompletedProcess[str], str]:
+    """A venv with torch 2.14.1, uv-config into work/uv.toml for ``spec`` (twice: the
+    second write changes nothing), an unchanged `uv pip install spec`, the import."""
+    uv, venv, work = _uv(), tmp_path / "venv", tmp_path / "work"
+    work.mkdir()
+    config = f"{wheelcuda_cmd} uv-config --python {venv} --arch 9.0 --write uv.toml {spec}\n"
+    script = f"""set -e
+cd {work}
+{uv} venv -q -p 3.11 {venv}
+{uv} pip install -q --python {venv}/bin/python torch==2.14.1
+{config * (2 if twice else 1)}{uv} pip install --python {venv}/bin/python {spec}
+cd /
+{venv}/bin/python -c "import torch, wheelcuda_demo._C; print('IMPORTED')"
+"""
+    r = sandbox.shell(script, tmp_path, extra_env=uv_env, timeout=1800)
+    return r, sandbox.assert_ok(r)
+
+
 def test_uv_pip_install_with_isolation_after_uv_config(
         wheelcuda_cmd: str, tmp_path: Path, uv_env: dict[str, str], cuobjdump: str) -> None:
     """An unchanged `uv pip install ./ext` (isolation on) in a folder with the uv.toml
     that uv-config wrote: torch in the build environment is the venv's, the tree's nvcc
     builds sm_90 only although the package hard-codes three targets."""
-    uv, src, venv = _uv(), _ext(tmp_path), tmp_path / "venv"
-    work = tmp_path / "work"
-    work.mkdir()
-    script = f"""set -e
-cd {work}
-{uv} venv -q -p 3.11 {venv}
-{uv} pip install -q --python {venv}/bin/python torch==2.14.1
-{wheelcuda_cmd} uv-config --python {venv} --arch 9.0 --write uv.toml {src}
-{wheelcuda_cmd} uv-config --python {venv} --arch 9.0 --write uv.toml {src}
-{uv} pip install --python {venv}/bin/python {src}
-cd /
-{venv}/bin/python -c "import wheelcuda_demo._C; print('IMPORTED')"
-"""
-    r = sandbox.shell(script, tmp_path, extra_env=uv_env, timeout=1800)
-    out = sandbox.assert_ok(r)
+    src, venv, work = _ext(tmp_path), tmp_path / "venv", tmp_path / "work"
+    r, out = _uv_pip_after_uv_config(wheelcuda_cmd, tmp_path, uv_env, src, twice=True)
     assert "IMPORTED" in out
     assert "already holds these settings: nothing changed" in r.stderr  # idempotent
     text = (work / "uv.toml").read_text()
@@ -127,20 +134,9 @@ def test_uv_pip_install_of_an_old_style_sdist(
     """uv-config reads the sdist's PKG-INFO 2.1 and, with no torch requirement in it,
     writes torch's exact version (match-runtime would be refused: no static metadata,
     torch not in the resolution); `uv pip install` of the sdist, isolation on, builds."""
-    uv, sdist, venv = _uv(), _old_style_sdist(tmp_path), tmp_path / "venv"
-    work = tmp_path / "work"
-    work.mkdir()
-    script = f"""set -e
-cd {work}
-{uv} venv -q -p 3.11 {venv}
-{uv} pip install -q --python {venv}/bin/python torch==2.14.1
-{wheelcuda_cmd} uv-config --python {venv} --arch 9.0 --write uv.toml {sdist}
-{uv} pip install --python {venv}/bin/python {sdist}
-cd /
-{venv}/bin/python -c "import torch, wheelcuda_demo._C; print('IMPORTED')"
-"""
-    r = sandbox.shell(script, tmp_path, extra_env=uv_env, timeout=1800)
-    out = sandbox.assert_ok(r)
+    venv, work = tmp_path / "venv", tmp_path / "work"
+    r, out = _uv_pip_after_uv_config(wheelcuda_cmd, tmp_path, uv_env,
+                                     _old_style_sdist(tmp_path))
     assert "IMPORTED" in out
     assert "wheelcuda-demo-old: torch==2.14.1 (no static metadata: PKG-INFO 2.1" in r.stderr
     assert 'wheelcuda-demo-old = ["torch==2.14.1"]' in (work / "uv.toml").read_text()

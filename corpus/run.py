@@ -239,7 +239,8 @@ def _cell(route: dict[str, Any] | None) -> str:
         return "not run"
     status = route["status"]
     if status == "ok":
-        return f"ok ({', '.join(route['archs'])}, {route['seconds']} s)"
+        took = f", {route['seconds']} s" if route.get("seconds") else ""
+        return f"ok ({', '.join(route['archs'])}{took})"
     return f"**{status}**: {route.get('why', '')}".replace("|", "\\|")
 
 
@@ -288,6 +289,11 @@ def write_table() -> None:
                      f"{setup} | " + " | ".join(cells) + " |")
         if pkg.get("note") and pkg["where"] != "skip":
             notes.append(f"- **{pkg['name']}**: {pkg['note']}")
+        for route, got in routes.items():
+            if got.get("check") or got.get("where"):
+                detail = "; ".join(x for x in (got.get("where"), got.get("check")) if x)
+                notes.append(f"- **{pkg['name']}** ({route}): {got['status']}, "
+                             f"{', '.join(got.get('archs', []))}; {detail}")
     COMPAT.write_text("\n".join([*lines, "", *notes, ""]) if notes else "\n".join(lines) + "\n")
 
 

@@ -8,15 +8,21 @@
 # turns the torch venv's installed distributions into wheels and indexes them with the
 # carried ones (the compiler wheels, tomlkit, causal-conv1d's sdist).
 #   usage: examples/gpu_uv_add.sh REPO VENV WHEELS
+#   UVADD_LOCAL=1: the machine's own CUDA 13.0 (--toolkit local) instead of the carried
+#   compiler wheels (nothing 56 MB to carry); the system toolkit then stays visible.
 set -eu
 repo=$(cd "$1" && pwd); venv=$(cd "$2" && pwd); wheels=$(cd "$3" && pwd)
+if [ -n "${UVADD_LOCAL:-}" ]; then
+    export WHEELCUDA_TOOLKIT=local UVADD_INNER=1
+fi
 if [ -z "${UVADD_INNER:-}" ] && [ "$(id -u)" = 0 ]; then
     empty=$(mktemp -d); hide=""
     for d in /usr/local/cuda-*; do [ -d "$d" ] && hide="$hide mount --bind $empty $d &&"; done
     exec unshare -m sh -c "$hide exec env -i UVADD_INNER=1 HOME=$HOME \
         PATH=/usr/local/bin:/usr/bin:/bin sh $0 $repo $venv $wheels"
 fi
-test ! -e /usr/local/cuda/bin/nvcc || { echo "uvadd: the system toolkit is visible" >&2; exit 99; }
+[ -n "${UVADD_LOCAL:-}" ] || test ! -e /usr/local/cuda/bin/nvcc || {
+    echo "uvadd: the system toolkit is visible" >&2; exit 99; }
 py=$venv/bin/python3
 site=$(echo "$venv"/lib/python3.*/site-packages)
 idx=/root/idx

@@ -23,9 +23,14 @@ from pathlib import Path
 
 
 def _tag(dist_info: Path) -> str:
+    """The wheel's tag, its several ``Tag:`` lines compressed (``py2-none-any`` and
+    ``py3-none-any`` are ``py2.py3-none-any``: the first alone would not install on 3)."""
     tags = [line.split(":", 1)[1].strip() for line in
             (dist_info / "WHEEL").read_text().splitlines() if line.startswith("Tag:")]
-    return tags[0] if tags else "py3-none-any"
+    if not tags:
+        return "py3-none-any"
+    parts = [t.split("-") for t in tags]
+    return "-".join(".".join(dict.fromkeys(p[i] for p in parts)) for i in range(3))
 
 
 def repack(site: Path, dist_info: Path, out: Path) -> Path | None:

@@ -298,8 +298,8 @@ def test_another_torch_in_the_target_stops_the_build(env: Env, cu128_venv: Path,
     r = sandbox.shell(command, src, extra_env=env.extra(), timeout=900)
     text = r.stdout + r.stderr
     assert r.returncode != 0, text[-3000:]
-    assert "wheelcuda: error: the build environment holds torch 2.14.1, but the environment " \
-           "this wheel is for" in text, text[-3000:]
+    assert "wheelcuda: error: the build environment holds torch 2.14.1 (CUDA 13.0), but the " \
+           "environment this wheel is for" in text, text[-3000:]
     assert "holds torch 2.9.1" in text and "wheelcuda constraints -o build-constraints.txt" \
         in text and "--build-constraint build-constraints.txt" in text
     assert "Traceback" not in text

@@ -67,8 +67,9 @@ def test_missing_compiler_fix_is_wheelcuda_fetch(wheelcuda_cmd: str, torch_venv:
     report = _doctor(wheelcuda_cmd, venv, env)
     fix = _fix_of(report, "missing")
     assert fix == f"wheelcuda fetch --python {venv / 'bin/python'}"
-    assert report["ok"]  # install would fetch it by itself; env would not
-    env_before = subprocess.run([wheelcuda_cmd, "env", "--python", str(venv), "--arch", "9.0"],
+    assert report["ok"]  # install and env fetch it by themselves; env --no-fetch does not
+    env_before = subprocess.run([wheelcuda_cmd, "env", "--no-fetch", "--python", str(venv),
+                                 "--arch", "9.0"],
                                 capture_output=True, text=True, env=env, check=False)
     assert env_before.returncode == 1 and "wheelcuda fetch" in env_before.stderr
     _paste(fix, env, tmp_path)

@@ -256,7 +256,7 @@ def test_not_a_python_is_an_interpreter_error_with_a_fix(tmp_path: Path, case: s
     with pytest.raises(InterpreterError, match=says) as caught:
         resolve(python)
     assert caught.value.fix
-    assert list((tmp_path / "cache").glob("**/*.marshal")) == []  # nothing kept
+    assert list((tmp_path / "cache").glob("**/*.memo")) == []  # nothing kept
 
 
 def test_not_a_python_is_not_remembered(tmp_path: Path) -> None:

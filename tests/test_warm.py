@@ -135,6 +135,26 @@ def test_the_memo_keeps_the_newest_entries(tmp_path: Path) -> None:
     assert _replay(["env", "--arch", f"{memo.KEEP + 2}.0"], env)[0] is True
 
 
+def test_no_value_of_the_environment_reaches_disk(tmp_path: Path) -> None:
+    """Issue 17, security 1: ``GITHUB_TOKEN=ghp_x wheelcuda env`` twice left the token in
+    memo/env/*.marshal. Only the key's digest is kept, and old-format files go."""
+    cache = tmp_path / "cache"
+    env = {**ENV, "WHEELCUDA_CACHE_DIR": str(cache), "GITHUB_TOKEN": "ghp_s3cr3tvalue"}
+    (cache / "memo" / "env").mkdir(parents=True, mode=0o700)
+    cache.chmod(0o700)
+    (cache / "memo").chmod(0o700)
+    old = cache / "memo" / "env" / "0123456789abcdef.marshal"  # what an old wheelcuda kept
+    old.write_bytes(b"(('env', (), (('GITHUB_TOKEN', 'ghp_s3cr3tvalue'),)))")
+    warm.record(["env"], env, "export A='1'\n", "", [])
+    assert _replay(["env"], env) == (True, "export A='1'\n", "")
+    assert not old.exists()
+    written = [p for p in cache.rglob("*") if p.is_file()]
+    assert written
+    for path in written:
+        assert b"ghp_s3cr3tvalue" not in path.read_bytes(), path
+    assert _replay(["env"], {**env, "GITHUB_TOKEN": "ghp_other"})[0] is False
+
+
 # --- through the command, with a fake environment ----------------------------------
 
 def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

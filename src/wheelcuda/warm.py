@@ -5,9 +5,10 @@ should cost about what starting Python costs (issue 4, B3: at most twice
 ``python -c pass``). The full answer imports packaging, importlib.metadata and filelock,
 reads dist metadata, checks every link of the tree and asks the host compiler its
 version in two child processes. Once it has succeeded, what it printed is kept in
-``<cache>/memo/env/<hash>.marshal`` (:mod:`store.memo`), under
+``<cache>/memo/env/<digest>.memo`` (:mod:`store.memo`), under
 
-- a key: the arguments (with ``--python`` made absolute), the whole environment less
+- a key (only its digest is written: it holds the environment's values, tokens
+  included): the arguments (with ``--python`` made absolute), the whole environment less
   what a shell changes by itself (:data:`VOLATILE`), the interpreter and the copy of
   wheelcuda that run, the visible GPUs and the boot;
 - stamps (mtime, size, inode) of every file the answer came from: the interpreter,

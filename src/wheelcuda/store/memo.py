@@ -1,8 +1,11 @@
 """Answers kept until a file they came from changes: the one memo format.
 
-An entry is ``(key, value, stamps)`` in ``<cache>/memo/<kind>/<hash>.marshal``; it is
-replayed only when its key equals the asked one and every stamp
-(:func:`.paths.stamps`) is unchanged. Used by the warm path of ``wheelcuda env``
+An entry is ``(digest, value, stamps)`` in ``<cache>/memo/<kind>/<digest>.memo``: the key
+itself is never written, only its BLAKE2b digest (the env memo's key holds the whole
+environment, tokens included, and caches get uploaded). It is replayed only when its
+digest equals the asked key's and every stamp (:func:`.paths.stamps`) is unchanged.
+Files of the old format (``*.marshal``, which held the key's values) are removed when a
+kind is next written. Used by the warm path of ``wheelcuda env``
 (kind ``env``) and by the interpreter probe (kind ``interpreter``).
 
 Entries are read only from folders that are ours alone, and only from plain files of
@@ -17,6 +20,11 @@ import marshal
 import os
 import stat
 
+try:  # the builtin module: 0.2 ms, where hashlib's OpenSSL import costs 4 ms
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover (a Python built without it)
+    from hashlib import blake2b
+
 from . import paths
 
 TYPE_CHECKING = False
@@ -27,11 +35,19 @@ if TYPE_CHECKING:
 KEEP = 32
 
 
+#: What entries are named with; ``.marshal`` files are the old format, which kept keys.
+_SUFFIX = ".memo"
+_OLD_SUFFIX = ".marshal"
+
+
+def digest(key: Any) -> str:
+    """The key's digest: all an entry keeps of it (no value of the key reaches disk)."""
+    return blake2b(marshal.dumps(key, 2), digest_size=20).hexdigest()
+
+
 def file_for(root: str, kind: str, key: Any) -> str:
-    """One file per key, named by a hash that is the same in every process: hashes of
-    ints and tuples do not depend on PYTHONHASHSEED (and hashlib would cost 2 ms)."""
-    digest = hash(tuple(marshal.dumps(key, 2))) & 0xFFFFFFFFFFFFFFFF
-    return os.path.join(root, paths.MEMO, kind, f"{digest:016x}.marshal")
+    """One file per key, named by its digest."""
+    return os.path.join(root, paths.MEMO, kind, f"{digest(key)}{_SUFFIX}")
 
 
 def _read(path: str) -> tuple[Any, ...]:
@@ -54,7 +70,7 @@ def load(root: str, kind: str, key: Any) -> Any:
     """The value kept for ``key`` if every file it came from is unchanged, else None."""
     try:
         kept, value, stamps = _read(file_for(root, kind, key))
-        if kept != key or paths.stamps([s[0] for s in stamps]) != stamps:
+        if kept != digest(key) or paths.stamps([s[0] for s in stamps]) != stamps:
             return None
     except (OSError, ValueError, TypeError, EOFError, IndexError):
         return None
@@ -73,9 +89,13 @@ def save(root: str, kind: str, key: Any, value: Any, stamps: list[list[object]])
         tmp = f"{path}.{os.getpid()}.tmp"
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
         with open(os.open(tmp, flags, 0o600), "wb") as f:
-            marshal.dump((key, value, stamps), f)
+            marshal.dump((digest(key), value, stamps), f)
         os.replace(tmp, path)
-        kept = [os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".marshal")]
+        names = os.listdir(folder)
+        for name in names:  # the old format kept keys (the environment's values): gone
+            if name.endswith(_OLD_SUFFIX):
+                os.unlink(os.path.join(folder, name))
+        kept = [os.path.join(folder, n) for n in names if n.endswith(_SUFFIX)]
         for old in sorted(kept, key=_mtime)[:-KEEP]:
             os.unlink(old)
     except (OSError, ValueError):

@@ -118,7 +118,7 @@ def test_defect1_fetch_that_unpacks_nothing_marks_no_store(tmp_path: Path,
         fail(r, "uv reported success fetching cuda-toolkit[nvcc,cccl]==13.0.3",
              "did not arrive in the store", "nvidia-cuda-nvcc", "fix: run uv by hand")
         assert store_marks(isolated) == []
-    assert [c[:3] for c in uv_calls(tmp_path)] == [["pip", "install", "--target"]] * 2
+    assert [c[:2] for c in uv_calls(tmp_path)] == [["pip", "install"]] * 2
     assert all("--target" in c for c in uv_calls(tmp_path))  # no build ever started
     leftovers = [p.name for p in (isolated / "toolkits").iterdir()
                  if not p.name.endswith(".lock")]

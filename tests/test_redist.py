@@ -180,6 +180,8 @@ def test_members_go_to_the_catalog_folder_and_licenses_to_the_dist_info() -> Non
 
 def test_store_folders_are_named_by_release_and_machine() -> None:
     assert archives.folder_name("12.8.1", "x86_64") == "cuda-redist-12.8.1-x86_64"
+    assert archives.folder_name("12.8.1", "x86_64", digest="ab" * 32) == (
+        "cuda-redist-12.8.1-shaabababababababab-x86_64")
     assert archives.folder_name("../../x y", "aarch64") == "cuda-redist-.._.._x_y-aarch64"
 
 
@@ -212,6 +214,11 @@ def _want(server: rs.Server, **changes: object) -> archives.Want:
     return replace(want, **changes)  # type: ignore[arg-type]
 
 
+def _given(server: rs.Server) -> str:
+    """The store folder of the mirror's manifest, used as given: named by its digest."""
+    return archives.folder_name("12.8.1", "x86_64", digest=rs.sha256(server.folder / MANIFEST))
+
+
 def _nothing_half_written(layout: Layout) -> None:
     """No root without its mark, no unpacking folder: only downloads (resumable) and
     locks may stay after a failure."""
@@ -239,7 +246,7 @@ def test_a_good_fetch_assembles_a_root_that_locate_finds_whole(
         layout: Layout, server: rs.Server) -> None:
     notes: list[str] = []
     root = archives.fetch(layout, _want(server), note=notes.append, every=0.0)
-    assert root == layout.toolkits / "cuda-redist-12.8.1-x86_64"
+    assert root == layout.toolkits / _given(server)
     _assert_complete(root, 12, CU12_VERSIONS)
     lib = root / "nvidia/cuda_runtime/lib"
     assert os.readlink(lib / "libcudart.so.12") == "libcudart.so.12.8.90"
@@ -257,15 +264,16 @@ def test_a_good_fetch_assembles_a_root_that_locate_finds_whole(
     assert mark["manifest"]["pinned"] is False
     assert [a["name"] for a in mark["archives"]] == ["cuda_nvcc", "cuda_cudart", "cuda_cccl"]
     assert sorted(p.name for p in layout.toolkits.iterdir()) == [
-        ".cuda-redist-12.8.1-x86_64.lock", "cuda-redist-12.8.1-x86_64"]
+        f".{_given(server)}.lock", _given(server)]
     assert any(n.startswith("downloading cuda_nvcc 12.8.93: ") and n.endswith(" of 2.0 MB")
                for n in notes), notes
     # a second fetch finds it and asks the server for nothing but the manifest
     before = len(server.requests)
     assert archives.fetch(layout, _want(server), note=notes.append) == root
     assert [r for r, _ in server.requests[before:]] == [MANIFEST]
-    assert archives.existing(layout, "12.8", "x86_64") == root
-    assert archives.existing(layout, "12.9", "x86_64") is None
+    assert archives.existing(layout, "12.8", "x86_64", manifest=server.url + MANIFEST) == root
+    assert archives.existing(layout, "12.8", "x86_64") is None  # not NVIDIA's pinned one
+    assert archives.existing(layout, "12.9", "x86_64", manifest=server.url + MANIFEST) is None
 
 
 def test_the_source_offers_the_root_for_torchs_cuda(layout: Layout, server: rs.Server) -> None:
@@ -275,11 +283,58 @@ def test_the_source_offers_the_root_for_torchs_cuda(layout: Layout, server: rs.S
     assert before is not None and before.roots == ()
     assert before.description.startswith("nothing fetched for CUDA 12.8 yet")
     root = archives.fetch(layout, _want(server, machine=None), note=lambda _: None)
-    offer = source.SOURCE.offer(target, torch, layout, CTX)
+    named = Context(((data.MANIFEST_VAR, server.url + MANIFEST),), "/", "/usr/bin/python3")
+    offer = source.SOURCE.offer(target, torch, layout, named)
     assert offer is not None and offer.source == "redist" and offer.roots == (str(root),)
     cu13 = Torch("2.11.0+cu130", "13.0", "/site/torch", "==13.0.2")
-    other = source.SOURCE.offer(target, cu13, layout, CTX)
+    other = source.SOURCE.offer(target, cu13, layout, named)
     assert other is not None and other.roots == ()
+
+
+def test_a_manifest_given_never_takes_the_pinned_releases_place(
+        layout: Layout, tmp_path: Path) -> None:
+    """Issue 17, security 2: a --redist-manifest labelled 12.8.1 wrote the folder the
+    pinned 12.8.1 uses, and later runs without the flag (doctor too) took it as
+    NVIDIA's. Its folder is named by its digest, and only runs that name it use it."""
+    mirror = tmp_path / "mirror"
+    rs.cu12_mirror(mirror)  # labelled 12.8.1, but not NVIDIA's bytes
+    root = archives.fetch(layout, archives.Want("12.8", manifest=str(mirror / MANIFEST)),
+                          note=lambda _: None)
+    assert root.name != archives.folder_name("12.8.1")
+    assert root.name == archives.folder_name("12.8.1", digest=rs.sha256(mirror / MANIFEST))
+    assert not (layout.toolkits / archives.folder_name("12.8.1")).exists()
+    torch = Torch("2.9.1+cu128", "12.8", "/site/torch", None)
+    assert archives.existing(layout, "12.8") is None
+    plain = source.SOURCE.offer(None, torch, layout, CTX)
+    assert plain is not None and plain.roots == ()
+    assert archives.existing(layout, "12.8", manifest=str(mirror / MANIFEST)) == root
+    assert archives.existing(layout, "12.8", manifest=str(tmp_path / "other.json")) is None
+    # a folder under the pinned name whose mark is not the pinned manifest's: not taken
+    fake = layout.toolkits / archives.folder_name("12.8.1")
+    shutil.copytree(root, fake, symlinks=True)
+    assert archives.existing(layout, "12.8") is None
+
+
+@pytest.mark.parametrize("url", ["http://mirror.example/redistrib_12.8.1.json",
+                                 "HTTP://10.0.0.1:8080/redistrib_12.8.1.json"])
+def test_a_manifest_given_over_plain_http_is_refused(layout: Layout, url: str) -> None:
+    with pytest.raises(ComponentError) as caught:
+        archives.fetch(layout, archives.Want("12.8", manifest=url), note=lambda _: None)
+    text = str(caught.value)
+    assert "refusing the manifest" in text and "plain http" in text
+    assert "WHEELCUDA_ALLOW_HTTP=1" in text and "https://" in text
+    assert not any(layout.toolkits.iterdir()) if layout.toolkits.exists() else True
+
+
+def test_plain_http_from_this_machine_or_when_allowed_is_read(server: rs.Server,
+                                                              layout: Layout) -> None:
+    assert server.url.startswith("http://127.0.0.1")
+    archives.read_manifest(_want(server))  # the loopback: the tests' own servers
+    elsewhere = archives.Want("12.8", manifest="http://localhost.invalid/x.json",
+                              allow_http=True)
+    with pytest.raises(ComponentError) as caught:  # allowed: read, and unreachable
+        archives.read_manifest(elsewhere)
+    assert "refusing" not in str(caught.value) and "could not read" in str(caught.value)
 
 
 def test_a_known_release_manifest_is_checked_against_its_pin(
@@ -320,7 +375,7 @@ def test_a_corrupt_archive_is_deleted_and_named(layout: Layout, server: rs.Serve
     text = str(err.value)
     assert f"from {server.url}{NVCC_URL} does not match the manifest's sha256" in text
     assert f"expected {rs.sha256(cu12 / NVCC_URL)}, got " in text
-    downloads = layout.toolkits / ".fetch-cuda-redist-12.8.1-x86_64-downloads"
+    downloads = layout.toolkits / f".fetch-{_given(server)}-downloads"
     assert not any(p.name.startswith("cuda_nvcc") for p in downloads.iterdir())
     _nothing_half_written(layout)
     del server.faults[NVCC_URL]  # the next run downloads it anew
@@ -347,13 +402,13 @@ def test_a_truncated_download_stops_with_the_part_kept_and_resumes(
         archives.fetch(layout, _want(server), note=lambda _: None)
     assert f"the download of {server.url}{NVCC_URL} stopped at " in str(err.value)
     assert "run again: the download resumes" in str(err.value)
-    part = layout.toolkits / ".fetch-cuda-redist-12.8.1-x86_64-downloads" / (
+    part = layout.toolkits / f".fetch-{_given(server)}-downloads" / (
         NVCC_URL.rsplit("/", 1)[1] + ".part")
     kept = part.stat().st_size
     assert kept > 0
     _nothing_half_written(layout)
     # `cache prune` would remove it, under the lock a fetch of that root holds
-    assert (part.parent, layout.lock(layout.toolkits, "cuda-redist-12.8.1-x86_64")) in [
+    assert (part.parent, layout.lock(layout.toolkits, _given(server))) in [
         (path, lock) for path, lock, _ in prune.candidates(layout)]
     del server.faults[NVCC_URL]
     root = archives.fetch(layout, _want(server), note=lambda _: None)
@@ -372,7 +427,7 @@ def test_a_connection_that_drops_once_is_resumed_in_the_same_run(
 
 def test_a_server_that_ignores_range_gets_a_whole_download(
         layout: Layout, server: rs.Server, cu12: Path) -> None:
-    downloads = layout.private(layout.toolkits) / ".fetch-cuda-redist-12.8.1-x86_64-downloads"
+    downloads = layout.private(layout.toolkits) / f".fetch-{_given(server)}-downloads"
     downloads.mkdir()
     name = NVCC_URL.rsplit("/", 1)[1]
     (downloads / f"{name}.part").write_bytes((cu12 / NVCC_URL).read_bytes()[:1000])
@@ -429,7 +484,7 @@ def _child(layout: Layout, server: rs.Server) -> subprocess.Popen[str]:
 def test_a_killed_download_is_resumed_by_the_next_run(layout: Layout, server: rs.Server
                                                       ) -> None:
     server.faults[NVCC_URL] = "slow"  # 2 MB at 64 KB per 20 ms: about 0.7 s
-    part = layout.toolkits / ".fetch-cuda-redist-12.8.1-x86_64-downloads" / (
+    part = layout.toolkits / f".fetch-{_given(server)}-downloads" / (
         NVCC_URL.rsplit("/", 1)[1] + ".part")
     child = _child(layout, server)
     deadline = time.monotonic() + 60
@@ -440,14 +495,14 @@ def test_a_killed_download_is_resumed_by_the_next_run(layout: Layout, server: rs
     child.send_signal(signal.SIGKILL)
     child.communicate()
     kept = part.stat().st_size
-    assert not (layout.toolkits / "cuda-redist-12.8.1-x86_64").exists()
+    assert not (layout.toolkits / _given(server)).exists()
     del server.faults[NVCC_URL]
     root = archives.fetch(layout, _want(server), note=lambda _: None)
     resumed = server.ranges(NVCC_URL)[-1]
     assert resumed is not None and int(resumed[len("bytes="):-1]) >= kept
     _assert_complete(root, 12, CU12_VERSIONS)
     assert sorted(p.name for p in layout.toolkits.iterdir()) == [
-        ".cuda-redist-12.8.1-x86_64.lock", "cuda-redist-12.8.1-x86_64"]
+        f".{_given(server)}.lock", _given(server)]
 
 
 def test_two_fetches_at_once_download_once(layout: Layout, server: rs.Server) -> None:
@@ -456,7 +511,7 @@ def test_two_fetches_at_once_download_once(layout: Layout, server: rs.Server) ->
     outs = [c.communicate(timeout=120) for c in children]
     assert [c.returncode for c in children] == [0, 0], outs
     roots = {out.strip() for out, _ in outs}
-    assert roots == {str(layout.toolkits / "cuda-redist-12.8.1-x86_64")}
+    assert roots == {str(layout.toolkits / _given(server))}
     for rel in (NVCC_URL, NVCC_URL.replace("cuda_nvcc", "cuda_cudart").replace("93", "90"),
                 NVCC_URL.replace("cuda_nvcc", "cuda_cccl").replace("93", "90")):
         assert server.count(rel) == 1, (rel, server.requests)
@@ -627,9 +682,10 @@ def test_an_archive_that_matches_yet_cannot_be_unpacked_is_not_kept(
         with pytest.raises(ComponentError, match="cannot be unpacked") as caught:
             archives.fetch(layout, want, note=lambda _: None)
         assert "the manifest lists a broken archive" in str(caught.value)
-        downloads = layout.toolkits / ".fetch-cuda-redist-12.8.1-x86_64-downloads"
+        name = archives.folder_name("12.8.1", "x86_64", digest=rs.sha256(mirror / MANIFEST))
+        downloads = layout.toolkits / f".fetch-{name}-downloads"
         assert not any(p.name.startswith("cuda_cccl") for p in downloads.iterdir())
-        assert not (layout.toolkits / "cuda-redist-12.8.1-x86_64").exists()
+        assert not (layout.toolkits / name).exists()
 
 
 def test_cuda_11_is_refused_with_the_ways_that_work() -> None:

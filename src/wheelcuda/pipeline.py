@@ -210,6 +210,8 @@ def start(ctx: Context, request: Request) -> Start:
         raise ComponentError(f"--from {request.redist_from}: no such folder",
                              "name the folder holding the manifest and the archives that "
                              "`wheelcuda install --no-fetch PKG` lists")
+    if request.redist_manifest:  # the redist source reads it, as it reads the variable
+        ctx = ctx.with_env(**{archives_data.MANIFEST_VAR: request.redist_manifest})
     return Start(ctx, request, layout, resolve_target(ctx, layout, request.python))
 
 
@@ -457,7 +459,8 @@ def redist_want(ctx: Context, request: Request, torch: Torch) -> archives.Want:
     manifest = request.redist_manifest or ctx.get(archives_data.MANIFEST_VAR) or None
     source = Path(ctx.cwd, request.redist_from) if request.redist_from else None
     return archives.Want(torch.cuda, manifest=manifest,
-                         base_url=ctx.get(archives_data.MIRROR_VAR) or None, source=source)
+                         base_url=ctx.get(archives_data.MIRROR_VAR) or None, source=source,
+                         allow_http=ctx.get(archives.ALLOW_HTTP_VAR) == "1")
 
 
 #: The errors a fetch of NVIDIA's archives fixes: no compiler, parts missing, torch's

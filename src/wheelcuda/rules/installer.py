@@ -34,9 +34,11 @@ def target_argv(tool: Tool, requirements: Sequence[str], target: str, python: st
     """Install ``requirements`` into a plain folder (the toolkit store) (pure); not quiet:
     what the installer says streams to the user during the long download. pip runs
     on the target's interpreter, which has pip where wheelcuda's own may not (a uv tool
-    venv has none)."""
+    venv has none). Wheels only (``--only-binary :all:``): NVIDIA publishes every part
+    as a wheel, and a compiler fetch must never run a build backend from an index."""
     if tool.name == "uv":
-        return [*tool.command, "pip", "install", "--target", target, "--python",
-                python, *requirements]
+        return [*tool.command, "pip", "install", "--only-binary", ":all:", "--target", target,
+                "--python", python, *requirements]
     return [python, "-m", "pip", "install", "--disable-pip-version-check",
-            "--no-warn-script-location", "--target", target, *requirements]
+            "--no-warn-script-location", "--only-binary", ":all:", "--target", target,
+            *requirements]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..data import redist as redist_data
 from ..store import archives
 from .base import Offer
 
@@ -21,10 +22,12 @@ class _Redist:
 
     def offer(self, target: Target,  # noqa: ARG002 (the protocol's)
               torch: Torch | None, layout: Layout,
-              ctx: Context) -> Offer | None:  # noqa: ARG002
+              ctx: Context) -> Offer | None:
         if torch is None or torch.cuda is None:
             return None
-        found = archives.existing(layout, torch.cuda)
+        # a manifest the user named: only its root; else only pinned releases' roots
+        found = archives.existing(layout, torch.cuda,
+                                  manifest=ctx.get(redist_data.MANIFEST_VAR) or None)
         if found is None:
             return Offer(self.name, (), f"nothing fetched for CUDA {torch.cuda} yet (install "
                                         "and fetch bring it when no other source has a "

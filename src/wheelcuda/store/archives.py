@@ -60,8 +60,14 @@ from .layout import Layout
 __all__ = ["PREFIX", "Plan", "Want", "download", "existing", "fetch", "folder_name",
            "listing", "read_manifest", "resolve"]
 
-#: Store folders of this source: ``cuda-redist-<label>-<machine>``.
+#: Store folders of this source: ``cuda-redist-<label>-<machine>`` for a release whose
+#: manifest wheelcuda pins (only that manifest's content is ever accepted there), and
+#: ``cuda-redist-<label>-sha<digest>-<machine>`` for a manifest the user named: named by
+#: its digest, it never takes a pinned release's place, whatever label it carries.
 PREFIX = "cuda-redist-"
+#: The variable that lets an unpinned manifest be read over plain http from a host other
+#: than this machine (read by the caller, through its Context).
+ALLOW_HTTP_VAR = "WHEELCUDA_ALLOW_HTTP"
 #: What a progress note goes to: one line, without the ``wheelcuda: `` prefix.
 Note = Callable[[str], None]
 
@@ -95,6 +101,8 @@ class Want:
     base_url: str | None = None
     source: Path | None = None
     machine: str | None = None
+    #: ``WHEELCUDA_ALLOW_HTTP=1``: a manifest given over plain http from another host
+    allow_http: bool = False
 
     @property
     def host(self) -> str:
@@ -196,10 +204,33 @@ def _location(want: Want) -> tuple[str, data.Release | None]:
     return rules.join_url(want.base_url or data.BASE_URL, name), release
 
 
+def _loopback(host: str | None) -> bool:
+    return host in ("127.0.0.1", "::1", "localhost")
+
+
+def _refuse_plain_http(location: str, want: Want) -> None:
+    """A manifest used as given is what every archive's sha256 is checked against: over
+    plain http anyone on the way could change it, so it is refused unless it comes from
+    this machine or the user says so."""
+    try:
+        parts = urllib.parse.urlsplit(location)
+    except ValueError:
+        return  # _where says what is wrong with it
+    if parts.scheme.lower() == "http" and not _loopback(parts.hostname) and not want.allow_http:
+        raise ComponentError(
+            f"refusing the manifest {location}: it is used as given, unchecked, and plain "
+            "http lets anyone on the way change it (and with it every archive's sha256)",
+            f"serve it over https://, pass a file (--redist-manifest ./redistrib.json), or "
+            f"allow it knowingly: {ALLOW_HTTP_VAR}=1")
+
+
 def read_manifest(want: Want) -> tuple[rules.Manifest, str, str, data.Release | None]:
     """(manifest, where it was read, its sha256, the known release it was checked
-    against or None). A known release's manifest must have the pinned sha256."""
+    against or None). A known release's manifest must have the pinned sha256; one used
+    as given is not read over plain http from another host (:func:`_refuse_plain_http`)."""
     location, release = _location(want)
+    if release is None:
+        _refuse_plain_http(location, want)
     raw = _read(location)
     digest = hashlib.sha256(raw).hexdigest()
     if release is not None and release.manifest_sha256 and digest != release.manifest_sha256:
@@ -642,11 +673,19 @@ def _assemble(root: Path, plan: Plan, files: list[Path]) -> None:
 
 # -- the store ----------------------------------------------------------------------------
 
-def folder_name(label: str, machine: str | None = None) -> str:
-    """``cuda-redist-12.8.1-x86_64``: per release and machine (pure). A label from a
-    manifest the user named may hold anything: only ``[A-Za-z0-9.+-]`` is kept."""
+def folder_name(label: str, machine: str | None = None, *,
+                digest: str | None = None) -> str:
+    """``cuda-redist-12.8.1-x86_64`` for a pinned release; with the ``digest`` of a
+    manifest the user named, ``cuda-redist-<label>-sha<digest[:16]>-x86_64`` (pure). A
+    label from such a manifest may hold anything: only ``[A-Za-z0-9.+-]`` is kept, and
+    the digest part means it never names a pinned release's folder."""
     safe = re.sub(r"[^A-Za-z0-9.+-]", "_", label)
-    return f"{PREFIX}{safe}-{machine or platform.machine()}"
+    tag = f"-sha{digest[:16]}" if digest else ""
+    return f"{PREFIX}{safe}{tag}-{machine or platform.machine()}"
+
+
+def _plan_folder(plan: Plan, machine: str) -> str:
+    return folder_name(plan.label, machine, digest=None if plan.pinned else plan.manifest_sha256)
 
 
 def _mark(folder: Path) -> dict[str, object] | None:
@@ -666,24 +705,47 @@ def _complete(folder: Path, manifest_sha256: str | None) -> bool:
                                        and manifest.get("sha256") == manifest_sha256)
 
 
-def existing(layout: Layout, cuda: str, machine: str | None = None) -> Path | None:
-    """The newest complete root fetched for CUDA ``X.Y`` on this machine, or None."""
-    suffix = f"-{machine or platform.machine()}"
-    best: tuple[tuple[int, ...], Path] | None = None
+def existing(layout: Layout, cuda: str, machine: str | None = None, *,
+             manifest: str | None = None) -> Path | None:
+    """The newest complete root fetched for CUDA ``X.Y`` on this machine from a manifest
+    wheelcuda pins, or None. A root fetched from a manifest the user named is taken only
+    by a run that names the same ``manifest`` (its ``--redist-manifest`` or
+    ``WHEELCUDA_REDIST_MANIFEST``), never for NVIDIA's release."""
+    machine = machine or platform.machine()
+    if manifest:
+        return _existing_given(layout, cuda, machine, manifest)
+    for release in sorted((r for r in data.RELEASES if r.cuda == cuda and r.manifest_sha256),
+                          key=lambda r: version_key(r.label), reverse=True):
+        path = layout.toolkits / folder_name(release.label, machine)
+        mark = _mark(path)
+        manifest = mark.get("manifest") if mark else None
+        if (isinstance(manifest, dict) and manifest.get("pinned") is True
+                and manifest.get("sha256") == release.manifest_sha256
+                and mark is not None and mark.get("cuda") == cuda):
+            return path
+    return None
+
+
+def _existing_given(layout: Layout, cuda: str, machine: str, manifest: str) -> Path | None:
+    """The newest root fetched from the manifest named ``manifest`` (by the address it
+    was read from, as its mark records), not from a pinned one."""
+    best: tuple[float, Path] | None = None
     try:
         entries = list(layout.toolkits.iterdir())
     except OSError:
         return None
     for path in entries:
-        if not (path.name.startswith(PREFIX) and path.name.endswith(suffix)):
+        if not (path.name.startswith(PREFIX) and path.name.endswith(f"-{machine}")):
             continue
         mark = _mark(path)
-        if mark is None or mark.get("cuda") != cuda:
+        given = mark.get("manifest") if mark else None
+        if (mark is None or mark.get("cuda") != cuda or not isinstance(given, dict)
+                or given.get("pinned") is not False or given.get("url") != manifest):
             continue
-        label = str(mark.get("release", ""))
-        key = version_key(label)
-        if best is None or key > best[0]:
-            best = (key, path)
+        with contextlib.suppress(OSError):
+            when = (path / toolkits.MARK).stat().st_mtime
+            if best is None or when > best[0]:
+                best = (when, path)
     return best[1] if best else None
 
 
@@ -705,9 +767,9 @@ def _fetch(layout: Layout, want: Want, note: Note, every: float) -> Path:
     kits = layout.private(layout.toolkits)
     plan: Plan | None = None
     sha: str | None
-    if want.manifest:  # its label names the folder: read it first
+    if want.manifest:  # its label and digest name the folder: read it first
         plan = resolve(want)
-        final, sha = kits / folder_name(plan.label, want.host), plan.manifest_sha256
+        final, sha = kits / _plan_folder(plan, want.host), plan.manifest_sha256
     else:  # a known release: its folder and manifest hash are known without the network
         release = rules.choose_release(want.cuda)
         final, sha = kits / folder_name(release.label, want.host), release.manifest_sha256

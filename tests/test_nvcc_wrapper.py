@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from wheelcuda import _nvcc_wrapper as w
@@ -94,9 +99,48 @@ def test_a_call_that_asked_for_some_targets_builds_only_those() -> None:
 @pytest.mark.parametrize("call", [
     ["-ptx", "k.cu", "-arch=sm_80"], ["-cubin", "-arch=sm_80", "k.cu"],
     ["-dlto", "-gencode", "arch=compute_80,code=lto_80", "-c", "k.cu"],
+    ["-gencode=arch=compute_80,code=[sm_80,lto_80]", "-c", "k.cu"],
+    ["--gpu-code=lto_80", "-arch=compute_80", "-c", "k.cu"],
+    ["-dlto", "-arch=sm_80", "-c", "k.cu"],
 ])
 def test_single_target_outputs_and_lto_are_left_alone(call: list[str]) -> None:
     assert w.rewrite(call, targets("9.0+PTX")) == (call, None)
+
+
+@pytest.mark.parametrize("path", ["-I/opt/volto_lib/include", "-I", "/src/pluto_ops",
+                                  "-Xcompiler=-DLTO_MODE", "-o", "lto_kernels.o"])
+def test_lto_in_a_path_or_define_does_not_switch_pruning_off(path: str) -> None:
+    """Issue 17, security 3: any argument containing ``lto_`` kept every -gencode target,
+    and the wheel was still keyed as built for the asked archs."""
+    call = [path, "-gencode", "arch=compute_80,code=sm_80", "-gencode",
+            "arch=compute_90,code=sm_90", "-c", "k.cu"]
+    args, _ = w.rewrite(call, targets("9.0"))
+    assert "-gencode=arch=compute_90,code=sm_90" in args
+    assert not any("sm_80" in a for a in args)
+    assert not w.lto(call)
+
+
+def test_an_unpruned_call_is_said_and_logged(tmp_path: Path) -> None:
+    """When pruning is skipped (LTO), the wrapper says so and logs it; install keys the
+    wheel as unpruned (install.unpruned_calls)."""
+    from wheelcuda.commands import install  # noqa: PLC0415
+
+    nvcc = tmp_path / "bin"
+    nvcc.mkdir()
+    real = nvcc / w.REAL
+    real.write_text("#!/bin/sh\nexit 0\n")
+    real.chmod(0o755)
+    shutil.copy(w.__file__, nvcc / "nvcc")
+    log = tmp_path / "log"
+    env = {"WHEELCUDA_ARCHS": "9.0", "WHEELCUDA_NVCC_LOG": str(log), "PATH": "/usr/bin:/bin"}
+    r = subprocess.run([sys.executable, str(nvcc / "nvcc"), "-gencode",
+                        "arch=compute_80,code=lto_80", "-dc", "k.cu"], env=env,
+                       capture_output=True, text=True, check=False, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "left unpruned" in r.stderr and "link-time optimization" in r.stderr
+    calls = log.read_text().splitlines()
+    assert install.unpruned_calls(calls) == 1
+    assert install.unpruned_calls(["nvcc -c k.cu -gencode=arch=compute_90,code=sm_90"]) == 0
 
 
 def test_threads_zero_means_all_cpus_and_is_kept() -> None:

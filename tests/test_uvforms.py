@@ -231,3 +231,25 @@ def test_hostile_pages_and_cut_archives_are_unknown(server: str) -> None:
     (package,) = uvforms.read(["ext"], Context.of({"UV_INDEX": hostile, "UV_NO_INDEX": "1"}))
     assert package.form.static is None and "cannot read the sdist" in package.form.why
 
+
+
+def test_a_pinned_requirement_is_keyed_by_its_sdist(tmp_path: Path) -> None:
+    """Issue 17, security 4: ``pkg==1.0`` from another index, or another sdist with the
+    same name and version, was served from the wheel cache. The key now holds the sdist's
+    sha256 on the index uv takes it from (or the indexes searched)."""
+    seen = []
+    for n in ("a", "b"):
+        links = tmp_path / n
+        links.mkdir()
+        (links / "demo_ext-1.0.tar.gz").write_bytes(f"an sdist from {n}".encode())
+        ctx = Context.of({"UV_NO_INDEX": "1", "UV_FIND_LINKS": str(links)}, str(tmp_path))
+        seen.append(uvforms.pinned_source("demo-ext==1.0", ctx))
+    assert seen[0] != seen[1] and all(s and s.startswith("sha256:") for s in seen)
+    ctx = Context.of({"UV_NO_INDEX": "1", "UV_FIND_LINKS": str(tmp_path / "a")}, str(tmp_path))
+    assert uvforms.pinned_source("demo-ext==1.0", ctx) == seen[0]  # stable
+    assert uvforms.pinned_source("demo-ext", ctx) is None  # not exact: not kept anyway
+    assert uvforms.pinned_source("./folder", ctx) is None
+    nowhere = Context.of({"UV_NO_INDEX": "1", "UV_FIND_LINKS": str(tmp_path / "none"),
+                          "UV_INDEX": "https://user:s3cret@idx.invalid/simple"}, str(tmp_path))
+    found = uvforms.pinned_source("demo-ext==1.0", nowhere)
+    assert found is not None and found.startswith("indexes:") and "s3cret" not in found

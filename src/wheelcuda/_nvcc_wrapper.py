@@ -125,11 +125,32 @@ def _base(number: str) -> str:
     return number.rstrip("af")
 
 
+#: Device link-time optimization asked for by a flag rather than by a code= value.
+_DLTO = ("-dlto", "--dlink-time-opt")
+
+
+def lto(args: list[str]) -> bool:
+    """Whether the call asks for link-time optimization: ``code=lto_XX`` (or ``-arch`` /
+    ``-code`` naming ``lto_XX``) as the value of an arch option, or ``-dlto``; read from
+    the options themselves, so that ``-I/opt/volto_lib/include`` is not (pure)."""
+    i = 0
+    while i < len(args):
+        name, value, nxt = _split_option(args, i)
+        if args[i] in _DLTO or (name in (*_GENCODE, *_ARCH, *_CODE) and "lto_" in value):
+            return True
+        i = nxt
+    return False
+
+
 def _untouchable(args: list[str]) -> bool:
     """Calls to leave exactly as they are: queries, single-target outputs (-ptx, -cubin
-    accept one arch only), and link-time optimization (code=lto_XX)."""
-    return (any(a in _QUERIES or a in _SINGLE for a in args)
-            or any("lto_" in a for a in args))
+    accept one arch only), and link-time optimization (:func:`lto`)."""
+    return any(a in _QUERIES or a in _SINGLE for a in args) or lto(args)
+
+
+#: The line the wrapper writes to WHEELCUDA_NVCC_LOG for a call that compiles GPU code
+#: it left unpruned (LTO): install then keys the wheel as built for every arch asked.
+UNPRUNED = "# wheelcuda: unpruned"
 
 
 def rewrite(args: list[str], targets: list[tuple[str, bool]]
@@ -386,7 +407,13 @@ def main() -> None:
     real = os.path.join(here, REAL)
     args = sys.argv[1:]
     archs = os.environ.get("WHEELCUDA_ARCHS", "")
+    unpruned = False
     if archs and os.environ.get("WHEELCUDA_ALL_ARCHS", "") not in ("1", "true", "TRUE"):
+        if lto(args) and any(a in COMPILES for a in args):
+            unpruned = True  # said, and logged: the wheel is not keyed as pruned
+            sys.stderr.write("wheelcuda: this call asks for link-time optimization "
+                             "(lto_XX or -dlto): left unpruned, it builds every arch it "
+                             "names, not only " + archs + "\n")
         args, warning = rewrite(args, parse_targets(archs))
         # a pruned call: let it use the cores its one target leaves idle
         inherited = " ".join(os.environ.get(v, "") for v in
@@ -399,7 +426,7 @@ def main() -> None:
     if os.environ.get("WHEELCUDA_NVCC_LOG"):  # wheelcuda install counts the compiles
         try:
             with open(os.environ["WHEELCUDA_NVCC_LOG"], "a") as log:
-                log.write(" ".join(args) + "\n")
+                log.write((UNPRUNED + " " if unpruned else "") + " ".join(args) + "\n")
         except OSError:  # a log it cannot write costs the count, never the compile
             pass
     # argv[0] stays bin/nvcc: nvcc finds nvcc.profile from it (_HERE_) and names itself

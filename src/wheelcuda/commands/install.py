@@ -11,6 +11,7 @@ the package table and the machine say (MAX_JOBS).
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import shlex
 import tempfile
@@ -23,7 +24,7 @@ from ..context import Context
 from ..data import catalog
 from ..data.recipes import RECIPES
 from ..errors import ComponentError
-from ..probe import gpus, locate, machine, setup_vars, source
+from ..probe import gpus, locate, machine, setup_vars, source, uvforms
 from ..probe import torch as torch_probe
 from ..rules import arch, buildkey, checks, installer, jobs, packages
 from ..rules.checks import Kind
@@ -90,7 +91,7 @@ def prepare(ctx: Context, pkgs: Sequence[str], req: pipeline.Request,
     names = [source.distribution_name(p) for p in pkgs]
     recipe, origins = _package_variables(ctx, pkgs, names, r)
     in_key = buildkey.build_variables(recipe, ctx.environ, packages.prefixes(names))
-    fields = _key_fields(r, pkgs, in_key, extra)
+    fields = _key_fields(r, [_identified(ctx, p) for p in pkgs], in_key, extra)
     fields["names"] = [n or "" for n in names]
     key = buildkey.key_id(fields)
     variables = r.run_variables() if r.home else {}
@@ -155,6 +156,16 @@ def _sources(r: pipeline.Resolved, key: str, pkgs: Sequence[str],
     return list(pkgs)
 
 
+def _identified(ctx: Context, spec: str) -> str:
+    """The spec as the key holds it: a folder's or file's content hash (source_id), and
+    for ``name==version`` the sdist's sha256 on the index uv would take it from (or the
+    indexes searched, when none says): the same version from elsewhere is another key."""
+    if os.path.exists(os.path.join(ctx.cwd, spec)):
+        return spec
+    found = uvforms.pinned_source(spec, ctx)
+    return f"{spec} @ {found}" if found else spec
+
+
 def _key_fields(r: pipeline.Resolved, pkgs: Sequence[str], variables: dict[str, str],
                 extra: Sequence[str]) -> dict[str, object]:
     torch = r.torch
@@ -206,6 +217,11 @@ def compile_summary(calls: Sequence[str]) -> str:
         f", split-compile {'/'.join(splits)}" if splits else "")
 
 
+def unpruned_calls(calls: Sequence[str]) -> int:
+    """How many compiles the nvcc wrapper left unpruned (link-time optimization) (pure)."""
+    return sum(1 for c in calls if c.startswith(_nvcc_wrapper.UNPRUNED))
+
+
 def _duration(seconds: float) -> str:
     minutes, secs = divmod(round(seconds), 60)
     return f"{minutes}m{secs:02d}s" if minutes else f"{seconds:.1f}s"
@@ -223,15 +239,23 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
         start = time.monotonic()
         code = proc.call(p.argv, env=env)
         seconds = time.monotonic() - start
-        compiles = compile_summary(log.read().splitlines())
+        calls = log.read().splitlines()
+        compiles = compile_summary(calls)
+        unpruned = unpruned_calls(calls)
         took = _duration(seconds)
         if code != 0:
             return code, f"{p.tool.name} exited with {code} after {took}; nothing was installed"
         done = [f"{n}=={v}" if (v := _version(r.target.site_dirs, n)) else (n or spec)
                 for n, spec in zip(p.names, p.specs or [""] * len(p.names), strict=False)]
-        build.done(p.fields, done, seconds, p.tool.name, [n for n in p.names if n])
+        # a wheel with unpruned (LTO) code is recorded as what it is, not as pruned
+        fields = {**p.fields, "prune": False, "unpruned_calls": unpruned} if unpruned \
+            else p.fields
+        build.done(fields, done, seconds, p.tool.name, [n for n in p.names if n])
     archs = ", ".join(f"sm_{a.number}" for a in r.archs)
     built = archs if not r.request.all_archs else "the package's own arch list (--all-archs)"
+    if compiles and unpruned:
+        built = (f"{built} and, in {unpruned} link-time-optimized compiles wheelcuda "
+                 "left unpruned, every arch those asked for")
     how = (f"built {built} ({compiles})" if compiles
            else "from wheelcuda's wheel cache (nothing compiled)" if p.kept
            else "nothing compiled (already installed, or the key's installer cache had it)")

@@ -13,6 +13,8 @@ takes the form uv accepts for any package.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+import hashlib
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -26,7 +28,7 @@ from ..errors import ConfigError, WheelcudaError
 from ..rules import staticmeta
 from . import index, source, uvlock
 
-__all__ = ["Package", "indexes", "project_folders", "read", "uncovered"]
+__all__ = ["Package", "indexes", "pinned_source", "project_folders", "read", "uncovered"]
 
 
 @dataclass(frozen=True)
@@ -257,6 +259,36 @@ def _one(spec: str, ctx: Context, places: Sequence[Place], lock: Mapping[str, An
     if offline:
         return Package(spec, name, staticmeta.unknown("not read"))
     return Package(spec, name, _from_index(name, pinned[0] if pinned else None, places, lock))
+
+
+def pinned_source(spec: str, ctx: Context) -> str | None:
+    """What identifies the sdist a ``name==version`` requirement builds from, for the
+    wheel cache's key (issue 17, security 4: the same name and version from another
+    index was served from the cache): ``sha256:<hex>`` of that sdist on the first index
+    uv would search that has it, else the indexes searched, without credentials. None
+    for anything but ``name==version``."""
+    try:
+        req = Requirement(spec)
+    except InvalidRequirement:
+        return None
+    pinned = [s.version for s in req.specifier if s.operator in ("==", "===")]
+    if len(pinned) != 1 or req.url:
+        return None
+    places = indexes(ctx)
+    name = str(canonicalize_name(req.name))
+    for place in places:
+        try:
+            found = index.newest_sdist(index.files(place.url, name, flat=place.flat), name,
+                                       pinned[0])
+        except (WheelcudaError, ValueError):
+            continue
+        digest = found.sha256 if found is not None else None
+        if found is not None and digest is None and os.path.isfile(found.url):
+            with contextlib.suppress(OSError), open(found.url, "rb") as f:
+                digest = hashlib.file_digest(f, "sha256").hexdigest()
+        if digest:
+            return f"sha256:{digest}"
+    return "indexes:" + ",".join(index.shown(p.url) for p in places)
 
 
 def read(specs: Sequence[str], ctx: Context, lock: Mapping[str, Any] | None = None, *,

@@ -6,10 +6,19 @@ when the replay has nothing to give (see warm.py for why that matters).
 
 from __future__ import annotations
 
+import _signal  # the builtin module (``signal`` imports enum: milliseconds)
 import os
 import sys
 
-from . import warm
+
+def _quiet_exit(_signum: int, _frame: object) -> None:
+    """^C before the CLI is ready (importing, replaying): exit 130, no traceback."""
+    os._exit(130)
+
+
+_signal.signal(_signal.SIGINT, _quiet_exit)
+
+from . import warm  # noqa: E402 (after the handler: ^C while importing is clean too)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -26,4 +35,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     from .cli import main as full  # noqa: PLC0415 (the full CLI's imports are what we skip)
 
+    # from here ^C is KeyboardInterrupt again: the CLI cleans up and exits 130
+    _signal.signal(_signal.SIGINT, _signal.default_int_handler)
     return full(args)

@@ -7,8 +7,11 @@ caller's context, through :func:`child_environ`), and failures turned into
 
 from __future__ import annotations
 
+import contextlib
+import os
 import queue
 import shlex
+import signal
 import subprocess
 import sys
 import threading
@@ -112,10 +115,54 @@ def _pump(child: subprocess.Popen[str], lines: queue.Queue[str | None]) -> None:
     lines.put(None)
 
 
+#: Signals passed on to the child's process group, and how long a child may take to end
+#: after one before the group is killed.
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+GRACE_S = 10.0
+
+
 def call(argv: Sequence[str], *, env: Mapping[str, str]) -> int:
     """Run ``argv`` with inherited stdio (output streams to the user); return its exit
-    code. ``env`` is the whole environment: build it with :func:`child_environ`."""
+    code. ``env`` is the whole environment: build it with :func:`child_environ`.
+
+    The child runs in a process group of its own, and SIGINT, SIGTERM and SIGHUP sent
+    to wheelcuda are passed on to that whole group (a build's compilers included); once
+    the child ends, whatever of its group is left is killed, so that nothing outlives
+    wheelcuda and no lock it holds (the key's build lock) is let go while a build still
+    writes (issue 17, reliability 2). After a signal the exit code is 128 + its number."""
     try:
-        return subprocess.call(list(argv), env=dict(env))
+        child = subprocess.Popen(list(argv), env=dict(env), process_group=0)
     except OSError as exc:
         raise _start_error(argv, exc) from exc
+    received: list[int] = []
+
+    def forward(signum: int, _frame: object) -> None:
+        received.append(signum)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(child.pid, signum)
+
+    main = threading.current_thread() is threading.main_thread()  # where handlers may go
+    previous = {s: signal.signal(s, forward) for s in FORWARDED} if main else {}
+    try:
+        code = _wait(child, received)
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(child.pid, signal.SIGKILL)  # what is left of its group
+    return 128 + received[0] if received else code
+
+
+def _wait(child: subprocess.Popen[bytes], received: list[int]) -> int:
+    """The child's exit code; once a signal was passed on, at most GRACE_S more, then
+    its group is killed."""
+    deadline: float | None = None
+    while True:
+        try:
+            return child.wait(timeout=0.5)
+        except subprocess.TimeoutExpired:
+            if received and deadline is None:
+                deadline = time.monotonic() + GRACE_S
+            if deadline is not None and time.monotonic() > deadline:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(child.pid, signal.SIGKILL)

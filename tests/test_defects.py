@@ -57,13 +57,19 @@ if "--target" in args:
 if os.environ.get("UV_CACHE_DIR"):
     os.makedirs(os.environ["UV_CACHE_DIR"], exist_ok=True)
     open(os.path.join(os.environ["UV_CACHE_DIR"], "half-built.whl"), "w").close()
-if {lock!r}:  # is the toolkit store's lock free while the build runs?
-    import filelock
+if {lock!r}:  # how is the toolkit store's lock held while the build runs?
+    import fcntl
+    fd = os.open({lock!r}, os.O_RDWR)
     try:
-        filelock.FileLock({lock!r}, timeout=0).acquire()
-        state = "free"
-    except filelock.Timeout:
-        state = "held"
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # another build may use it too
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            state = "free"
+        except BlockingIOError:
+            state = "shared"  # in use: cache clear and prune leave it
+    except BlockingIOError:
+        state = "held"  # exclusively: a fetch that never let go
+    os.close(fd)
     with open({log!r} + ".lock", "w") as f:
         f.write(state)
 sys.exit({code!r})
@@ -126,8 +132,9 @@ def test_defect1_fetch_that_unpacks_nothing_marks_no_store(tmp_path: Path,
 
 
 def test_defect1_fetch_leaves_its_lock_free(tmp_path: Path, isolated: Path) -> None:
-    """What a good fetch leaves: a complete store whose lock is free while the build runs
-    (the fake uv checks it) and after it. (This one passed on the old code as well: its
+    """What a good fetch leaves: a complete store whose lock is not held exclusively
+    while the build runs (the fake uv checks it: held shared, as a store in use is, issue
+    17) and free after it. (This one passed on the old code as well: its
     doubly-acquired lock object was collected when fetch returned, and filelock's
     ``__del__`` dropped the leaked hold; the next test holds on to the object.)"""
     lock = isolated / "toolkits" / f".{toolkits.folder_name(SPEC)}.lock"
@@ -139,7 +146,7 @@ def test_defect1_fetch_leaves_its_lock_free(tmp_path: Path, isolated: Path) -> N
                                      / toolkits.MARK]
     calls = uv_calls(tmp_path)
     assert "--target" in calls[0] and "--no-build-isolation" in calls[1]
-    assert (tmp_path / "uv-calls.lock").read_text() == "free"  # during the build
+    assert (tmp_path / "uv-calls.lock").read_text() == "shared"  # during the build
     guard = filelock.FileLock(str(lock), timeout=0)  # and after it
     guard.acquire()
     guard.release()
@@ -308,6 +315,57 @@ def test_defect4_clear_leaves_a_key_a_build_holds(isolated: Path) -> None:
     r = run("cache", "clear")
     assert r.returncode == 0 and "removed 1 cached build(s)" in r.stderr
     assert not layout.build(key).exists()
+
+
+def test_prune_dry_run_and_clear_pkg_name_a_live_first_build(isolated: Path) -> None:
+    """Issue 17, reliability 9: during a live first build, `cache prune --dry-run` said
+    `would remove …: build: nothing recorded` where prune left it, and `cache clear PKG`
+    did not name the entry it left."""
+    layout = Layout(isolated)
+    key = "causal-conv1d-0123456789abcdef"
+    layout.private(layout.builds)
+    layout.private(layout.build(key))
+    guard = filelock.FileLock(str(layout.lock(layout.builds, key)), timeout=0)
+    guard.acquire()
+    try:
+        dry = run("cache", "prune", "--dry-run")
+        assert dry.returncode == 0, dry.stderr
+        assert "would remove" not in dry.stderr
+        assert f"left {layout.build(key)}: a running wheelcuda holds it" in dry.stderr
+        cleared = run("cache", "clear", "causal_conv1d")
+        assert f"left {layout.build(key)}: a running wheelcuda holds it" in cleared.stderr
+        other = run("cache", "clear", "mamba-ssm")
+        assert str(layout.build(key)) not in other.stderr
+    finally:
+        guard.release()
+    dry = run("cache", "prune", "--dry-run")
+    assert f"would remove {layout.build(key)}" in dry.stderr and layout.build(key).is_dir()
+
+
+def test_clear_leaves_the_tree_a_running_build_uses(tmp_path: Path, isolated: Path) -> None:
+    """Issue 17, reliability 1: `wheelcuda run -- sh -c 'sleep 4; "$CUDACXX" --version'`
+    while `cache clear --trees --toolkits` ran ended in `nvcc: not found`. run (and
+    install, and the backend) hold a shared lock on the tree; clear skips it and says so."""
+    py = fakes.user_env(tmp_path)
+    env = {**fakes.pythonpath_env(), "WHEELCUDA_CACHE_DIR": str(isolated)}
+    running = subprocess.Popen(
+        [sys.executable, "-m", "wheelcuda", "run", "--python", str(py), "--arch", "9.0", "--",
+         "sh", "-c", 'touch "$0"; sleep 4; test -x "$CUDACXX" && echo nvcc-still-there',
+         str(tmp_path / "started")], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+    for _ in range(300):
+        if (tmp_path / "started").exists():
+            break
+        time.sleep(0.1)
+    cleared = run("cache", "clear", "--trees", "--toolkits")
+    out, err = running.communicate(timeout=60)
+    assert running.returncode == 0, err
+    assert "nvcc-still-there" in out
+    assert cleared.returncode == 0, cleared.stderr
+    assert "a running wheelcuda holds it" in cleared.stderr and "/homes/" in cleared.stderr
+    assert "removed 0 tree(s)" in cleared.stderr
+    after = run("cache", "clear", "--trees")  # once it ended: removed
+    assert "removed 1 tree(s)" in after.stderr, after.stderr
 
 
 def test_defect4_failed_install_leaves_no_entry(tmp_path: Path, isolated: Path) -> None:
@@ -506,3 +564,38 @@ def test_all_archs_sets_no_arch_variable_of_the_package(tmp_path: Path) -> None:
     assert "FLASH_ATTN_CUDA_ARCHS" not in r.stdout
     assert "FLASH_ATTN_CUDA_ARCHS=90" in run("install", "--python", str(py), "--arch", "9.0",
                                               "--explain", "flash-attn==2.8.3").stdout
+
+
+def test_two_installs_of_one_key_build_once(tmp_path: Path) -> None:
+    """Issue 17, reliability 7: `install --arch 9.0 ./ext` in one venv and, 2 s later,
+    the same in a second venv with the same torch: the second waited in silence, then
+    compiled again. Now it says that it waits, and takes the first one's wheel."""
+    bin_dir = tmp_path / "fakebin"
+    bin_dir.mkdir()
+    uv = bin_dir / "uv"
+    uv.write_text('#!/bin/sh\ncase "$*" in\n  *.whl*) echo WHEEL >> "$LOG" ;;\n'
+                  '  *) echo BUILD >> "$LOG"; sleep 8; mkdir -p "$UV_CACHE_DIR/built"; '
+                  'touch "$UV_CACHE_DIR/built/ext-1.0-py3-none-any.whl" ;;\nesac\n')
+    uv.chmod(0o755)
+    log = tmp_path / "log"
+    ext = tmp_path / "ext"
+    ext.mkdir()
+    (ext / "pyproject.toml").write_text('[project]\nname = "ext"\nversion = "1.0"\n')
+    env = {**fakes.pythonpath_env(), "WHEELCUDA_CACHE_DIR": os.environ["WHEELCUDA_CACHE_DIR"],
+           "PATH": f"{bin_dir}:{os.environ['PATH']}", "WHEELCUDA_INSTALLER": "uv",
+           "LOG": str(log)}
+    pys = [fakes.user_env(tmp_path / n) for n in ("a", "b")]
+    runs = []
+    for py in pys:
+        runs.append(subprocess.Popen(
+            [sys.executable, "-m", "wheelcuda", "install", "--python", str(py), "--arch",
+             "9.0", str(ext)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True))
+        time.sleep(1.5)
+    outs = [r.communicate(timeout=120) for r in runs]
+    assert [r.returncode for r in runs] == [0, 0], outs
+    assert log.read_text().split() == ["BUILD", "WHEEL"]
+    second = outs[1][1]
+    assert "waiting for a build of ext-" in second  # said while it waited
+    assert "another install built this key" in second
+    assert "from wheelcuda's wheel cache (nothing compiled)" in second

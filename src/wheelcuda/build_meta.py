@@ -62,6 +62,7 @@ import traceback
 import zipfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from packaging.requirements import Requirement
@@ -76,7 +77,7 @@ from .probe.torch import Torch
 from .rules import arch as archmod
 from .rules import checks, jobs, packages, uvconfig
 from .rules.checks import Kind, Severity
-from .store import paths
+from .store import fs, paths
 from .store.layout import Layout
 
 __all__ = ["build_sdist", "build_wheel", "get_requires_for_build_sdist",
@@ -397,6 +398,8 @@ class Plan:
     variables: dict[str, str]
     note: str
     warnings: tuple[str, ...] = ()
+    #: lock files of the user's store that the build uses (held shared while it runs)
+    in_use: tuple[Path, ...] = ()
 
 
 def plan_build(ctx: Context, config: Config, project: Project, python: str, *,
@@ -443,7 +446,8 @@ def plan_build(ctx: Context, config: Config, project: Project, python: str, *,
     variables.update(jobs.for_build(packages.job_gb(names), ctx.environ, machine.cores(),
                                     machine.available_memory()))
     max_jobs = variables.get("MAX_JOBS") or ctx.get("MAX_JOBS")
-    return Plan(variables, f"{note}; MAX_JOBS={max_jobs}", tuple(warnings))
+    return Plan(variables, f"{note}; MAX_JOBS={max_jobs}", tuple(warnings),
+                tuple(pipeline.in_use_locks(r)))
 
 
 def _raise_first(r: pipeline.Resolved, torch: Torch, python: str) -> None:
@@ -551,7 +555,8 @@ def _build(config: Config, *, announce: bool, fetch: bool = True) -> Iterator[No
             if announce:
                 for line in (plan.note, *plan.warnings):
                     _note(line)
-        with patched_environ(variables):
+        # the store's toolkits this build uses stay while it runs (cache clear skips them)
+        with fs.shared(list(plan.in_use), "in use by a build"), patched_environ(variables):
             yield
 
 

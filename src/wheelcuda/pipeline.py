@@ -45,7 +45,7 @@ from .rules import checks, environ, hostcc, jobs, pins
 from .rules import installer as installer_rules
 from .rules import tree as plan
 from .rules.checks import Kind, Problem, Severity
-from .store import archives, memo, paths, toolkits, trees
+from .store import archives, fs, memo, paths, toolkits, trees
 from .store.layout import Layout
 from .store.trees import Home
 
@@ -450,6 +450,26 @@ def headers_folder(layout: Layout, torch: Torch | None) -> Path | None:
     wanted = pins.header_requirements(torch, major)
     return toolkits.existing(layout, checks.wanted_specifier(torch, major),
                              toolkits.headers_kind(wanted))
+
+
+def in_use_locks(r: Resolved) -> list[Path]:
+    """The lock files of what a build through ``r`` uses from the cache: its tree, and
+    the store's toolkits and local-toolkit links the tree leads into."""
+    locks = [r.layout.lock(r.layout.homes, r.home.path.name)] if r.home else []
+    for root in r.toolkit.inventory.roots:
+        for parent in (r.layout.toolkits, r.layout.local):
+            try:
+                first = Path(root).relative_to(parent).parts[0]
+            except (ValueError, IndexError):
+                continue
+            locks.append(r.layout.lock(parent, first))
+    return sorted(set(locks))
+
+
+def in_use(r: Resolved) -> contextlib.AbstractContextManager[None]:
+    """Shared locks on :func:`in_use_locks` for the length of a build or ``run``:
+    ``cache clear`` and ``prune`` skip what they guard (issue 17, reliability 1)."""
+    return fs.shared(in_use_locks(r), "in use by a build")
 
 
 def redist_want(ctx: Context, request: Request, torch: Torch) -> archives.Want:

@@ -89,11 +89,14 @@ def stream(argv: Sequence[str], *, env: Mapping[str, str], timeout: float,
         try:
             line = lines.get(timeout=1.0)
         except queue.Empty:
-            now = time.monotonic()
-            if now - start > timeout:
-                child.kill()
-                raise ToolError(f"{shlex.join(argv)} did not finish within {timeout:g} s"
-                                ) from None
+            line = ""
+        now = time.monotonic()
+        if now - start > timeout:  # whatever the child prints (issue 17, reliability 3)
+            child.kill()
+            child.wait()
+            _drain(child, lines)
+            raise ToolError(f"{shlex.join(argv)} did not finish within {timeout:g} s")
+        if line == "":  # nothing came (None: the end)
             if now - last >= every:
                 note(f"still working ({now - start:.0f} s)")
                 last = now
@@ -106,6 +109,20 @@ def stream(argv: Sequence[str], *, env: Mapping[str, str], timeout: float,
         tail = [*tail[-39:], line.rstrip("\n")]
         last = time.monotonic()
     return child.wait(), "\n".join(tail)
+
+
+def _drain(child: subprocess.Popen[str], lines: queue.Queue[str | None]) -> None:
+    """After a kill: let the reader reach the end (a grandchild may hold the pipe a
+    moment longer), then close it."""
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline:
+        try:
+            if lines.get(timeout=0.5) is None:
+                assert child.stdout is not None
+                child.stdout.close()
+                return
+        except queue.Empty:
+            continue
 
 
 def _pump(child: subprocess.Popen[str], lines: queue.Queue[str | None]) -> None:

@@ -17,7 +17,7 @@ import shlex
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .. import _nvcc_wrapper, pipeline, proc
 from ..context import Context
@@ -235,9 +235,19 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
     r = p.resolved
     with wheels.building(r.layout, p.key) as build, \
             tempfile.NamedTemporaryFile("r", prefix="wheelcuda-nvcc-") as log:
+        if not p.kept:  # another install of this key may have built it while we waited
+            chosen = _sources(r, p.key, p.specs, p.names)
+            if chosen != list(p.specs):
+                note(f"another install built this key ({p.key}) meanwhile: installing its "
+                     "wheel")
+                extra = p.argv[len(installer.install_argv(p.tool, r.target.python,
+                                                          p.specs, [])):]
+                p = replace(p, argv=installer.install_argv(p.tool, r.target.python, chosen,
+                                                           extra), kept=True)
         env = proc.child_environ(ctx.environ, {**p.variables, "WHEELCUDA_NVCC_LOG": log.name})
         start = time.monotonic()
-        code = proc.call(p.argv, env=env)
+        with pipeline.in_use(r):  # cache clear and prune leave the tree and toolkit be
+            code = proc.call(p.argv, env=env)
         seconds = time.monotonic() - start
         calls = log.read().splitlines()
         compiles = compile_summary(calls)

@@ -35,4 +35,5 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
     # the split's memory model (MAX_JOBS calls at once) would not hold for.
     variables.update(jobs.for_build(DEFAULT_JOB_GB, ctx.environ, machine.cores(),
                                     machine.available_memory(), split=False))
-    return proc.call(args.rest, env=proc.child_environ(ctx.environ, variables))
+    with pipeline.in_use(r):  # cache clear and prune leave the tree and toolkit be
+        return proc.call(args.rest, env=proc.child_environ(ctx.environ, variables))

@@ -7,7 +7,9 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
@@ -16,12 +18,15 @@ import filelock
 
 from ..errors import CacheError
 
-__all__ = ["LOCK_TIMEOUT", "build", "dangling_link", "discard", "leftovers", "locked",
-           "new_folder", "swap_in", "try_locked", "write_text"]
+__all__ = ["LOCK_TIMEOUT", "build", "dangling_link", "discard", "holder", "leftovers",
+           "locked", "new_folder", "shared", "swap_in", "try_locked", "write_text"]
 
 #: How long a waiting run waits for a lock: a whole-package build holds one for as long
 #: as the build takes (causal-conv1d: 25 min on 2 cores for all archs).
 LOCK_TIMEOUT = 6 * 3600
+#: A wait says what it waits for after this long, then every NOTE_EVERY_S.
+NOTE_AFTER_S = 3.0
+NOTE_EVERY_S = 60.0
 
 #: Prefixes of the folders a writer builds beside their final place; what a killed run
 #: leaves under them is removed by the next writer of that name and by `cache prune`.
@@ -115,15 +120,104 @@ def dangling_link(folder: Path) -> str | None:
     return None
 
 
-@contextlib.contextmanager
-def locked(lock: Path, what: str, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
-    """Hold ``lock`` (waiting up to ``timeout``); the error names what holds it."""
+def holder(lock: Path) -> str | None:
+    """Which process holds the flock on ``lock`` ("pid 123: wheelcuda install x"), read
+    from /proc/locks; None when nobody does or it cannot be told."""
     try:
-        with filelock.FileLock(str(lock), timeout=timeout):
-            yield
-    except filelock.Timeout as exc:
-        raise CacheError(f"another wheelcuda has held {lock} for {timeout:g} s ({what})",
-                         f"wait for it to finish, or, if none runs, remove {lock}") from exc
+        inode = os.stat(lock).st_ino
+        with open("/proc/locks") as f:
+            rows = f.read().splitlines()
+    except OSError:
+        return None
+    for row in rows:
+        words = row.split()
+        # "1: FLOCK  ADVISORY  WRITE 1234 00:2a:5678 0 EOF" (a "->" after the number
+        # marks a waiter, not a holder)
+        if len(words) < 6 or words[1] != "FLOCK":
+            continue
+        try:
+            if int(words[5].rsplit(":", 1)[-1]) != inode:
+                continue
+        except ValueError:
+            continue
+        pid = words[4]
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
+        except OSError:
+            return f"pid {pid}"
+        shown = " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(argv[:8]))
+        return f"pid {pid}: {shown}"[:200]
+    return None
+
+
+def _say(text: str) -> None:
+    sys.stderr.write(f"wheelcuda: {text}\n")
+    sys.stderr.flush()
+
+
+@contextlib.contextmanager
+def locked(lock: Path, what: str, timeout: float = LOCK_TIMEOUT, *,
+           note: Callable[[str], None] = _say) -> Iterator[None]:
+    """Hold ``lock`` (waiting up to ``timeout``). A wait longer than NOTE_AFTER_S says
+    what it waits for and which process holds the lock, then again every NOTE_EVERY_S
+    (issue 17: a wait could last 6 h in silence). The lock is an flock: the kernel lets
+    it go when its holder ends, so no advice ever says to remove the file (that would
+    let two holders in at once)."""
+    guard = filelock.FileLock(str(lock), timeout=timeout)
+    start = time.monotonic()
+    step = min(NOTE_AFTER_S, timeout)
+    while True:
+        try:
+            guard.acquire(timeout=step)
+            break
+        except filelock.Timeout as exc:
+            waited = time.monotonic() - start
+            who = holder(lock) or "another wheelcuda"
+            if waited >= timeout:
+                raise CacheError(
+                    f"{who} has held {lock} for {timeout:g} s ({what}); gave up waiting",
+                    "wait for it to finish and run again, or stop that process: its lock "
+                    "goes with it") from exc
+            note(f"waiting for {what}: {who} holds {lock} ({waited:.0f} s so far)")
+            step = min(NOTE_EVERY_S, timeout - waited)
+    try:
+        yield
+    finally:
+        guard.release()
+
+
+@contextlib.contextmanager
+def shared(locks: list[Path], what: str, timeout: float = 900.0, *,
+           note: Callable[[str], None] = _say) -> Iterator[None]:
+    """Hold a shared flock on each of ``locks`` while a tree or toolkit is in use (a
+    build, ``run``): any number of users at once, while ``cache clear`` and ``prune``
+    (which take the same files exclusively, without waiting) skip what is in use. A
+    writer building the thing holds it exclusively for seconds: this waits for it.
+    Never take one of these exclusively in the same process while holding it shared."""
+    import fcntl  # noqa: PLC0415 (POSIX only, like flock itself)
+
+    with contextlib.ExitStack() as stack:
+        for lock in locks:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+            stack.callback(os.close, fd)
+            start, said = time.monotonic(), False
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    waited = time.monotonic() - start
+                    if waited > timeout:
+                        raise CacheError(f"{holder(lock) or 'another wheelcuda'} has held "
+                                         f"{lock} for {timeout:g} s ({what})",
+                                         "wait for it to finish and run again") from None
+                    if waited > NOTE_AFTER_S and not said:
+                        note(f"waiting for {holder(lock) or 'another wheelcuda'} to finish "
+                             f"writing {lock.name[1:].rsplit('.', 1)[0]} ({what})")
+                        said = True
+                    time.sleep(0.2)
+        yield
 
 
 @contextlib.contextmanager

@@ -160,13 +160,11 @@ def prune(layout: Layout, *, dry_run: bool = False) -> tuple[list[Removal], list
     removed, busy = [], []
     for path, lock, why in candidates(layout):
         size = wheels.folder_size(path) if path.is_dir() else 0
-        if dry_run:
-            removed.append(Removal(path, why, size))
-            continue
-        with fs.try_locked(lock) as mine:
+        with fs.try_locked(lock) as mine:  # --dry-run too: it says what prune would do
             if not mine:
                 busy.append(path)
                 continue
-            fs.discard(path)
+            if not dry_run:
+                fs.discard(path)
             removed.append(Removal(path, why, size))
     return removed, busy

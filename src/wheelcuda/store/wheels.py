@@ -11,8 +11,13 @@ folder as changed and rebuilds (seen here).
 
 Locking: a build holds ``builds/.<key>.lock`` from before the installer starts until
 its record and wheels are written (:func:`building`), so concurrent installs of one key
-build once, and ``cache clear`` never pulls a folder from under a live build: it skips
-a key whose lock is held (issue 8, defect 4). A failed build leaves no entry.
+build once (the second waits, says so, and installs the first one's wheel), and
+``cache clear`` skips a key whose lock is held and names it (issue 8, defect 4). What the
+build compiles with, the tree and the store's toolkits it leads into, is guarded
+separately: install, run and the backend hold their locks shared for the whole build
+(:func:`wheelcuda.pipeline.in_use`), and ``cache clear --trees --toolkits`` and
+``prune`` skip what is held (issue 17: before, they removed a tree under a running
+build). A failed build leaves no entry.
 """
 
 from __future__ import annotations
@@ -204,4 +209,25 @@ def clear(layout: Layout, name: str | None) -> tuple[list[Path], list[Path]]:
                 continue
             fs.discard(entry.path)
             removed.append(entry.path)
-    return removed, busy
+    return removed, busy + _building(layout, name, busy)
+
+
+def _building(layout: Layout, name: str | None, seen: list[Path]) -> list[Path]:
+    """Key folders a live build holds that have no record yet (a first build): named
+    too, so that ``cache clear PKG`` says what it left (keys begin with the package's
+    name: :func:`wheelcuda.rules.buildkey.key_id`)."""
+    wanted = None if name is None else _normal(name)
+    found = []
+    try:
+        folders = sorted(p for p in layout.builds.iterdir() if not p.name.startswith("."))
+    except OSError:
+        return []
+    for path in folders:
+        if path in seen or (path / RECORD).is_file() or not path.is_dir():
+            continue
+        if wanted is not None and _normal(path.name.rsplit("-", 1)[0]) != wanted:
+            continue
+        with fs.try_locked(layout.lock(layout.builds, path.name)) as mine:
+            if not mine:
+                found.append(path)
+    return found

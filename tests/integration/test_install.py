@@ -134,6 +134,16 @@ def test_second_install_is_cached_and_a_changed_torch_rebuilds(
         listing = sandbox.assert_ok(sandbox.shell(f"{wheelcuda_cmd} cache list", tmp_path))
         assert "torch 2.14.1+cu130 (CUDA 13.0)" in listing
         assert "torch 2.14.1+cu130.other" in listing
+        # issue 17, reliability 8: an entry is its wheel and what a rebuild needs, not
+        # setuptools' objects and a private installer cache (64 MB for a 3.2 MB wheel)
+        data = json.loads(sandbox.assert_ok(sandbox.shell(f"{wheelcuda_cmd} cache list --json",
+                                                          tmp_path)))
+        assert len(data["entries"]) == 2
+        for entry in data["entries"]:
+            folder = Path(entry["path"])
+            wheel = sum(w.stat().st_size for w in folder.glob("wheels/*.whl"))
+            assert wheel > 0 and not (folder / "setuptools-build").exists()
+            assert entry["size"] < 3 * wheel + 2_000_000, (entry["size"], wheel)
     finally:
         for venv in (torch_venv, wheels_venv):
             subprocess.run([str(venv / "bin/python"), "-m", "pip", "uninstall", "-y", "-q",

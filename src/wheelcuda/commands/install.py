@@ -11,6 +11,7 @@ the package table and the machine say (MAX_JOBS).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import platform
 import shlex
@@ -23,7 +24,7 @@ from .. import _nvcc_wrapper, pipeline, proc
 from ..context import Context
 from ..data import catalog
 from ..data.recipes import RECIPES
-from ..errors import ComponentError
+from ..errors import ComponentError, WheelcudaError
 from ..probe import gpus, locate, machine, setup_vars, source, uvforms
 from ..probe import torch as torch_probe
 from ..rules import arch, buildkey, checks, installer, jobs, packages
@@ -261,6 +262,10 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
         fields = {**p.fields, "prune": False, "unpruned_calls": unpruned} if unpruned \
             else p.fields
         build.done(fields, done, seconds, p.tool.name, [n for n in p.names if n])
+        if p.tool.name == "uv":  # keeps the wheels uv built; drops downloads and sources
+            with contextlib.suppress(WheelcudaError):
+                proc.capture([*p.tool.command, "cache", "prune", "--ci"],
+                             env=proc.child_environ(ctx.environ, p.variables), timeout=120)
     archs = ", ".join(f"sm_{a.number}" for a in r.archs)
     built = archs if not r.request.all_archs else "the package's own arch list (--all-archs)"
     if compiles and unpruned:

@@ -90,10 +90,26 @@ class Build:
 
     def done(self, fields: Mapping[str, Any], installed: Sequence[str], seconds: float,
              tool: str, names: Sequence[str]) -> None:
-        """Record the build and keep its wheels (still under the lock)."""
+        """Record the build and keep its wheels (still under the lock), then drop what
+        no later run uses (:func:`_slim`)."""
         _keep_wheels(self.folder, names)
         _record(self.folder, self.key, fields, installed, seconds=seconds, tool=tool)
         self.succeeded = True
+        _slim(self.folder)
+
+
+#: What a finished build leaves that no later run of its key uses: setuptools' objects
+#: (a key's source never changes: a changed folder is another key) and pip's download
+#: cache. uv's cache is pruned by the installer itself (``uv cache prune --ci`` keeps
+#: the wheels it built, which a name without a version installs from).
+_DROPPED = ("setuptools-build", "pip/http", "pip/http-v2")
+
+
+def _slim(base: Path) -> None:
+    """Issue 17, reliability 8: the demo's entry was 64 MB for a 3.2 MB wheel."""
+    for rel in _DROPPED:
+        if (base / rel).is_dir():
+            fs.discard(base / rel)
 
 
 @contextlib.contextmanager

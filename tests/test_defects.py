@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -33,7 +34,7 @@ from wheelcuda.probe import installer as installer_probe
 from wheelcuda.probe import source
 from wheelcuda.rules import buildkey
 from wheelcuda.rules import tree as plan
-from wheelcuda.store import toolkits, wheels
+from wheelcuda.store import toolkits, trees, wheels
 from wheelcuda.store.layout import Layout
 
 REPO = Path(__file__).resolve().parents[1]
@@ -599,3 +600,40 @@ def test_two_installs_of_one_key_build_once(tmp_path: Path) -> None:
     assert "waiting for a build of ext-" in second  # said while it waited
     assert "another install built this key" in second
     assert "from wheelcuda's wheel cache (nothing compiled)" in second
+
+
+def test_a_tree_whose_python_is_gone_is_found_and_replaced(tmp_path: Path,
+                                                            isolated: Path) -> None:
+    """Issue 17, reliability 4: a tree's bin/nvcc names the Python it was made with.
+    Delete that venv and nvcc failed with `exec: …/python: not found`, `cache prune`
+    said "nothing to prune", and uv.toml files uv-config wrote pointed at the broken
+    tree. Now tree reads reject it, prune removes it, doctor names the settings."""
+    py = fakes.user_env(tmp_path)
+    venv = tmp_path / "wheelcuda-venv"  # the environment wheelcuda ran from, later deleted
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = next(venv.glob("lib/python*/site-packages"))
+    deps = next(Path(sys.executable).parent.parent.glob("lib/python*/site-packages"))
+    (site / "deps.pth").write_text(f"{deps}\n")
+    env = {**fakes.pythonpath_env(), "WHEELCUDA_CACHE_DIR": str(isolated)}
+    made = subprocess.run([str(venv / "bin/python"), "-m", "wheelcuda", "home", "--python",
+                           str(py)], capture_output=True, text=True, env=env, check=False)
+    assert made.returncode == 0, made.stderr
+    tree = Path(made.stdout.strip())
+    assert trees.python_gone(tree) is None
+    (tmp_path / "uv.toml").write_text(
+        f'[extra-build-variables.demo-ext]\nCUDA_HOME = "{tree}"\nWHEELCUDA_SET = "1"\n')
+    shutil.rmtree(venv)
+    assert trees.python_gone(tree) == str(venv / "bin/python")
+    dry = run("cache", "prune", "--dry-run")
+    assert f"would remove {tree}" in dry.stderr and "which is gone" in dry.stderr
+    doctor = subprocess.run([sys.executable, "-m", "wheelcuda", "doctor", "--json", "--python",
+                             str(py), "--arch", "9.0"], capture_output=True, text=True,
+                            env=env, cwd=tmp_path, check=False)
+    report = json.loads(doctor.stdout)
+    found = [p for p in report["problems"] if str(tree) in p["message"]]
+    assert found and "demo-ext" in found[0]["message"] and "which is gone" in found[0]["message"]
+    assert "wheelcuda uv-config --write uv.toml demo-ext" in found[0]["fix"]
+    again = run("home", "--python", str(py))  # a Python that exists: another tree
+    assert again.returncode == 0 and Path(again.stdout.strip()) != tree
+    assert trees.python_gone(Path(again.stdout.strip())) is None
+    assert "removed" in run("cache", "prune").stderr and not tree.exists()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+from pathlib import Path
 from typing import Any
 
 from packaging.version import Version
@@ -20,7 +21,7 @@ from ..probe import gpus, locate, uvforms
 from ..probe import torch as torch_probe
 from ..rules import arch, checks, render
 from ..rules.checks import Kind, Problem, Severity
-from ..store import archives
+from ..store import archives, trees
 from .common import add_arch, add_toolkit, request
 
 NAME = "doctor"
@@ -162,15 +163,34 @@ def _uv_project(ctx: Context) -> list[Problem]:
     """Local folders the uv project here builds without wheelcuda's settings: a
     following `uv sync` builds them with no CUDA_HOME (issue 16: `uv add ./ext` after
     `uv-config` without names died in torch's nvcc lookup)."""
+    out = _broken_homes(ctx)
     missing = uvforms.uncovered(ctx)
     if not missing:
-        return []
+        return out
     names = ", ".join(f"{n} ({f})" for n, f in missing)
     folders = " ".join(shlex.quote(f) for _, f in missing)
+    return [*out, Problem(Kind.ENVIRONMENT,
+                          f"the uv project here builds {names} from a local folder, and its "
+                          "uv settings give it no CUDA_HOME: uv would build it without one",
+                          f"wheelcuda uv-config --write uv.toml {folders}", Severity.WARNING)]
+
+
+def _broken_homes(ctx: Context) -> list[Problem]:
+    """uv settings here whose CUDA_HOME is a tree whose nvcc's Python is gone (issue 17:
+    the venv wheelcuda ran from was deleted; every build through them fails with
+    ``exec: …/python: not found``)."""
+    broken: dict[str, list[str]] = {}
+    for name, home in uvforms.settings_homes(ctx).items():
+        gone = trees.python_gone(Path(home))
+        if gone:
+            broken.setdefault(f"{home} (its nvcc runs on {gone}, which is gone)", []).append(name)
     return [Problem(Kind.ENVIRONMENT,
-                    f"the uv project here builds {names} from a local folder, and its uv "
-                    "settings give it no CUDA_HOME: uv would build it without one",
-                    f"wheelcuda uv-config --write uv.toml {folders}", Severity.WARNING)]
+                    f"uv's settings here give {', '.join(names)} CUDA_HOME={what}: builds "
+                    "through it fail",
+                    "write the settings again with this wheelcuda (it makes a tree on a "
+                    "Python that exists): wheelcuda uv-config --write uv.toml "
+                    + " ".join(names) + "; then `wheelcuda cache prune` removes the old tree")
+            for what, names in broken.items()]
 
 
 def diagnose(ctx: Context, req: pipeline.Request) -> dict[str, Any]:

@@ -28,7 +28,8 @@ from ..errors import ConfigError, WheelcudaError
 from ..rules import staticmeta
 from . import index, source, uvlock
 
-__all__ = ["Package", "indexes", "pinned_source", "project_folders", "read", "uncovered"]
+__all__ = ["Package", "indexes", "pinned_source", "project_folders", "read", "settings_homes",
+           "uncovered"]
 
 
 @dataclass(frozen=True)
@@ -180,6 +181,17 @@ def _covered(ctx: Context) -> set[str]:
         for name, values in variables.items() if isinstance(variables, Mapping) else ():
             if isinstance(values, Mapping) and "WHEELCUDA_SET" in values:
                 out.add(str(canonicalize_name(str(name))))
+    return out
+
+
+def settings_homes(ctx: Context) -> dict[str, str]:
+    """The CUDA_HOME uv's settings here give each package wheelcuda covers."""
+    out: dict[str, str] = {}
+    for table in _settings_files(ctx):
+        variables = table.get("extra-build-variables") or {}
+        for name, values in variables.items() if isinstance(variables, Mapping) else ():
+            if isinstance(values, Mapping) and isinstance(values.get("CUDA_HOME"), str):
+                out.setdefault(str(canonicalize_name(str(name))), values["CUDA_HOME"])
     return out
 
 

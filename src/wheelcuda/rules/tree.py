@@ -148,6 +148,18 @@ def wrapper_files(python: str, source: str, home: str) -> tuple[tuple[str, str],
     return ((WRAPPER, trampoline), (WRAPPER_SOURCE, source))
 
 
+def wrapper_python(trampoline: str) -> str | None:
+    """The Python a tree's ``bin/nvcc`` trampoline runs the wrapper with (pure)."""
+    for line in trampoline.splitlines():
+        if line.startswith("exec "):
+            try:
+                words = shlex.split(line)
+            except ValueError:
+                return None
+            return words[1] if len(words) > 1 else None
+    return None
+
+
 def _wrap_nvcc(links: list[Link]) -> list[Link]:
     """The real nvcc stays in bin/ (nvcc.profile is read from there) under another name."""
     return [Link(REAL_NVCC, lk.target) if lk.path == WRAPPER else lk for lk in links]

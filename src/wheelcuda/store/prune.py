@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..rules import tree as plan
-from . import fs, shims, toolkits, wheels
+from . import fs, shims, toolkits, trees, wheels
 from .layout import Layout
 
 __all__ = ["FRESH", "Removal", "candidates", "prune"]
@@ -69,6 +69,9 @@ def _tree_problem(home: Path) -> str | None:
         return "no manifest (never finished)"
     if manifest.get("format") != plan.FORMAT:
         return f"an older tree layout (format {manifest.get('format')})"
+    gone = trees.python_gone(home)
+    if gone:
+        return f"its nvcc runs on {gone}, which is gone"
     return fs.dangling_link(home)
 
 

@@ -54,17 +54,30 @@ def _home(path: Path, manifest: dict[str, Any]) -> Home:
                 manifest.get("clang_max_major"))
 
 
+def python_gone(home: Path) -> str | None:
+    """The Python the tree's nvcc runs on, when it is gone (its venv deleted: nvcc then
+    fails with ``exec: …/python: not found``); None while it is there (issue 17)."""
+    try:
+        python = plan.wrapper_python((home / plan.WRAPPER).read_text(errors="replace"))
+    except OSError:
+        return None
+    if python and not os.access(python, os.X_OK):
+        return python
+    return None
+
+
 def read_valid(path: Path, tree: plan.TreePlan) -> Home | None:
-    """The tree at ``path`` if it is whole, current and every link resolves; else None."""
+    """The tree at ``path`` if it is whole, current, its nvcc's Python is there and
+    every link resolves; else None."""
     try:
         manifest = json.loads((path / plan.MANIFEST).read_text())
     except (OSError, ValueError):
         return None
     if manifest.get("key") != tree.key or manifest.get("plan") != _plan_digest(tree):
         return None
-    if not all(os.path.exists(path / lk.path) for lk in tree.links):
-        return None
-    if not all(os.path.isfile(path / rel) for rel, _ in tree.files):  # the wrapper, version.json
+    whole = (all(os.path.exists(path / lk.path) for lk in tree.links)
+             and all(os.path.isfile(path / rel) for rel, _ in tree.files))  # wrapper, version
+    if not whole or python_gone(path):
         return None
     try:
         return _home(path, manifest)

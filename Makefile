@@ -23,6 +23,8 @@ CU128_VENV := .venv-cu128
 TOOLKIT := cuda-toolkit[nvcc,cccl]==13.0.3
 LIVE_TMP := /tmp/wheelcuda-live
 TEST_TMP := /tmp/wheelcuda-test
+# free space make test needs in /tmp (peak measured: see docs/development.md)
+TEST_NEEDS_GB ?= 10
 CORPUS_ROUTES := $(or $(ROUTES),install$(comma)uv-pip$(comma)pip)
 comma := ,
 export WHEELCUDA_TEST_TORCH_VENV := $(abspath $(TORCH_VENV))
@@ -67,8 +69,14 @@ unit: dev
 
 # pytest's own folders go to TEST_TMP and are removed after the run: the builds unpack
 # torch into several build environments (GBs), and pytest would keep the last three runs.
+# A passed test's folder is removed as soon as it ends (tests/conftest.py); the peak is
+# what the largest tests hold at once, checked up front (TEST_NEEDS_GB).
 test: dev torch-venv wheels-venv cu128-venv lint
 	rm -rf $(TEST_TMP)
+	@free=$$(df -Pk $(dir $(TEST_TMP)) | awk 'NR==2 {print int($$4 / 1048576)}'); \
+	if [ "$$free" -lt $(TEST_NEEDS_GB) ]; then \
+	    echo "make test: needs about $(TEST_NEEDS_GB) GB free in $(dir $(TEST_TMP)) (builds unpack torch into their build environments); $$free GB are free. Free some (rm -rf /tmp/pytest-of-$$(id -un); wheelcuda cache prune) and run it again." >&2; \
+	    exit 1; fi
 	WHEELCUDA_REQUIRE_INTEGRATION=1 $(VENV)/bin/python -m pytest -m "not gpu and not live" \
 	    --basetemp=$(TEST_TMP) -p no:cacheprovider; code=$$?; rm -rf $(TEST_TMP); exit $$code
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,8 +19,21 @@ def _clear() -> None:
         fn.cache_clear()
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
+                              ) -> Iterator[None]:
+    report = yield
+    if report.when == "call":
+        item.stash[_PASSED] = report.passed
+    return report
+
+
+_PASSED = pytest.StashKey[bool]()
+
+
 @pytest.fixture(autouse=True)
-def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+             request: pytest.FixtureRequest) -> Iterator[Path]:
     cache = tmp_path / "cache"
     monkeypatch.setenv("WHEELCUDA_CACHE_DIR", str(cache))
     monkeypatch.setenv("WHEELCUDA_NO_GPU_PROBE", "1")
@@ -32,6 +46,11 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     _clear()
     yield cache
     _clear()
+    # A passed test's folder goes at once (builds unpack torch into it: GBs over a run);
+    # a failed one's stays for the diagnosis (issue 17: one run left 13 GB, three filled
+    # an 80 GB disk).
+    if request.node.stash.get(_PASSED, False):
+        shutil.rmtree(tmp_path, ignore_errors=True)
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

@@ -6,7 +6,7 @@ when the replay has nothing to give (see warm.py for why that matters).
 
 from __future__ import annotations
 
-import _signal  # the builtin module (``signal`` imports enum: milliseconds)
+import _signal  # type: ignore[import-not-found]  # builtin; ``signal`` imports enum: ms
 import os
 import sys
 

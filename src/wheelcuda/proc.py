@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from .errors import ToolError
 
@@ -147,8 +148,12 @@ def call(argv: Sequence[str], *, env: Mapping[str, str]) -> int:
     the child ends, whatever of its group is left is killed, so that nothing outlives
     wheelcuda and no lock it holds (the key's build lock) is let go while a build still
     writes (issue 17, reliability 2). After a signal the exit code is 128 + its number."""
+    # a process group of its own (not a session: the child keeps the terminal, for a
+    # prompt); process_group is Python 3.11's spelling of setpgid(0, 0)
+    group: dict[str, Any] = ({"process_group": 0} if sys.version_info >= (3, 11)
+                             else {"preexec_fn": os.setpgrp})
     try:
-        child = subprocess.Popen(list(argv), env=dict(env), process_group=0)
+        child = subprocess.Popen(list(argv), env=dict(env), **group)
     except OSError as exc:
         raise _start_error(argv, exc) from exc
     received: list[int] = []

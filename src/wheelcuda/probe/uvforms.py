@@ -297,7 +297,10 @@ def pinned_source(spec: str, ctx: Context) -> str | None:
         digest = found.sha256 if found is not None else None
         if found is not None and digest is None and os.path.isfile(found.url):
             with contextlib.suppress(OSError), open(found.url, "rb") as f:
-                digest = hashlib.file_digest(f, "sha256").hexdigest()
+                sha = hashlib.sha256()
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    sha.update(block)
+                digest = sha.hexdigest()
         if digest:
             return f"sha256:{digest}"
     return "indexes:" + ",".join(index.shown(p.url) for p in places)

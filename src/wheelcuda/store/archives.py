@@ -718,9 +718,9 @@ def existing(layout: Layout, cuda: str, machine: str | None = None, *,
                           key=lambda r: version_key(r.label), reverse=True):
         path = layout.toolkits / folder_name(release.label, machine)
         mark = _mark(path)
-        manifest = mark.get("manifest") if mark else None
-        if (isinstance(manifest, dict) and manifest.get("pinned") is True
-                and manifest.get("sha256") == release.manifest_sha256
+        pin = mark.get("manifest") if mark else None
+        if (isinstance(pin, dict) and pin.get("pinned") is True
+                and pin.get("sha256") == release.manifest_sha256
                 and mark is not None and mark.get("cuda") == cuda):
             return path
     return None

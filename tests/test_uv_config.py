@@ -395,6 +395,56 @@ def test_a_linked_file_stays_a_link(env_py: Path, store: Path, tmp_path: Path) -
     assert link.is_symlink() and "WHEELCUDA_BUILD_KEY" in real.read_text()
 
 
+def test_a_value_the_user_changed_is_theirs(env_py: Path, store: Path, tmp_path: Path) -> None:
+    """Issue 17, reliability 5: ownership was kept by name. A `MAX_JOBS = "4"  # 16 OOMs`
+    the user edited was set back on the next --write, and --remove deleted it."""
+    del store
+    uv_toml = tmp_path / "uv.toml"
+    args = ("uv-config", "--python", str(env_py), "--arch", "9.0", "--write", str(uv_toml),
+            "causal-conv1d")
+    assert run(*args, env=_uv(tmp_path)).returncode == 0
+    ours = settings_of(uv_toml.read_text())["extra-build-variables"]["causal-conv1d"]
+    assert ours["MAX_JOBS"] != "4"
+    doc = tomlkit.parse(uv_toml.read_text())
+    table = doc["extra-build-variables"]["causal-conv1d"]
+    table["MAX_JOBS"] = "4"
+    table["MAX_JOBS"].comment("16 OOMs")
+    uv_toml.write_text(tomlkit.dumps(doc))
+    copy = tmp_path / "copy" / "uv.toml"  # --remove right after the edit: kept, and said
+    copy.parent.mkdir()
+    copy.write_text(uv_toml.read_text())
+    removed = run("uv-config", "--remove", "--write", str(copy), env=_uv(tmp_path))
+    assert removed.returncode == 0, removed.stderr
+    assert "kept extra-build-variables.causal-conv1d.MAX_JOBS = '4' (changed by you)" \
+        in removed.stderr
+    assert settings_of(copy.read_text())["extra-build-variables"]["causal-conv1d"] == {
+        "MAX_JOBS": "4"}
+    again = run(*args, env=_uv(tmp_path))
+    assert again.returncode == 0, again.stderr
+    assert "MAX_JOBS is changed by you ('4'; wheelcuda's:" in again.stderr
+    assert 'MAX_JOBS = "4" # 16 OOMs' in uv_toml.read_text()
+    removed = run("uv-config", "--remove", "--write", str(uv_toml), env=_uv(tmp_path))
+    assert removed.returncode == 0, removed.stderr  # the user's since the last --write
+    left = settings_of(uv_toml.read_text())["extra-build-variables"]["causal-conv1d"]
+    assert left == {"MAX_JOBS": "4"}
+
+
+def test_crlf_stays_crlf_and_a_hard_link_stays_a_link(env_py: Path, store: Path,
+                                                      tmp_path: Path) -> None:
+    del store
+    uv_toml = tmp_path / "uv.toml"
+    uv_toml.write_bytes(b'# mine\r\nindex-strategy = "unsafe-best-match"\r\n')
+    other = tmp_path / "elsewhere.toml"
+    os.link(uv_toml, other)
+    r = run("uv-config", "--python", str(env_py), "--arch", "9.0", "--write", str(uv_toml),
+            "causal-conv1d", env=_uv(tmp_path))
+    assert r.returncode == 0, r.stderr
+    data = uv_toml.read_bytes()
+    assert b"WHEELCUDA_BUILD_KEY" in data and data.startswith(b"# mine\r\n")
+    assert data.count(b"\n") == data.count(b"\r\n")  # every line
+    assert os.path.samefile(uv_toml, other) and other.read_bytes() == data
+
+
 def test_path_is_the_trees_bin_only(env_py: Path, store: Path, tmp_path: Path) -> None:
     """It is in uv's cache key: the shell's PATH must not make every run a new key."""
     del store

@@ -324,10 +324,13 @@ def _remove(args: argparse.Namespace, ctx: Context) -> int:
     doc = userfiles.read_toml(path)
     names = [p.name for p in uvforms.read(args.packages, ctx, offline=True)] \
         if args.packages else []
-    done = uvconfig.remove(doc, pyproject=_is_pyproject(path), packages=names)
+    kept: list[str] = []
+    done = uvconfig.remove(doc, pyproject=_is_pyproject(path), packages=names, kept=kept)
     if done:
         userfiles.replace_text(path, tomlkit.dumps(doc))
         note(f"removed wheelcuda's uv settings for {', '.join(done)} from {path}")
     else:
         note(f"{path} holds no settings of wheelcuda's: nothing changed")
+    for line in kept:
+        note(f"kept {line}")
     return 0

@@ -6,15 +6,18 @@ or uv.lock resolves), and ``extra-build-variables`` sets variables for that pack
 build backend and is part of uv's cache key. Both sit at the top level of a uv.toml
 (``uv pip`` falls back to it) or under ``[tool.uv]`` of a pyproject.toml.
 
-What wheelcuda wrote is listed in the package's own ``WHEELCUDA_SET`` variable, so a
-second run changes only its own entries (nothing when nothing changed), ``--remove``
-takes out exactly those, and a value the user set themselves is kept and reported as a
-conflict, never overwritten. The functions edit a tomlkit document in place; reading
+What wheelcuda wrote is listed in the package's own ``WHEELCUDA_SET`` variable, each
+name with a short digest of the value it wrote (``MAX_JOBS:9f8e7d6c``), so a second run
+changes only its own entries (nothing when nothing changed), ``--remove`` takes out
+exactly those, and a value the user set themselves, or changed after wheelcuda wrote it
+(issue 17: ``MAX_JOBS = "4"  # 16 OOMs`` was set back to 16), is kept and reported,
+never overwritten or removed. The functions edit a tomlkit document in place; reading
 and writing the file is the command's.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -124,8 +127,30 @@ def _sub(parent: Table_, name: str, create: bool) -> Table_ | None:
 
 
 def _owned(variables: Table_ | None) -> list[str]:
+    return list(_owned_values(variables))
+
+
+def _owned_values(variables: Table_ | None) -> dict[str, str | None]:
+    """Name -> the digest of the value wheelcuda wrote (None: written by a wheelcuda
+    that kept names only)."""
     value = variables.get(OWNED) if variables is not None else None
-    return str(value).split() if value else []
+    out: dict[str, str | None] = {}
+    for word in str(value).split() if value else []:
+        if word == _DEP_MARK:
+            out[word] = None
+            continue
+        name, colon, digest = word.partition(":")
+        out[name] = digest if colon else None
+    return out
+
+
+def _fingerprint(value: object) -> str:
+    return hashlib.sha256(str(value).encode()).hexdigest()[:8]
+
+
+def _edited(table: Table_, name: str, digest: str | None) -> bool:
+    """Whether the user changed a value wheelcuda wrote (so it is theirs now)."""
+    return digest is not None and name in table and _fingerprint(_plain(table[name])) != digest
 
 
 def _names_torch(entry: object) -> bool:
@@ -164,19 +189,22 @@ def merge(doc: Container, settings: Sequence[Settings], *, pyproject: bool,
         if not isinstance(table, _TABLES):
             conflicts.append(f"{VARIABLES}.{s.package} is not a table: left as it is")
             continue
-        owned = set(_owned(table))
+        recorded = _owned_values(table)
+        owned = {n for n, digest in recorded.items() if not _edited(table, n, digest)}
         written = []
-        for name in [n for n in owned if n not in s.variables and n in table]:
+        for name in [n for n in owned if n not in s.variables and n in table
+                     and n != _DEP_MARK]:
             del table[name]
         for name, value in s.variables.items():
             if name in table and name not in owned:
                 if str(_plain(table[name])) != value:
-                    conflicts.append(f"{VARIABLES}.{s.package}.{name} is yours "
+                    how = "changed by you" if name in recorded else "yours"
+                    conflicts.append(f"{VARIABLES}.{s.package}.{name} is {how} "
                                      f"({_plain(table[name])!r}; wheelcuda's: {value!r}): kept")
                 continue
             if name not in table or str(_plain(table[name])) != value:
                 table[name] = value
-            written.append(name)
+            written.append(f"{name}:{_fingerprint(value)}" if name != OWNED else name)
         if _merge_dependency(deps_root, s, _DEP_MARK in owned, conflicts):
             written.append(_DEP_MARK)
         mark = " ".join(written)
@@ -270,9 +298,11 @@ def _item(dependency: str | Mapping[str, Any]) -> object:
     return table
 
 
-def remove(doc: Container, *, pyproject: bool, packages: Sequence[str] = ()) -> list[str]:
+def remove(doc: Container, *, pyproject: bool, packages: Sequence[str] = (),
+           kept: list[str] | None = None) -> list[str]:
     """Take out what wheelcuda wrote (for ``packages``, else every package); the
-    packages it was taken from."""
+    packages it was taken from. A value the user changed since stays, and is named in
+    ``kept``."""
     root = _root(doc, pyproject, create=False)
     if root is None:
         return []
@@ -287,10 +317,8 @@ def remove(doc: Container, *, pyproject: bool, packages: Sequence[str] = ()) -> 
             continue
         if not isinstance(table, _TABLES) or OWNED not in table:
             continue
-        owned = _owned(table)
-        for key in [k for k in owned if k in table]:
-            del table[key]
-        del table[OWNED]
+        owned = list(_owned_values(table))
+        _take_out(table, str(name), kept)
         if not table:
             del vars_root[name]
         else:
@@ -304,6 +332,19 @@ def remove(doc: Container, *, pyproject: bool, packages: Sequence[str] = ()) -> 
     if pyproject:
         _drop_empty(doc)
     return done
+
+
+def _take_out(table: Table_, name: str, kept: list[str] | None) -> None:
+    """Delete the values wheelcuda wrote into one package's table, but those the user
+    changed since (named in ``kept``), and the ownership mark."""
+    recorded = _owned_values(table)
+    for key in [k for k in recorded if k in table]:
+        if _edited(table, key, recorded[key]):
+            if kept is not None:
+                kept.append(f"{VARIABLES}.{name}.{key} = {_plain(table[key])!r} (changed by you)")
+            continue
+        del table[key]
+    del table[OWNED]
 
 
 def _drop_empty_tables(root: Table_) -> None:

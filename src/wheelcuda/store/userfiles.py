@@ -56,11 +56,28 @@ def check_writable(path: Path) -> int:
 
 
 def replace_text(path: Path, text: str) -> None:
-    """Write ``text`` over ``path`` at once, keeping its mode (see :func:`check_writable`)."""
+    """Write ``text`` over ``path`` at once, keeping its mode (see :func:`check_writable`),
+    its line endings (a CRLF file stays CRLF) and its links: a symbolic link is followed,
+    and a file with hard links is written in place (a rename would leave the other
+    names with the old text)."""
     mode = check_writable(path)
     path = path.resolve()  # a linked uv.toml stays a link (dotfile managers)
     try:
-        fs.write_text(path, text, mode)
+        with open(path, "rb") as f:
+            old = f.read()
+        links = os.stat(path).st_nlink
+    except FileNotFoundError:
+        old, links = b"", 1
+    except OSError:
+        old, links = b"", 1
+    if b"\r\n" in old:
+        text = text.replace("\r\n", "\n").replace("\n", "\r\n")
+    try:
+        if links > 1:  # the text is whole already: one write, then it is there
+            with open(path, "w", encoding="utf-8", newline="") as f:
+                f.write(text)
+        else:
+            fs.write_text(path, text, mode)
     except OSError as exc:
         raise ConfigError(f"cannot write {path}: {exc.strerror}; it was not changed",
                           "check the folder's permissions") from None

@@ -13,6 +13,7 @@ import pytest
 from tests import fakes
 from tests.test_cli import fail, run
 from wheelcuda.commands import install
+from wheelcuda.probe import source
 
 
 @pytest.fixture
@@ -211,3 +212,39 @@ def test_bad_job_counts_stop_before_the_build(tmp_path: Path, fake_uv: dict[str,
             env={**fake_uv, var: value})
     fail(r, f"{var}={value!r} is not a whole number above 0", "fix:")
     no_build(tmp_path)
+
+
+def _sdist(path: Path, files: dict[str, str]) -> Path:
+    import io  # noqa: PLC0415
+    import tarfile  # noqa: PLC0415
+
+    with tarfile.open(path, "w:gz") as tar:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(f"{path.name[:-7]}/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+def test_an_sdist_without_its_headers_is_named_after_the_failed_build(
+        tmp_path: Path, fake_uv: dict[str, str]) -> None:
+    """Issue 16 (corpus): gaussian-splatting 2.11.0's sdist leaves out rasterize_points.h;
+    the compiler's "No such file" was all a user saw. Now wheelcuda says why."""
+    cut = _sdist(tmp_path / "demo_ext-1.0.tar.gz", {
+        "setup.py": "from setuptools import setup\nsetup(name='demo-ext')\n",
+        "src/ext.cpp": '#include <torch/extension.h>\n#include "rasterize_points.h"\n'
+                       '#include "stdio.h"\n#include "here.h"\n#include "hip/hip_runtime.h"\n',
+        "src/here.h": "#pragma once\n"})
+    whole = _sdist(tmp_path / "whole_ext-1.0.tar.gz", {"src/ext.cu": '#include "x.cuh"\n',
+                                                       "src/x.cuh": ""})
+    assert source.missing_headers(str(whole)) == []
+    assert source.missing_headers(str(cut), lambda h: h == "stdio.h") == [
+        ("src/ext.cpp", "rasterize_points.h")]
+    (Path(fake_uv["PATH"].split(":")[0]) / "uv").write_text("#!/bin/sh\nexit 1\n")
+    py = fakes.user_env(tmp_path)
+    r = run("install", "--python", str(py), "--arch", "9.0", str(cut), env=fake_uv)
+    assert r.returncode == 1
+    assert "demo_ext-1.0.tar.gz does not hold rasterize_points.h, which its sources " \
+           "include (src/ext.cpp, ...)" in r.stderr
+    assert "stdio.h" not in r.stderr.split("does not hold")[1]

@@ -218,6 +218,29 @@ def compile_summary(calls: Sequence[str]) -> str:
         f", split-compile {'/'.join(splits)}" if splits else "")
 
 
+def _upstream(r: pipeline.Resolved, specs: Sequence[str]) -> str:
+    """After a failed build: an sdist published without the headers its sources include
+    cannot build anywhere (corpus: gaussian-splatting 2.11.0); say so."""
+    dirs = [str(r.home.path / "include")] if r.home else []
+    if r.torch is not None:
+        dirs += [os.path.join(r.torch.path, "include"),
+                 os.path.join(r.torch.path, "include/torch/csrc/api/include")]
+    dirs += ["/usr/include", "/usr/local/include"]
+
+    def external(header: str) -> bool:
+        return any(os.path.exists(os.path.join(d, header)) for d in dirs)
+
+    for spec in specs:
+        missing = source.missing_headers(spec, external) if os.path.isfile(spec) else []
+        if missing:
+            shown = ", ".join(sorted({h for _, h in missing})[:4])
+            return (f"\n  note: {os.path.basename(spec)} does not hold {shown}, which its "
+                    f"sources include ({missing[0][0]}, ...): an sdist published without its "
+                    "sources cannot build anywhere; build from the project's repository (with "
+                    "its submodules), and tell its authors")
+    return ""
+
+
 def unpruned_calls(calls: Sequence[str]) -> int:
     """How many compiles the nvcc wrapper left unpruned (link-time optimization) (pure)."""
     return sum(1 for c in calls if c.startswith(_nvcc_wrapper.UNPRUNED))
@@ -255,7 +278,8 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
         unpruned = unpruned_calls(calls)
         took = _duration(seconds)
         if code != 0:
-            return code, f"{p.tool.name} exited with {code} after {took}; nothing was installed"
+            return code, (f"{p.tool.name} exited with {code} after {took}; nothing was "
+                          f"installed{_upstream(r, p.specs)}")
         done = [f"{n}=={v}" if (v := _version(r.target.site_dirs, n)) else (n or spec)
                 for n, spec in zip(p.names, p.specs or [""] * len(p.names), strict=False)]
         # a wheel with unpruned (LTO) code is recorded as what it is, not as pruned

@@ -9,6 +9,7 @@ import contextlib
 import hashlib
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,8 @@ from tomlkit.exceptions import TOMLKitError
 from ..errors import WheelcudaError
 from ..rules import staticmeta
 
-__all__ = ["Project", "distribution_name", "source_id", "static_project", "toml_file"]
+__all__ = ["Project", "distribution_name", "missing_headers", "source_id", "static_project",
+           "toml_file"]
 
 def distribution_name(spec: str) -> str | None:
     """The canonical name behind a requirement, an sdist file, or a project folder."""
@@ -88,6 +90,54 @@ def static_project(folder: str) -> Project:
     deps = table.get("dependencies", [])
     return Project(str(canonicalize_name(name)) if isinstance(name, str) else None,
                    tuple(str(d) for d in deps if isinstance(d, str)))
+
+
+_INCLUDE = re.compile(rb'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
+_CODE = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh")
+
+
+def missing_headers(sdist: str, external: Callable[[str], bool] = lambda _: False,
+                    limit: int = 4 << 20) -> list[tuple[str, str]]:
+    """(source file, header) for each ``#include "header"`` of the sdist's C++/CUDA files
+    whose file the sdist does not hold anywhere: an sdist published without its sources
+    (gaussian-splatting 2.11.0 leaves out its rasterizer's headers) cannot build, and the
+    compiler's "No such file" is all a user would see. Only a compiled file's
+    ``#include "name.h"`` of a header beside it counts (a path such as ``hip/x.h`` comes
+    from elsewhere); ``external``: whether a header comes from outside (the system's,
+    CUDA's, torch's). Reads the archive only; [] for anything that is not a readable .tar.gz or
+    .zip sdist."""
+    import tarfile  # noqa: PLC0415 (install only)
+    import zipfile  # noqa: PLC0415
+
+    members: dict[str, bytes | None] = {}
+    try:
+        if sdist.endswith((".tar.gz", ".tgz")):
+            with tarfile.open(sdist, "r:gz") as tar:
+                for m in tar:
+                    if m.isfile():
+                        code = m.name.endswith(_CODE) and m.size <= limit
+                        f = tar.extractfile(m) if code else None
+                        members[m.name] = f.read() if f else None
+        elif sdist.endswith(".zip"):
+            with zipfile.ZipFile(sdist) as z:
+                for info in z.infolist():
+                    code = info.filename.endswith(_CODE) and info.file_size <= limit
+                    members[info.filename] = z.read(info) if code else None
+        else:
+            return []
+    except (OSError, tarfile.TarError, zipfile.BadZipFile, EOFError):
+        return []
+    names = {os.path.basename(n) for n in members}
+    out = []
+    for name, text in members.items():
+        if not name.endswith((".cu", ".cpp", ".cc", ".cxx")):
+            continue  # compiled files' own includes: a header may be optional (HIP, NPU)
+        for header in _INCLUDE.findall(text or b""):
+            wanted = header.decode(errors="replace")
+            if ("/" not in wanted and wanted.endswith((".h", ".cuh", ".hpp"))
+                    and wanted not in names and not external(wanted)):
+                out.append((name.split("/", 1)[-1], wanted))
+    return sorted(set(out))
 
 
 #: Folders a build writes into its own source tree: not part of the source's identity.

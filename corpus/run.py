@@ -238,10 +238,14 @@ def _cell(route: dict[str, Any] | None) -> str:
     if route is None:
         return "not run"
     status = route["status"]
+    took = f", {route['seconds']} s" if route.get("seconds") else ""
     if status == "ok":
-        took = f", {route['seconds']} s" if route.get("seconds") else ""
         return f"ok ({', '.join(route['archs'])}{took})"
-    return f"**{status}**: {route.get('why', '')}".replace("|", "\\|")
+    missing = re.search(r"No module named '([\w.]+)'", route.get("why", ""))
+    if status == "import failed" and missing:  # built; a runtime dependency left out
+        archs = ", ".join(route.get("archs") or []) or "archs not read"
+        return f"built ({archs}{took}); import needs {missing.group(1)} (see notes)"
+    return f"**{status}**{took}: {route.get('why', '')}".replace("|", "\\|")
 
 
 def write_table() -> None:

@@ -232,19 +232,23 @@ def test_an_sdist_without_its_headers_is_named_after_the_failed_build(
     """Issue 16 (corpus): gaussian-splatting 2.11.0's sdist leaves out rasterize_points.h;
     the compiler's "No such file" was all a user saw. Now wheelcuda says why."""
     cut = _sdist(tmp_path / "demo_ext-1.0.tar.gz", {
-        "setup.py": "from setuptools import setup\nsetup(name='demo-ext')\n",
+        "setup.py": "from setuptools import setup\nsetup(name='demo-ext')  # 'src/ext.cpp'\n",
         "src/ext.cpp": '#include <torch/extension.h>\n#include "rasterize_points.h"\n'
                        '#include "stdio.h"\n#include "here.h"\n#include "hip/hip_runtime.h"\n',
         "src/here.h": "#pragma once\n"})
     whole = _sdist(tmp_path / "whole_ext-1.0.tar.gz", {"src/ext.cu": '#include "x.cuh"\n',
                                                        "src/x.cuh": ""})
-    assert source.missing_headers(str(whole)) == []
-    assert source.missing_headers(str(cut), lambda h: h == "stdio.h") == [
+    assert source.missing_sources(str(whole)) == []
+    no_csrc = _sdist(tmp_path / "fht-1.0.tar.gz", {
+        "setup.py": "sources=['csrc/fht.cpp', 'csrc/fht_cuda.cu']\n"})
+    assert source.missing_sources(str(no_csrc)) == [("setup.py", "csrc/fht.cpp"),
+                                                    ("setup.py", "csrc/fht_cuda.cu")]
+    assert source.missing_sources(str(cut), lambda h: h == "stdio.h") == [
         ("src/ext.cpp", "rasterize_points.h")]
     (Path(fake_uv["PATH"].split(":")[0]) / "uv").write_text("#!/bin/sh\nexit 1\n")
     py = fakes.user_env(tmp_path)
     r = run("install", "--python", str(py), "--arch", "9.0", str(cut), env=fake_uv)
     assert r.returncode == 1
-    assert "demo_ext-1.0.tar.gz does not hold rasterize_points.h, which its sources " \
-           "include (src/ext.cpp, ...)" in r.stderr
+    assert "demo_ext-1.0.tar.gz does not hold rasterize_points.h, which its build needs " \
+           "(src/ext.cpp names it)" in r.stderr
     assert "stdio.h" not in r.stderr.split("does not hold")[1]

@@ -219,8 +219,8 @@ def compile_summary(calls: Sequence[str]) -> str:
 
 
 def _upstream(r: pipeline.Resolved, specs: Sequence[str]) -> str:
-    """After a failed build: an sdist published without the headers its sources include
-    cannot build anywhere (corpus: gaussian-splatting 2.11.0); say so."""
+    """After a failed build: an sdist published without files its build needs cannot
+    build anywhere (corpus: gaussian-splatting 2.11.0, fast-hadamard-transform 1.1.0)."""
     dirs = [str(r.home.path / "include")] if r.home else []
     if r.torch is not None:
         dirs += [os.path.join(r.torch.path, "include"),
@@ -231,11 +231,11 @@ def _upstream(r: pipeline.Resolved, specs: Sequence[str]) -> str:
         return any(os.path.exists(os.path.join(d, header)) for d in dirs)
 
     for spec in specs:
-        missing = source.missing_headers(spec, external) if os.path.isfile(spec) else []
+        missing = source.missing_sources(spec, external) if os.path.isfile(spec) else []
         if missing:
             shown = ", ".join(sorted({h for _, h in missing})[:4])
             return (f"\n  note: {os.path.basename(spec)} does not hold {shown}, which its "
-                    f"sources include ({missing[0][0]}, ...): an sdist published without its "
+                    f"build needs ({missing[0][0]} names it): an sdist published without its "
                     "sources cannot build anywhere; build from the project's repository (with "
                     "its submodules), and tell its authors")
     return ""

@@ -22,7 +22,7 @@ from tomlkit.exceptions import TOMLKitError
 from ..errors import WheelcudaError
 from ..rules import staticmeta
 
-__all__ = ["Project", "distribution_name", "missing_headers", "source_id", "static_project",
+__all__ = ["Project", "distribution_name", "missing_sources", "source_id", "static_project",
            "toml_file"]
 
 def distribution_name(spec: str) -> str | None:
@@ -93,19 +93,13 @@ def static_project(folder: str) -> Project:
 
 
 _INCLUDE = re.compile(rb'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
-_CODE = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh")
+_CODE = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", "setup.py")
+_SOURCE_FILE = re.compile(rb"""["']([\w./-]+\.(?:cu|cpp|cc|cxx))["']""")
 
 
-def missing_headers(sdist: str, external: Callable[[str], bool] = lambda _: False,
-                    limit: int = 4 << 20) -> list[tuple[str, str]]:
-    """(source file, header) for each ``#include "header"`` of the sdist's C++/CUDA files
-    whose file the sdist does not hold anywhere: an sdist published without its sources
-    (gaussian-splatting 2.11.0 leaves out its rasterizer's headers) cannot build, and the
-    compiler's "No such file" is all a user would see. Only a compiled file's
-    ``#include "name.h"`` of a header beside it counts (a path such as ``hip/x.h`` comes
-    from elsewhere); ``external``: whether a header comes from outside (the system's,
-    CUDA's, torch's). Reads the archive only; [] for anything that is not a readable .tar.gz or
-    .zip sdist."""
+
+def _members(sdist: str, limit: int) -> dict[str, bytes | None]:
+    """An sdist's files: the text of its code files and setup.py, None for the rest."""
     import tarfile  # noqa: PLC0415 (install only)
     import zipfile  # noqa: PLC0415
 
@@ -123,12 +117,31 @@ def missing_headers(sdist: str, external: Callable[[str], bool] = lambda _: Fals
                 for info in z.infolist():
                     code = info.filename.endswith(_CODE) and info.file_size <= limit
                     members[info.filename] = z.read(info) if code else None
-        else:
-            return []
     except (OSError, tarfile.TarError, zipfile.BadZipFile, EOFError):
-        return []
+        return {}
+    return members
+
+
+def missing_sources(sdist: str, external: Callable[[str], bool] = lambda _: False,
+                    limit: int = 4 << 20) -> list[tuple[str, str]]:
+    """(who names it, file) for each file the sdist's build needs and does not hold: a
+    source file its setup.py names (fast-hadamard-transform 1.1.0 leaves out csrc/), or a
+    header a compiled file includes (gaussian-splatting 2.11.0 leaves out its
+    rasterizer's). Such an sdist cannot build anywhere, and the compiler's "No such
+    file" is all a user would see. Only ``#include "name.h"`` of a header beside the file
+    counts (a path such as ``hip/x.h`` comes from elsewhere); ``external``: whether a
+    header comes from outside (the system's, CUDA's, torch's). Reads the archive only;
+    [] for anything that is not a readable .tar.gz or .zip sdist."""
+    members = _members(sdist, limit)
     names = {os.path.basename(n) for n in members}
+    inside = {n.split("/", 1)[-1] for n in members}
     out = []
+    setup = next((t for n, t in members.items() if n.split("/", 1)[-1] == "setup.py"), None)
+    for wanted in _SOURCE_FILE.findall(setup or b""):
+        path = os.path.normpath(wanted.decode(errors="replace"))
+        if (path not in inside and os.path.basename(path) not in names
+                and not os.path.isabs(path)):
+            out.append(("setup.py", path))
     for name, text in members.items():
         if not name.endswith((".cu", ".cpp", ".cc", ".cxx")):
             continue  # compiled files' own includes: a header may be optional (HIP, NPU)

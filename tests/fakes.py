@@ -167,9 +167,6 @@ def sdist(folder: Path, name: str, version: str, *, metadata_version: str = "2.1
           requires: Iterable[str] = (), dynamic: Iterable[str] = (),
           pyproject: str | None = None) -> Path:
     """An sdist with the PKG-INFO (and pyproject.toml) uv reads for static metadata."""
-    import io  # noqa: PLC0415
-    import tarfile  # noqa: PLC0415
-
     folder.mkdir(parents=True, exist_ok=True)
     base = f"{name.replace('-', '_')}-{version}"
     lines = [f"Metadata-Version: {metadata_version}", f"Name: {name}", f"Version: {version}"]
@@ -178,7 +175,15 @@ def sdist(folder: Path, name: str, version: str, *, metadata_version: str = "2.1
     members = {"PKG-INFO": "\n".join(lines) + "\n", "setup.py": "from setuptools import setup\n"}
     if pyproject is not None:
         members["pyproject.toml"] = pyproject
-    path = folder / f"{base}.tar.gz"
+    return tarball(folder / f"{base}.tar.gz", members)
+
+
+def tarball(path: Path, members: dict[str, str]) -> Path:
+    """An sdist-shaped .tar.gz: each member under the folder the file is named for."""
+    import io  # noqa: PLC0415
+    import tarfile  # noqa: PLC0415
+
+    base = path.name.removesuffix(".tar.gz")
     with tarfile.open(path, "w:gz") as tar:
         for member, text in members.items():
             data = text.encode()

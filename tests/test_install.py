@@ -214,32 +214,19 @@ def test_bad_job_counts_stop_before_the_build(tmp_path: Path, fake_uv: dict[str,
     no_build(tmp_path)
 
 
-def _sdist(path: Path, files: dict[str, str]) -> Path:
-    import io  # noqa: PLC0415
-    import tarfile  # noqa: PLC0415
-
-    with tarfile.open(path, "w:gz") as tar:
-        for name, text in files.items():
-            data = text.encode()
-            info = tarfile.TarInfo(f"{path.name[:-7]}/{name}")
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return path
-
-
 def test_an_sdist_without_its_headers_is_named_after_the_failed_build(
         tmp_path: Path, fake_uv: dict[str, str]) -> None:
     """Issue 16 (corpus): gaussian-splatting 2.11.0's sdist leaves out rasterize_points.h;
     the compiler's "No such file" was all a user saw. Now wheelcuda says why."""
-    cut = _sdist(tmp_path / "demo_ext-1.0.tar.gz", {
+    cut = fakes.tarball(tmp_path / "demo_ext-1.0.tar.gz", {
         "setup.py": "from setuptools import setup\nsetup(name='demo-ext')  # 'src/ext.cpp'\n",
         "src/ext.cpp": '#include <torch/extension.h>\n#include "rasterize_points.h"\n'
                        '#include "stdio.h"\n#include "here.h"\n#include "hip/hip_runtime.h"\n',
         "src/here.h": "#pragma once\n"})
-    whole = _sdist(tmp_path / "whole_ext-1.0.tar.gz", {"src/ext.cu": '#include "x.cuh"\n',
+    whole = fakes.tarball(tmp_path / "whole_ext-1.0.tar.gz", {"src/ext.cu": '#include "x.cuh"\n',
                                                        "src/x.cuh": ""})
     assert source.missing_sources(str(whole)) == []
-    no_csrc = _sdist(tmp_path / "fht-1.0.tar.gz", {
+    no_csrc = fakes.tarball(tmp_path / "fht-1.0.tar.gz", {
         "setup.py": "sources=['csrc/fht.cpp', 'csrc/fht_cuda.cu']\n"})
     assert source.missing_sources(str(no_csrc)) == [("setup.py", "csrc/fht.cpp"),
                                                     ("setup.py", "csrc/fht_cuda.cu")]

@@ -21,8 +21,10 @@ TORCH_VENV := .venv-torch
 WHEELS_VENV := .venv-wheels
 CU128_VENV := .venv-cu128
 TOOLKIT := cuda-toolkit[nvcc,cccl]==13.0.3
-LIVE_TMP := /tmp/wheelcuda-live
-TEST_TMP := /tmp/wheelcuda-test
+# one folder per run (a name only: pytest makes it), so that runs side by side never remove
+# each other's folders
+LIVE_TMP := $(shell mktemp -u /tmp/wheelcuda-live-XXXXXX)
+TEST_TMP := $(shell mktemp -u /tmp/wheelcuda-test-XXXXXX)
 # free space make test needs in /tmp: 11.7 GB at the peak of a fresh clone's run
 # (2026-12-01), the module-wide build environments of the backend and uv tests
 TEST_NEEDS_GB ?= 14

@@ -25,8 +25,8 @@ TOOLKIT := cuda-toolkit[nvcc,cccl]==13.0.3
 # each other's folders
 LIVE_TMP := $(shell mktemp -u /tmp/wheelcuda-live-XXXXXX)
 TEST_TMP := $(shell mktemp -u /tmp/wheelcuda-test-XXXXXX)
-# free space make test needs in /tmp: 11.7 GB at the peak of a fresh clone's run
-# (2026-12-01), the module-wide build environments of the backend and uv tests
+# free space make test needs in /tmp: 11.7 and 12.1 GB at the peak of two fresh clones'
+# runs (2026-12-01), the module-wide build environments of the backend and uv tests
 TEST_NEEDS_GB ?= 14
 CORPUS_ROUTES := $(or $(ROUTES),install$(comma)uv-pip$(comma)pip)
 comma := ,

@@ -22,8 +22,8 @@ from tomlkit.exceptions import TOMLKitError
 from ..errors import WheelcudaError
 from ..rules import staticmeta
 
-__all__ = ["Project", "distribution_name", "missing_sources", "source_id", "static_project",
-           "toml_file"]
+__all__ = ["Project", "distribution_name", "file_sha256", "missing_sources", "source_id",
+           "static_project", "toml_file"]
 
 def distribution_name(spec: str) -> str | None:
     """The canonical name behind a requirement, an sdist file, or a project folder."""
@@ -172,12 +172,17 @@ def source_id(spec: str) -> str:
     return spec
 
 
-def _file_hash(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """The sha256 of a file's content, read in blocks (hex)."""
     digest = hashlib.sha256()
     with path.open("rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
-    return digest.hexdigest()[:16]
+    return digest.hexdigest()
+
+
+def _file_hash(path: Path) -> str:
+    return file_sha256(path)[:16]
 
 
 def _tree_hash(root: Path) -> str:

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
-import hashlib
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -296,11 +296,8 @@ def pinned_source(spec: str, ctx: Context) -> str | None:
             continue
         digest = found.sha256 if found is not None else None
         if found is not None and digest is None and os.path.isfile(found.url):
-            with contextlib.suppress(OSError), open(found.url, "rb") as f:
-                sha = hashlib.sha256()
-                for block in iter(lambda: f.read(1 << 20), b""):
-                    sha.update(block)
-                digest = sha.hexdigest()
+            with contextlib.suppress(OSError):
+                digest = source.file_sha256(Path(found.url))
         if digest:
             return f"sha256:{digest}"
     return "indexes:" + ",".join(index.shown(p.url) for p in places)

@@ -66,6 +66,7 @@ class Prepared:
     would_fetch: str | None = None  # --explain: the set a real install would fetch
     origins: dict[str, str] = field(default_factory=dict)  # variable -> where it came from
     kept: bool = False  # every package installs a wheel kept in the wheel cache
+    extra: tuple[str, ...] = ()  # the installer arguments after ``--``
 
 
 def prepare(ctx: Context, pkgs: Sequence[str], req: pipeline.Request,
@@ -113,7 +114,7 @@ def prepare(ctx: Context, pkgs: Sequence[str], req: pipeline.Request,
     chosen = _sources(r, key, pkgs, names)
     argv = installer.install_argv(tool, r.target.python, chosen, extra)
     return Prepared(r, tool, argv, variables, names, key, fields, tuple(pkgs), would_fetch,
-                    origins, kept=chosen != list(pkgs))
+                    origins, kept=chosen != list(pkgs), extra=tuple(extra))
 
 
 def _package_variables(ctx: Context, pkgs: Sequence[str], names: Sequence[str | None],
@@ -264,10 +265,8 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
             if chosen != list(p.specs):
                 note(f"another install built this key ({p.key}) meanwhile: installing its "
                      "wheel")
-                extra = p.argv[len(installer.install_argv(p.tool, r.target.python,
-                                                          p.specs, [])):]
                 p = replace(p, argv=installer.install_argv(p.tool, r.target.python, chosen,
-                                                           extra), kept=True)
+                                                           p.extra), kept=True)
         env = proc.child_environ(ctx.environ, {**p.variables, "WHEELCUDA_NVCC_LOG": log.name})
         start = time.monotonic()
         with pipeline.in_use(r):  # cache clear and prune leave the tree and toolkit be

@@ -151,6 +151,10 @@ def holder(lock: Path) -> str | None:
     return None
 
 
+def _who(lock: Path) -> str:
+    return holder(lock) or "another wheelcuda"
+
+
 def _say(text: str) -> None:
     sys.stderr.write(f"wheelcuda: {text}\n")
     sys.stderr.flush()
@@ -173,7 +177,7 @@ def locked(lock: Path, what: str, timeout: float = LOCK_TIMEOUT, *,
             break
         except filelock.Timeout as exc:
             waited = time.monotonic() - start
-            who = holder(lock) or "another wheelcuda"
+            who = _who(lock)
             if waited >= timeout:
                 raise CacheError(
                     f"{who} has held {lock} for {timeout:g} s ({what}); gave up waiting",
@@ -209,11 +213,11 @@ def shared(locks: list[Path], what: str, timeout: float = 900.0, *,
                 except BlockingIOError:
                     waited = time.monotonic() - start
                     if waited > timeout:
-                        raise CacheError(f"{holder(lock) or 'another wheelcuda'} has held "
+                        raise CacheError(f"{_who(lock)} has held "
                                          f"{lock} for {timeout:g} s ({what})",
                                          "wait for it to finish and run again") from None
                     if waited > NOTE_AFTER_S and not said:
-                        note(f"waiting for {holder(lock) or 'another wheelcuda'} to finish "
+                        note(f"waiting for {_who(lock)} to finish "
                              f"writing {lock.name[1:].rsplit('.', 1)[0]} ({what})")
                         said = True
                     time.sleep(0.2)

@@ -18,6 +18,8 @@ import pytest
 from tests import fakes
 from tests import redist_server as rs
 from tests.test_localcuda import toolkit
+from wheelcuda import pipeline
+from wheelcuda.context import Context
 from wheelcuda.probe.torch import Torch
 from wheelcuda.rules import checks
 
@@ -246,18 +248,17 @@ def test_review_bad_inputs(cu128: Path, tmp_path: Path, isolated: Path) -> None:
 def test_a_source_that_fails_stops_no_run_another_serves(tmp_path: Path, isolated: Path
                                                          ) -> None:
     """The local source cannot write its links (its cache folder is a file); the wheels
-    serve, and doctor says why the local source has nothing."""
+    serve, and the run says why the local source has nothing (doctor shows it)."""
     site = fakes.build_needs(fakes.cu13_site(tmp_path / "site"))
     fakes.torch(site)
     py = fakes.python(tmp_path, [site])
     isolated.mkdir(parents=True, exist_ok=True)
     (isolated / "local").write_text("not a folder")
-    r = run("doctor", "--json", "--python", str(py), "--arch", "9.0",
-            env={"WHEELCUDA_TOOLKIT": "auto", "CUDA_HOME": str(toolkit(tmp_path / "cuda-13.0",
-                                                                        "13.0.88"))})
-    report = json.loads(r.stdout)
-    assert report["ok"] and report["toolkit"]["source"] == "wheels", report
-    assert any(o.startswith("local: unusable: ") for o in report["toolkit"]["others"])
+    cuda = toolkit(tmp_path / "cuda-13.0", "13.0.88")
+    ctx = Context.current().with_env(WHEELCUDA_TOOLKIT="auto", CUDA_HOME=str(cuda))
+    r = pipeline.resolve(ctx, pipeline.Request(python=str(py), arch="9.0", need_torch=True))
+    assert not r.errors() and r.toolkit.source == "wheels", r.problems
+    assert any(o.startswith("local: unusable: ") for o in r.toolkit.others), r.toolkit.others
 
 
 def test_an_older_local_toolkit_names_the_archives_as_the_way(cu128: Path, tmp_path: Path

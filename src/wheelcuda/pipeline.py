@@ -19,11 +19,13 @@ first error (:meth:`Resolved.raise_first`), so doctor and the commands agree.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
 import os
 import shlex
-from collections.abc import Mapping, Sequence
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -49,7 +51,7 @@ from .store import archives, fs, memo, paths, toolkits, trees
 from .store.layout import Layout
 from .store.trees import Home
 
-__all__ = ["Request", "Resolved", "Start", "Toolkit", "finish", "resolve", "start"]
+__all__ = ["Request", "Resolved", "Start", "Toolkit", "finish", "looking", "resolve", "start"]
 
 #: What --no-build-isolation builds need from the environment.
 BUILD_NEEDS = ("setuptools", "wheel", "ninja", "packaging")
@@ -163,6 +165,13 @@ class Resolved:
     choice: Choice = Choice()
 
     @property
+    def home_cached(self) -> bool:
+        """The tree is the cache's (not one a run that only looks made in its scratch)."""
+        scratch = self.layout.scratch
+        return self.home is not None and (scratch is None
+                                          or not self.home.path.is_relative_to(scratch))
+
+    @property
     def redist_fetchable(self) -> bool:
         """NVIDIA's archives would bring the compiler (a CUDA 12 torch, or --toolkit
         redist), and they are all that is wrong."""
@@ -202,9 +211,10 @@ class Resolved:
         return variables
 
 
-def start(ctx: Context, request: Request) -> Start:
-    """The cache layout and the target; raises when either is unusable."""
-    layout = Layout.for_environ(ctx.environ)
+def start(ctx: Context, request: Request, *, scratch: Path | None = None) -> Start:
+    """The cache layout and the target; raises when either is unusable. With
+    ``scratch``, the run only looks (:func:`looking`)."""
+    layout = dataclasses.replace(Layout.for_environ(ctx.environ), scratch=scratch)
     toolkit_choice(ctx, request)  # a bad --toolkit stops here, before anything is read
     if request.redist_from and not os.path.isdir(os.path.join(ctx.cwd, request.redist_from)):
         raise ComponentError(f"--from {request.redist_from}: no such folder",
@@ -239,6 +249,17 @@ def toolkit_choice(ctx: Context, request: Request) -> Choice:
 def resolve(ctx: Context, request: Request) -> Resolved:
     """Every step, once (see the module's docstring)."""
     return finish(start(ctx, request))
+
+
+@contextlib.contextmanager
+def looking(ctx: Context, request: Request) -> Iterator[Resolved]:
+    """:func:`resolve` for a command that only looks (doctor): nothing is written into
+    the cache. What a check must run and the cache lacks (a local toolkit's links, a
+    tree) is made in a scratch folder that goes when the block ends (issue 17,
+    reliability 6); :attr:`Resolved.scratch` then says the tree is not the cache's."""
+    with tempfile.TemporaryDirectory(prefix="wheelcuda-look-",
+                                     dir=ctx.get("TMPDIR") or None) as tmp:
+        yield finish(start(ctx, dataclasses.replace(request, fetch=False), scratch=Path(tmp)))
 
 
 def finish(s: Start) -> Resolved:
@@ -284,7 +305,11 @@ def finish(s: Start) -> Resolved:
     if not any(p.is_error and p.kind in (Kind.MISSING, Kind.COMPONENTS) for p in found):
         problems += _host_problems(toolkit, host)
         tree = tree_for(ctx, layout, toolkit)
-        home = _home(ctx, layout, tree, host, problems=problems)
+        if layout.scratch is not None and trees.read_valid(layout.home(tree.key), tree) is None:
+            tree = tree_for(ctx, layout.writable(), toolkit)  # looking: made in the scratch
+            home = _home(ctx, layout.writable(), tree, host, problems=problems)
+        else:
+            home = _home(ctx, layout, tree, host, problems=problems)
     if home is not None and not any(p.kind is Kind.ARCH for p in problems):
         problems += _arch_problems(home, archs)  # the floor was checked before the fetch
         foreign = environ.foreign_home(ctx.environ, str(home.path), str(layout.homes))
@@ -305,6 +330,8 @@ def resolve_target(ctx: Context, layout: Layout, python: str | None) -> Target:
     info = memo.load(root, "interpreter", path)
     if not isinstance(info, dict):
         info = interpreter.ask(path, ctx)
+        if layout.scratch is not None:  # a run that only looks keeps no memo
+            return interpreter.target(path, info, choice)
         with contextlib.suppress(OSError, WheelcudaError):  # costs time, not correctness
             layout.private()
             memo.save(root, "interpreter", path, info, paths.stamps(interpreter.watch(path, info)))

@@ -5,6 +5,7 @@ compiles and links through the tree, never naming /usr/local/cuda."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -93,3 +94,44 @@ def test_real_toolkit_through_a_shim_and_a_tree(tmp_path: Path) -> None:
     if cuobjdump:
         listed = _run([str(cuobjdump[0]), "--list-elf", "k.o"], tmp_path, env)
         assert "sm_90" in listed and "sm_80" not in listed, listed
+
+
+def _cache_files(cache: Path) -> list[str]:
+    return sorted(str(p.relative_to(cache)) for p in cache.rglob("*")) if cache.exists() else []
+
+
+def test_doctor_writes_nothing_into_the_cache(tmp_path: Path, torch_venv: Path,
+                                              wheelcuda_cmd: str) -> None:
+    """Issue 17, reliability 6: doctor on a fresh cache, with --toolkit auto and only this
+    machine's toolkit to serve, used to leave the toolkit's links and a tree behind. It
+    now tries them in a scratch folder that goes; env, a command that builds, makes
+    them in the cache, and doctor then names that tree."""
+    if not (TOOLKIT / "bin/nvcc").is_file():
+        pytest.skip(f"no CUDA toolkit at {TOOLKIT}")
+    cache, scratch = tmp_path / "cache", tmp_path / "tmp"
+    scratch.mkdir()
+    env = {"PATH": f"{TOOLKIT}/bin:/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8",
+           "WHEELCUDA_CACHE_DIR": str(cache), "TMPDIR": str(scratch),
+           "WHEELCUDA_TOOLKIT": "auto", "CUDA_HOME": str(TOOLKIT)}
+    doctor = [wheelcuda_cmd, "doctor", "--python", str(torch_venv / "bin/python"),
+              "--arch", "9.0"]
+    done = subprocess.run(doctor, env=env, capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "source         local:" in done.stdout and "linked by the first build" in done.stdout
+    assert "not built yet: env, install and run build it" in done.stdout, done.stdout
+    assert "OK: a build would work" in done.stdout
+    assert _cache_files(cache) == [], _cache_files(cache)
+    assert list(scratch.iterdir()) == []  # the scratch went too
+
+    made = subprocess.run([*doctor[:1], "env", *doctor[2:]], env=env, capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert made.returncode == 0, made.stderr
+    home = next(line.split("=", 1)[1].strip("'\"") for line in made.stdout.splitlines()
+                if line.startswith("export CUDA_HOME="))
+    before = _cache_files(cache)
+    again = subprocess.run([*doctor, "--json"], env=env, capture_output=True, text=True,
+                           timeout=300, check=False)
+    report = json.loads(again.stdout)
+    assert report.get("home") == home and report.get("home_built") is True, again.stdout
+    assert _cache_files(cache) == before  # read, not rewritten (the memo included)

@@ -195,8 +195,13 @@ def _broken_homes(ctx: Context) -> list[Problem]:
 
 def diagnose(ctx: Context, req: pipeline.Request) -> dict[str, Any]:
     """Everything doctor shows, as data; ``ok`` is True when a build would work. The
-    checks are install's own (one pipeline), so doctor and install agree."""
-    r = pipeline.resolve(ctx, req)
+    checks are install's own (one pipeline), so doctor and install agree. doctor only
+    looks: it writes nothing into the cache (:func:`pipeline.looking`)."""
+    with pipeline.looking(ctx, req) as r:
+        return _diagnose(ctx, r)
+
+
+def _diagnose(ctx: Context, r: pipeline.Resolved) -> dict[str, Any]:
     banner, nvcc_problems = _run_nvcc(r)
     release = (r.home.nvcc_release if r.home
                else checks.compiler_release(r.toolkit.inventory, r.toolkit.major))
@@ -213,8 +218,10 @@ def diagnose(ctx: Context, req: pipeline.Request) -> dict[str, Any]:
                         "site_dirs": list(r.target.site_dirs)},
         "torch": _torch(r), "cuda_major": r.toolkit.major, "components": _components(r),
         "toolkit": _toolkit(r, to_fetch),
-        "home": str(home.path) if home else None,
-        "nvcc": {"path": str(home.path / "bin" / "nvcc"), "version": home.nvcc_version,
+        "home": str(home.path) if home and r.home_cached else None,
+        "home_built": r.home_cached,
+        "nvcc": {"path": str(home.path / "bin" / "nvcc") if r.home_cached else None,
+                 "version": home.nvcc_version,
                  "release": home.nvcc_release, "banner": banner,
                  "gpu_codes": list(home.gpu_codes)} if home else None,
         "host_compiler": _host(r), "gpus": gpus_seen,
@@ -273,9 +280,11 @@ def to_text(report: dict[str, Any]) -> str:
              _line("source", f"{report['toolkit']['source']}: "
                              f"{report['toolkit']['description'] or 'nothing found'}"),
              *(_line("also", other) for other in report["toolkit"]["others"]),
-             _line("CUDA_HOME", report["home"] or "not built (see problems)")]
+             _line("CUDA_HOME", report["home"] or (
+                 "not built yet: env, install and run build it (doctor tried one outside "
+                 "the cache)" if n else "not built (see problems)"))]
     if n:
-        lines += [_line("nvcc", f"{n['path']}"), _line("", n["banner"])]
+        lines += [_line("nvcc", n["path"] or "the tree's, tried"), _line("", n["banner"])]
     limit = f" (this nvcc takes gcc <= {h['gcc_max_major']})" if h.get("gcc_max_major") else ""
     lines += [_line("host compiler", f"{h['command']} {h['version'] or h['reason']}{limit}"),
               *_text_gpus(report), "Architectures",

@@ -7,7 +7,8 @@ Which toolkit: :func:`wheelcuda.probe.localcuda.fit` over the candidates on this
 machine (or only the folder given, ``--toolkit PATH``): torch's CUDA major, an exact
 major.minor first, then the newest of that major. The offer builds the shim when it is
 missing (links only, milliseconds, under the store's lock), as ``env`` builds a tree:
-without it no root holds the toolkit.
+without it no root holds the toolkit. A run that only looks (doctor) links it in its
+scratch folder, never in the cache.
 """
 
 from __future__ import annotations
@@ -54,7 +55,9 @@ class LocalSource:
         if fit.chosen is None:
             return Offer(self.name, (), fit.why)
         root = shims.ensure(layout, fit.chosen)
-        return Offer(self.name, (str(root),), f"{fit.chosen.describe()}, linked in {root}")
+        where = (f"linked in {root}" if layout.scratch is None
+                 or not root.is_relative_to(layout.scratch) else "linked by the first build")
+        return Offer(self.name, (str(root),), f"{fit.chosen.describe()}, {where}")
 
 
 SOURCE = LocalSource()

@@ -30,6 +30,9 @@ class Layout:
     root: Path
     #: where toolkits and local links live (:data:`paths.STORE_VAR`; the root when None)
     store: Path | None = None
+    #: a run that only looks (doctor) reads this cache and writes under this folder
+    #: instead: the links to a local toolkit and a tree it must run (issue 17, reliability 6)
+    scratch: Path | None = None
 
     @classmethod
     def for_environ(cls, environ: Mapping[str, str]) -> Layout:
@@ -75,6 +78,11 @@ class Layout:
     @property
     def memo(self) -> Path:
         return self.root / paths.MEMO
+
+    def writable(self) -> Layout:
+        """Where this run may write: this cache, or, for a run that only looks, a
+        throwaway cache of the same shape in :attr:`scratch`."""
+        return Layout(self.scratch) if self.scratch else self
 
     def home(self, key: str) -> Path:
         return self.homes / key

@@ -278,7 +278,8 @@ def _write(tmp: Path, plan: ShimPlan, c: Candidate) -> None:
 
 def ensure(layout: Layout, c: Candidate) -> Path:
     """The shim root for the whole toolkit ``c``, built if missing or stale (safe when
-    concurrent; milliseconds: links only)."""
+    concurrent; milliseconds: links only); for a layout that only looks
+    (:attr:`Layout.scratch`), the cache's when current, else one built in the scratch."""
     if not c.complete:
         raise ComponentError(f"{c.describe()} is incomplete: {', '.join(c.missing)} missing",
                              "point CUDA_HOME at a whole CUDA toolkit, or let wheelcuda use "
@@ -287,6 +288,9 @@ def ensure(layout: Layout, c: Candidate) -> Path:
         plan = plan_shim(c, plan_rules.os_listdir)
     except ValueError as exc:
         raise ComponentError(str(exc)) from exc
+    if read_valid(layout.local / plan.name, plan):
+        return layout.local / plan.name
+    layout = layout.writable()  # a run that only looks links in its scratch folder
     parent = layout.private(layout.local)
     final = parent / plan.name
     if read_valid(final, plan):

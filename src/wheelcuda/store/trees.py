@@ -129,11 +129,14 @@ def _build(homes: Path, tree: plan.TreePlan, ctx: Context, cc: str) -> Home:
 
 def ensure(layout: Layout, tree: plan.TreePlan, ctx: Context, cc: str = "gcc") -> Home:
     """The tree for ``tree.key``, built if missing or stale; safe under concurrency.
-    ``cc`` is the host compiler that builds the driver stub."""
-    homes = layout.private(layout.homes)
+    ``cc`` is the host compiler that builds the driver stub. A layout that only looks
+    (:attr:`Layout.scratch`) is only read: the pipeline plans a missing tree for
+    :meth:`Layout.writable` instead."""
+    homes = layout.private(layout.homes) if layout.scratch is None else layout.homes
     found = read_valid(homes / tree.key, tree)
     if found:
         return found
+    assert layout.scratch is None, "a run that only looks plans its tree for writable()"
     with fs.locked(layout.lock(homes, tree.key), f"building the tree {tree.key}",
                    _LOCK_TIMEOUT):
         return read_valid(homes / tree.key, tree) or _build(homes, tree, ctx, cc)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,9 +38,16 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     cache = tmp_path / "cache"
     monkeypatch.setenv("WHEELCUDA_CACHE_DIR", str(cache))
     monkeypatch.setenv("WHEELCUDA_NO_GPU_PROBE", "1")
-    # This machine has a system CUDA 13.0, which `--toolkit auto` would use: the tests
-    # of the wheels pin their source; those of the other sources say theirs.
-    monkeypatch.setenv("WHEELCUDA_TOOLKIT", "wheels")
+    # This machine has a system CUDA 13.0 (/usr/local/cuda, /usr/local/bin/nvcc), which
+    # `--toolkit auto` would find: the tests run the default (auto) with it out of sight;
+    # those of the local source name theirs (issue 18: they used to force the wheels).
+    empty = tmp_path / "no-local-toolkits"
+    empty.mkdir(exist_ok=True)
+    monkeypatch.setenv("WHEELCUDA_LOCAL_ROOT", str(empty))
+    monkeypatch.delenv("WHEELCUDA_TOOLKIT", raising=False)
+    path = os.environ.get("PATH", os.defpath).split(os.pathsep)
+    monkeypatch.setenv("PATH", os.pathsep.join(
+        d for d in path if not os.path.isfile(os.path.join(d, "nvcc"))))
     for var in ("CUDA_HOME", "CUDA_PATH", "TORCH_CUDA_ARCH_LIST", "VIRTUAL_ENV", "CC",
                 "NVCC_CCBIN", "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"):
         monkeypatch.delenv(var, raising=False)

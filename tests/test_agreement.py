@@ -1,12 +1,15 @@
-"""doctor and install agree (issue 9 item 2): over a matrix of environments, ``doctor``
-says "a build would work" exactly when ``install --explain`` (install's whole preflight,
-nothing built or fetched) succeeds, and when they refuse, they name the same problem.
+"""doctor, install and the backend agree (issue 9 item 2, issue 18): over a matrix of
+environments, ``doctor`` says "a build would work" exactly when ``install --explain``
+(install's whole preflight, nothing built or fetched) succeeds, and when they refuse they
+name the same errors; the PEP 517 backend, asked for the same build, refuses exactly then
+too (less what its frontend brings: the build needs).
 
 Before, doctor said OK for a torch 2.14.1 venv without wheel and packaging while install
-refused it: doctor ran its own checks. Both now read one pipeline (pipeline.py)."""
+refused it: doctor ran its own checks. All three now read one pipeline."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,6 +18,9 @@ import pytest
 from tests import fakes
 from tests.test_cli import run
 from tests.test_install import fake_uv  # noqa: F401 (a fixture)
+from wheelcuda import build_meta
+from wheelcuda.context import Context
+from wheelcuda.errors import WheelcudaError
 
 GCC16 = ("#!/bin/sh\ncase \"$1\" in -dumpfullversion) echo 16.1.0;; "
          "*) echo 'gcc (GCC) 16.1.0';; esac\n")
@@ -90,6 +96,28 @@ MATRIX: dict[str, Callable[[Path], tuple[Path, dict[str, str]]]] = {
 }
 
 
+#: Cases where the backend rightly answers otherwise: its frontend installs the build
+#: needs (setuptools, wheel) into the build environment.
+BACKEND_DIFFERS = {"no build needs"}
+
+
+def _errors(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("ERROR: ")]
+
+
+def _backend(py: Path, arch: str | None, env: dict[str, str]) -> str | None:
+    """The backend's answer for the same build: None when it would build, else its error
+    (get_requires' checks, then the build hook's plan; nothing fetched)."""
+    ctx = Context.of({**os.environ, **env})
+    config = build_meta.Config(arch=arch)
+    try:
+        build_meta.compiler_requirements(ctx, str(py), config)
+        build_meta.plan_build(ctx, config, build_meta.Project("somepkg"), str(py), fetch=False)
+    except WheelcudaError as exc:
+        return exc.message
+    return None
+
+
 @pytest.mark.parametrize("case", list(MATRIX))
 @pytest.mark.parametrize("arch", ["9.0", None])
 def test_doctor_agrees_with_install(case: str, arch: str | None, tmp_path: Path,
@@ -100,8 +128,15 @@ def test_doctor_agrees_with_install(case: str, arch: str | None, tmp_path: Path,
     doctor = run("doctor", "--python", str(py), *args, env=env)
     install = run("install", "--python", str(py), *args, "--explain", "somepkg", env=env)
     assert "Traceback" not in doctor.stderr + install.stderr
-    assert (doctor.returncode == 0) == (install.returncode == 0), (doctor.stdout, install.stderr)
-    if install.returncode:
-        first = install.stderr.split("error: ", 1)[1].splitlines()[0]
-        assert first in doctor.stdout, (first, doctor.stdout)
+    assert (doctor.returncode == 0) == (install.returncode == 0), (doctor.stdout, install.stdout)
+    if install.returncode:  # the whole plan and every error, as doctor names them
+        assert "NOT OK" in install.stdout and _errors(install.stdout), install.stdout
+        assert set(_errors(install.stdout)) <= set(_errors(doctor.stdout)), (
+            install.stdout, doctor.stdout)
     assert not (tmp_path / "uv-called").exists()
+    if case in BACKEND_DIFFERS:
+        return
+    backend = _backend(py, arch, env)
+    assert (backend is None) == (doctor.returncode == 0), (backend, doctor.stdout)
+    if backend is not None and "build environment" not in backend:  # its torch wording
+        assert backend in doctor.stdout, (backend, doctor.stdout)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import sys
 import textwrap
 import zipfile
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 
 from tests import fakes
-from wheelcuda import build_meta
+from wheelcuda import build_meta, pipeline
 from wheelcuda.context import Context, patched_environ
 from wheelcuda.errors import ArchError, ComponentError, TorchError, WheelcudaError
 from wheelcuda.store import toolkits
@@ -164,31 +165,42 @@ NO_NINJA = "/nonexistent"
 def _ctx(**env: str) -> Context:
     # the wheels: this machine's system CUDA 13.0 would serve `auto` (see the test of it)
     return Context.of({"PATH": NO_NINJA, "WHEELCUDA_NO_GPU_PROBE": "1",
-                       "WHEELCUDA_TOOLKIT": "wheels", **env})
+                       "WHEELCUDA_TOOLKIT": "wheels", "CC": shutil.which("gcc") or "gcc",
+                       **env})
 
 
-def test_archs_from_the_setting_then_the_environment() -> None:
-    archs, where = build_meta.choose_archs(build_meta.Config(arch="9.0;12.0"),
-                                           _ctx(TORCH_CUDA_ARCH_LIST="8.0"))
-    assert [str(a) for a in archs] == ["9.0", "12.0"] and where == "-C wheelcuda.arch"
-    archs, where = build_meta.choose_archs(build_meta.Config(),
-                                           _ctx(TORCH_CUDA_ARCH_LIST="8.0"))
-    assert [str(a) for a in archs] == ["8.0"] and where == "TORCH_CUDA_ARCH_LIST"
+#: The settings of a build for sm_90.
+SM90 = build_meta.Config(arch="9.0")
+
+
+def _archs(tmp_path: Path, config: build_meta.Config, ctx: Context) -> pipeline.Resolved:
+    """The backend's request through the pipeline (issue 18: one arch choice for both)."""
+    py = str(fakes.python(tmp_path, [_site(tmp_path)]))
+    return pipeline.resolve(ctx, build_meta._request(py, config, tree=False))
+
+
+def test_archs_from_the_setting_then_the_environment(tmp_path: Path) -> None:
+    r = _archs(tmp_path, build_meta.Config(arch="9.0;12.0"), _ctx(TORCH_CUDA_ARCH_LIST="8.0"))
+    assert [str(a) for a in r.archs] == ["9.0", "12.0"]
+    assert r.arch_source == "-C wheelcuda.arch"
+    r = _archs(tmp_path, build_meta.Config(), _ctx(TORCH_CUDA_ARCH_LIST="8.0"))
+    assert [str(a) for a in r.archs] == ["8.0"] and r.arch_source == "TORCH_CUDA_ARCH_LIST"
 
 
 @pytest.mark.parametrize(("config", "env", "said"), [
-    (build_meta.Config(arch="banana"), {}, "-C wheelcuda.arch='banana': not a GPU architecture"),
+    (build_meta.Config(arch="banana"), {}, "-C wheelcuda.arch='banana': "),
     (build_meta.Config(arch=""), {}, "-C wheelcuda.arch='': the GPU architecture list is empty"),
-    (build_meta.Config(), {"TORCH_CUDA_ARCH_LIST": "x"}, "TORCH_CUDA_ARCH_LIST='x' in the"),
+    (build_meta.Config(), {"TORCH_CUDA_ARCH_LIST": "x"}, "TORCH_CUDA_ARCH_LIST='x' in your"),
     (build_meta.Config(), {}, "no GPU architecture given and no GPU seen"),
 ])
 def test_arch_errors_say_how_to_pass_them(config: build_meta.Config, env: dict[str, str],
-                                          said: str) -> None:
+                                          said: str, tmp_path: Path) -> None:
+    py = str(fakes.python(tmp_path, [_site(tmp_path)]))
     with pytest.raises(ArchError) as info:
-        build_meta.choose_archs(config, _ctx(**env))
+        build_meta.compiler_requirements(_ctx(**env), py, config)
     assert said in info.value.message
-    assert "-C wheelcuda.arch=9.0" in (info.value.fix or "")
-    assert "TORCH_CUDA_ARCH_LIST" in (info.value.fix or "")
+    fix = build_meta.for_backend(info.value.fix or "")  # as the hooks' frame shows it
+    assert "-C wheelcuda.arch=" in fix or "TORCH_CUDA_ARCH_LIST" in fix, fix
 
 
 def test_compiler_set_names_every_part() -> None:
@@ -207,23 +219,26 @@ def _site(tmp_path: Path, **torch: Any) -> Path:
 
 def test_requirements_for_a_bare_build_environment(tmp_path: Path) -> None:
     py = fakes.python(tmp_path, [_site(tmp_path)])
-    assert build_meta.compiler_requirements(_ctx(), str(py)) == [*SET_13_0_3, "ninja"]
+    assert build_meta.compiler_requirements(_ctx(), str(py), SM90) == [*SET_13_0_3, "ninja"]
 
 
 def test_nothing_when_the_environment_has_the_set(tmp_path: Path) -> None:
     site = fakes.build_needs(fakes.cu13_site(_site(tmp_path)))
-    assert build_meta.compiler_requirements(_ctx(), str(fakes.python(tmp_path, [site]))) == []
+    py = str(fakes.python(tmp_path, [site]))
+    assert build_meta.compiler_requirements(_ctx(), py, SM90) == []
 
 
 def test_a_set_of_another_cuda_is_not_a_match(tmp_path: Path) -> None:
     site = fakes.build_needs(fakes.cu13_site(_site(tmp_path), version="12.9.86"))
-    wanted = build_meta.compiler_requirements(_ctx(), str(fakes.python(tmp_path, [site])))
+    wanted = build_meta.compiler_requirements(_ctx(), str(fakes.python(tmp_path, [site])),
+                                              SM90)
     assert wanted == SET_13_0_3
 
 
 def test_torch_without_a_pin_gets_its_release(tmp_path: Path) -> None:
     site = fakes.build_needs(_site(tmp_path, pin=None))
-    wanted = build_meta.compiler_requirements(_ctx(), str(fakes.python(tmp_path, [site])))
+    wanted = build_meta.compiler_requirements(_ctx(), str(fakes.python(tmp_path, [site])),
+                                              SM90)
     assert wanted[0] == "cuda-toolkit[nvcc,cccl]==13.0.*"
 
 
@@ -231,7 +246,7 @@ def test_torch_missing(tmp_path: Path) -> None:
     py = fakes.python(tmp_path, [_site(tmp_path, version="none")])
     with pytest.raises(TorchError, match="torch is not installed in the build environment") \
             as info:
-        build_meta.compiler_requirements(_ctx(), str(py))
+        build_meta.compiler_requirements(_ctx(), str(py), SM90)
     assert 'add "torch" to [build-system] requires' in (info.value.fix or "")
 
 
@@ -239,7 +254,7 @@ def test_cpu_only_torch(tmp_path: Path) -> None:
     py = fakes.python(tmp_path, [_site(tmp_path, version="2.14.1+cpu", cuda=None, pin=None)])
     with pytest.raises(TorchError, match=r"torch 2\.14\.1\+cpu in the build environment .* "
                                          "is a CPU-only build"):
-        build_meta.compiler_requirements(_ctx(), str(py))
+        build_meta.compiler_requirements(_ctx(), str(py), SM90)
 
 
 def test_cuda_12_torch_asks_for_no_wheel(tmp_path: Path) -> None:
@@ -247,7 +262,7 @@ def test_cuda_12_torch_asks_for_no_wheel(tmp_path: Path) -> None:
     takes it from NVIDIA's archives or a local toolkit (the pipeline's sources)."""
     site = fakes.build_needs(_site(tmp_path, version="2.9.1+cu128", cuda="12.8", pin=None))
     py = str(fakes.python(tmp_path, [site]))
-    assert build_meta.compiler_requirements(_ctx(WHEELCUDA_TOOLKIT="auto"), py) == []
+    assert build_meta.compiler_requirements(_ctx(WHEELCUDA_TOOLKIT="auto"), py, SM90) == []
 
 
 def test_a_complete_source_needs_no_wheels(tmp_path: Path, isolated: Path) -> None:
@@ -260,16 +275,17 @@ def test_a_complete_source_needs_no_wheels(tmp_path: Path, isolated: Path) -> No
     (store / toolkits.MARK).write_text("{}")
     for toolkit in ("auto", "wheels"):
         assert build_meta.compiler_requirements(ctx.with_env(WHEELCUDA_TOOLKIT=toolkit),
-                                                py) == []
+                                                py, SM90) == []
     (store / toolkits.MARK).unlink()
-    assert build_meta.compiler_requirements(ctx.with_env(WHEELCUDA_TOOLKIT="wheels"), py)[0] \
+    assert build_meta.compiler_requirements(ctx.with_env(WHEELCUDA_TOOLKIT="wheels"), py,
+                                            SM90)[0] \
         == "cuda-toolkit[nvcc,cccl]==13.0.3"
 
 
 def test_archs_below_the_floor_stop_before_the_download(tmp_path: Path) -> None:
     py = fakes.python(tmp_path, [_site(tmp_path)])
     with pytest.raises(ArchError, match="CUDA 13 dropped sm_70"):
-        build_meta.compiler_requirements(_ctx(), str(py), build_meta.archmod.parse("7.0"))
+        build_meta.compiler_requirements(_ctx(), str(py), build_meta.Config(arch="7.0"))
 
 
 def test_messages_for_the_command_line_are_translated() -> None:
@@ -277,7 +293,8 @@ def test_messages_for_the_command_line_are_translated() -> None:
             "--arch 9.0 (H100); several: --arch '8.0;9.0'; or drop them from --arch; "
             "--all-archs keeps them")
     assert build_meta.for_backend(text) == (
-        "pass -C wheelcuda.arch with your GPU's compute capability, e.g. -C "
+        "pass the GPU archs to the build (pip, uv pip, uv build and python -m build all "
+        "take -C): -C wheelcuda.arch with your GPU's compute capability, e.g. -C "
         "wheelcuda.arch=12.0 (RTX) or -C wheelcuda.arch=9.0 (H100); several: -C "
         "'wheelcuda.arch=8.0;9.0'; or drop them from -C wheelcuda.arch; "
         "-C wheelcuda.all-archs=true keeps them")
@@ -341,6 +358,7 @@ def _with_compiler(project: Path) -> None:
 
 def test_get_requires_adds_the_set_and_runs_setup_py_with_a_placeholder(
         project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CC", shutil.which("gcc") or "gcc")  # the host compiler, off PATH
     monkeypatch.setenv("PATH", NO_NINJA)
     before = dict(os.environ)
     wanted = build_meta.get_requires_for_build_wheel({"wheelcuda.arch": "9.0", "other": "1"})
@@ -432,8 +450,10 @@ def test_errors_are_messages_with_their_fix(project: Path, tmp_path: Path,
     err = _exit_message(capsys, lambda: build_meta.get_requires_for_build_wheel(
         {"wheelcuda.arch": "banana"}))
     assert err.startswith("wheelcuda: error: -C wheelcuda.arch='banana': not a GPU "
-                          "architecture: 'banana'\n  fix: pass the GPU archs to the build: "
-                          "-C wheelcuda.arch=9.0")
+                          "architecture: 'banana'\n  fix: pass the GPU archs to the build (pip, "
+                          "uv pip, uv build and python -m build all take -C): -C "
+                          "wheelcuda.arch with your GPU's compute capability, e.g. -C "
+                          "wheelcuda.arch=12.0"), err
     err = _exit_message(capsys, lambda: build_meta.build_wheel(str(tmp_path), None))
     assert "wheelcuda: error: no GPU architecture given and no GPU seen" in err
     err = _exit_message(capsys, lambda: build_meta.build_wheel(
@@ -482,6 +502,7 @@ def test_a_bug_of_ours_is_one_line(project: Path, tmp_path: Path,
 def test_optional_hooks_follow_the_wrapped_backend(project: Path, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """A frontend looks a hook up before it calls it, and falls back when it is missing."""
+    monkeypatch.setenv("CC", shutil.which("gcc") or "gcc")  # the host compiler, off PATH
     monkeypatch.setenv("PATH", NO_NINJA)
     assert not hasattr(build_meta, "build_editable")
     assert not hasattr(build_meta, "get_requires_for_build_editable")
@@ -535,13 +556,13 @@ def test_pip_is_not_asked_for_what_it_would_refuse(tmp_path: Path,
     py = str(fakes.python(tmp_path, [fakes.build_needs(site)]))
     monkeypatch.setattr(build_meta.frontend, "target_of_build",
                         lambda ctx: build_meta.frontend.Target("pip"))
-    wanted = build_meta.compiler_requirements(_ctx(), py)
+    wanted = build_meta.compiler_requirements(_ctx(), py, SM90)
     assert "nvidia-cuda-cccl==13.0.*" not in wanted and "nvidia-cuda-nvcc==13.0.*" in wanted
     assert "not asking pip for nvidia-cuda-cccl==13.0.*: the build environment holds " \
            "nvidia-cuda-cccl 13.3.5.0.6" in capsys.readouterr().err
     monkeypatch.setattr(build_meta.frontend, "target_of_build",
                         lambda ctx: build_meta.frontend.Target("uv"))
-    assert "nvidia-cuda-cccl==13.0.*" in build_meta.compiler_requirements(_ctx(), py)
+    assert "nvidia-cuda-cccl==13.0.*" in build_meta.compiler_requirements(_ctx(), py, SM90)
 
 
 def test_cuda_12_torch_builds_with_nvidias_archives(

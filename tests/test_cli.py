@@ -119,9 +119,10 @@ def test_no_nvidia_wheels(tmp_path: Path) -> None:
 def test_cu12_wheels_only(tmp_path: Path) -> None:
     site = fakes.torch(fakes.cu12_site(tmp_path / "site"), "2.7.1+cu128", "12.8", None)
     py = fakes.python(tmp_path, [site])
-    r = run("env", "--python", str(py), "--arch", "9.0")
+    wheels = {"WHEELCUDA_TOOLKIT": "wheels"}  # auto fetches NVIDIA's archives instead
+    r = run("env", "--python", str(py), "--arch", "9.0", env=wheels)
     fail(r, "hold no compiler", "bin/nvcc", "no PyPI wheel holds the CUDA 12 compiler")
-    doc = run("doctor", "--python", str(py), "--arch", "9.0")
+    doc = run("doctor", "--python", str(py), "--arch", "9.0", env=wheels)
     assert doc.returncode == 1 and "INCOMPLETE" in doc.stdout
 
 

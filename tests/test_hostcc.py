@@ -12,10 +12,10 @@ import pytest
 
 from wheelcuda.context import Context
 from wheelcuda.probe import hostcc as hostcc_probe
-from wheelcuda.probe.hostcc import HostCompiler
 from wheelcuda.rules import hostcc
 from wheelcuda.rules.checks import Problem
 from wheelcuda.rules.hostcc import HostLimits
+from wheelcuda.values import HostCompiler
 
 #: The environment `make wheels-venv` makes with NVIDIA's CUDA 13 wheels (the path make
 #: exports, else the repository's default; as tests/integration/conftest.py finds it).

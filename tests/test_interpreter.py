@@ -23,9 +23,9 @@ from wheelcuda import pipeline, proc
 from wheelcuda.context import Context
 from wheelcuda.errors import InterpreterError
 from wheelcuda.probe import interpreter
-from wheelcuda.probe.interpreter import Target
 from wheelcuda.store import memo, paths
 from wheelcuda.store.layout import Layout
+from wheelcuda.values import Target
 
 #: Our own site-packages: a target venv must never see it.
 OURS = sysconfig.get_paths()["purelib"]

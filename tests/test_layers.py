@@ -2,8 +2,9 @@
 -> pipeline -> commands -> cli -> entry), nothing imports the CLI but the entry point,
 there are no import cycles, and one module reads the process environment (issue 8).
 
-Imports under ``if TYPE_CHECKING:`` are types only and do not count; imports inside
-functions do (they run)."""
+Imports inside functions count (they run), and so do imports under ``if
+TYPE_CHECKING:`` for the layers (issue 18: a type from a layer above is a dependency
+on it too); only the cycle check leaves those out, as Python does."""
 
 from __future__ import annotations
 
@@ -18,17 +19,20 @@ PKG = SRC / "wheelcuda"
 
 #: Layer of each top-level part, and the layers it may import at run time.
 ALLOWED = {
+    # the value types (torch, the target, the inventory, the host compiler): the bottom
+    "values": {"data", "errors"},
     "data": {"data", "errors"},
-    "rules": {"data", "rules", "errors"},
-    "probe": {"data", "rules", "probe", "errors", "proc", "context"},
-    "store": {"data", "rules", "probe", "store", "errors", "proc", "context"},
-    "sources": {"data", "rules", "probe", "store", "sources", "errors", "context"},
-    "pipeline": {"data", "rules", "probe", "store", "sources", "errors", "proc", "context"},
-    "commands": {"data", "rules", "probe", "store", "sources", "errors", "proc", "context",
-                 "pipeline", "commands", "warm", "_nvcc_wrapper"},
-    "api": {"pipeline", "context", "rules", "errors"},
+    "rules": {"values", "data", "rules", "errors"},
+    "probe": {"values", "data", "rules", "probe", "errors", "proc", "context"},
+    "store": {"values", "data", "rules", "probe", "store", "errors", "proc", "context"},
+    "sources": {"values", "data", "rules", "probe", "store", "sources", "errors", "context"},
+    "pipeline": {"values", "data", "rules", "probe", "store", "sources", "errors", "proc",
+                 "context"},
+    "commands": {"values", "data", "rules", "probe", "store", "sources", "errors", "proc",
+                 "context", "pipeline", "commands", "warm", "_nvcc_wrapper"},
+    "api": {"pipeline", "context", "rules", "errors", "values"},
     # the PEP 517 backend: what install decides, for the build environment's Python
-    "build_meta": {"data", "rules", "probe", "store", "errors", "context", "pipeline"},
+    "build_meta": {"values", "data", "rules", "probe", "store", "errors", "context", "pipeline"},
     "cli": {"commands", "context", "errors", "__init__"},
     "entry": {"warm", "cli"},
     "warm": {"store"},
@@ -46,12 +50,12 @@ def _is_type_checking(node: ast.If) -> bool:
     return isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
 
 
-def _runtime_imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
+def _imports(tree: ast.AST, *, types: bool) -> list[ast.Import | ast.ImportFrom]:
     found: list[ast.Import | ast.ImportFrom] = []
 
     def walk(node: ast.AST) -> None:
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and _is_type_checking(child):
+            if not types and isinstance(child, ast.If) and _is_type_checking(child):
                 for stmt in child.orelse:
                     walk(stmt)
                 continue
@@ -63,12 +67,13 @@ def _runtime_imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
     return found
 
 
-def _targets(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
-    """The wheelcuda modules ``name`` (at ``path``) imports at run time."""
+def _targets(name: str, path: Path, modules: dict[str, Path], *, types: bool) -> set[str]:
+    """The wheelcuda modules ``name`` (at ``path``) imports (with ``types``, those under
+    ``if TYPE_CHECKING:`` too)."""
     package = name.removesuffix(".__init__") if path.name == "__init__.py" \
         else name.rsplit(".", 1)[0]
     out = set()
-    for node in _runtime_imports(ast.parse(path.read_text())):
+    for node in _imports(ast.parse(path.read_text()), types=types):
         if isinstance(node, ast.Import):
             out |= {a.name for a in node.names if a.name.startswith("wheelcuda")}
             continue
@@ -86,9 +91,9 @@ def _targets(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
 
 
 @functools.cache
-def _graph() -> dict[str, set[str]]:
+def _graph(*, types: bool = False) -> dict[str, set[str]]:
     modules = _modules()
-    return {name.removesuffix(".__init__"): _targets(name, path, modules)
+    return {name.removesuffix(".__init__"): _targets(name, path, modules, types=types)
             for name, path in modules.items()}
 
 
@@ -103,7 +108,8 @@ def test_imports_follow_the_layers(module: str) -> None:
     if layer in ("__init__", "__main__", "_nvcc_wrapper"):
         return
     allowed = ALLOWED[layer] | {layer}
-    bad = sorted(t for t in _graph()[module] if _layer(t) not in allowed and t != "wheelcuda")
+    bad = sorted(t for t in _graph(types=True)[module]
+                 if _layer(t) not in allowed and t != "wheelcuda")
     assert not bad, f"{module} ({layer}) may not import {bad}"
 
 

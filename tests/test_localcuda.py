@@ -19,14 +19,13 @@ from wheelcuda.context import Context
 from wheelcuda.data import catalog
 from wheelcuda.errors import ComponentError
 from wheelcuda.probe import localcuda, locate
-from wheelcuda.probe.interpreter import Target
-from wheelcuda.probe.torch import Torch
 from wheelcuda.rules import localfit
 from wheelcuda.rules import tree as plan_rules
 from wheelcuda.rules.localfit import Candidate
 from wheelcuda.sources import local
 from wheelcuda.store import prune, shims, trees
 from wheelcuda.store.layout import Layout
+from wheelcuda.values import Target, Torch
 
 TD = catalog.target_dir()
 

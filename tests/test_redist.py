@@ -25,11 +25,11 @@ from wheelcuda.data import catalog
 from wheelcuda.data import redist as data
 from wheelcuda.errors import ComponentError
 from wheelcuda.probe import locate
-from wheelcuda.probe.torch import Torch
 from wheelcuda.rules import redist as rules
 from wheelcuda.sources import redist as source
 from wheelcuda.store import archives, prune, toolkits
 from wheelcuda.store.layout import Layout
+from wheelcuda.values import Torch
 
 NVCC_URL = "cuda_nvcc/linux-x86_64/cuda_nvcc-linux-x86_64-12.8.93-archive.tar.xz"
 MANIFEST = "redistrib_12.8.1.json"

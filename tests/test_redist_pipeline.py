@@ -20,8 +20,8 @@ from tests import redist_server as rs
 from tests.test_localcuda import toolkit
 from wheelcuda import pipeline
 from wheelcuda.context import Context
-from wheelcuda.probe.torch import Torch
 from wheelcuda.rules import checks
+from wheelcuda.values import Torch
 
 
 def run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -29,8 +29,9 @@ from wheelcuda import pipeline, proc
 from wheelcuda.context import Context
 from wheelcuda.errors import InterpreterError
 from wheelcuda.probe import interpreter
-from wheelcuda.probe.interpreter import Choice, Target
+from wheelcuda.probe.interpreter import Choice
 from wheelcuda.store.layout import Layout
+from wheelcuda.values import Target
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -70,15 +70,15 @@ from packaging.requirements import Requirement
 from . import pipeline
 from .context import Context, patched_environ
 from .data import catalog
-from .errors import ArchError, ComponentError, TorchError, WheelcudaError
+from .errors import ComponentError, TorchError, WheelcudaError
 from .probe import frontend, gpus, interpreter, locate, machine, setup_vars
 from .probe import torch as torch_probe
-from .probe.torch import Torch
 from .rules import arch as archmod
 from .rules import checks, jobs, packages, uvconfig
 from .rules.checks import Kind, Severity
 from .store import fs, paths
 from .store.layout import Layout
+from .values import SourceName, Torch
 
 __all__ = ["build_sdist", "build_wheel", "get_requires_for_build_sdist",
            "get_requires_for_build_wheel"]
@@ -91,10 +91,6 @@ DEFAULT_BACKEND = "setuptools.build_meta"
 PLACEHOLDER = "wheelcuda-compiler-not-installed-yet"
 DEBUG_VAR = "WHEELCUDA_DEBUG"  # as cli.py, which this module may not import
 
-ARCH_FIX = ("pass the GPU archs to the build: -C wheelcuda.arch=9.0 (pip, uv pip, uv build "
-            "and python -m build all take -C; 9.0 is H100/H200, 12.0 RTX 50xx and RTX PRO "
-            "6000 Blackwell; several: -C 'wheelcuda.arch=8.0;9.0'), or export "
-            "TORCH_CUDA_ARCH_LIST=9.0")
 _SETTINGS_FIX = ("wheelcuda takes -C wheelcuda.arch=9.0, -C wheelcuda.all-archs=true, "
                  "-C wheelcuda.toolkit=auto|wheels|local|redist|PATH and "
                  "-C wheelcuda.build-backend=MODULE")
@@ -227,31 +223,6 @@ def load_backend(name: str) -> Any:
 
 # --- archs and torch -------------------------------------------------------------------
 
-def choose_archs(config: Config, ctx: Context) -> tuple[tuple[archmod.Arch, ...], str]:
-    """The arch list and where it came from: ``-C wheelcuda.arch``, else
-    TORCH_CUDA_ARCH_LIST, else the visible GPUs; ``native`` means the GPUs."""
-    given = config.arch
-    if given is not None and given.strip().lower() != "native":
-        try:
-            return archmod.parse(given), "-C wheelcuda.arch"
-        except ArchError as exc:
-            raise ArchError(f"-C wheelcuda.arch={given!r}: {exc.message}", ARCH_FIX) from None
-    env = ctx.get("TORCH_CUDA_ARCH_LIST") or ""
-    if given is None and env.strip() and env.strip().lower() != "native":
-        try:
-            return archmod.parse(env), "TORCH_CUDA_ARCH_LIST"
-        except ArchError as exc:
-            raise ArchError(f"TORCH_CUDA_ARCH_LIST={env!r} in the build's environment: "
-                            f"{exc.message}", f"unset TORCH_CUDA_ARCH_LIST, or {ARCH_FIX}"
-                            ) from None
-    probe = gpus.probe_gpus(ctx)
-    caps = [g.compute_capability for g in probe.gpus]
-    if caps:
-        return archmod.from_capabilities(caps), "visible GPUs"
-    why = f" ({probe.reason})" if probe.reason else ""
-    raise ArchError(f"no GPU architecture given and no GPU seen{why}", ARCH_FIX)
-
-
 def check_torch(torch: Torch | None, python: str) -> Torch:
     """torch of the build environment, present and built with CUDA."""
     if torch is None:
@@ -312,27 +283,37 @@ def _site_dirs(ctx: Context, python: str) -> tuple[str, ...]:
     return interpreter.target(python, interpreter.ask(python, ctx)).site_dirs
 
 
-def compiler_requirements(ctx: Context, python: str,
-                          archs: Sequence[archmod.Arch] = (), toolkit: str | None = None
-                          ) -> list[str]:
+def compiler_requirements(ctx: Context, python: str, config: Config) -> list[str]:
     """What the build environment lacks for a CUDA build: the compiler set torch's CUDA
     asks for (as ``wheelcuda install`` chooses it) when no other source has one, and
     ninja. Raises what no requirement can fix: no torch, a CPU-only one, another torch
-    than the target's, archs below the CUDA major's floor."""
-    site_dirs = _site_dirs(ctx, python)
-    torch = check_torch(torch_probe.find_torch(site_dirs), python)
+    than the target's, archs below the CUDA major's floor. One read-only run of the
+    pipeline answers (no tree: that comes with the build)."""
+    r = pipeline.resolve(ctx, _request(python, config, tree=False))
+    torch = check_torch(r.torch, python)
+    site_dirs = r.target.site_dirs
     target = frontend.target_of_build(ctx)
     check_target(ctx, torch, site_dirs, target)
-    major = torch.cuda_major or 0
-    archmod.check_floor(archs, major)
+    # archs (the floor included), MAX_JOBS, the host compiler: before a 270 MB download;
+    # the compiler set is what this hook asks for
+    r.raise_first(ignore=pipeline.REDIST_FIXES)
     wanted: list[str] = []
-    if _wants_wheels(ctx, python, torch, toolkit):
+    if _wants_wheels(r):
+        major = r.toolkit.major
         wanted += _installable(compiler_set(checks.wanted_specifier(torch, major), major),
                                site_dirs, target.frontend)
     if not (locate.installed_version(site_dirs, "ninja")
             or shutil.which("ninja", path=ctx.get("PATH") or os.defpath)):
         wanted.append("ninja")
     return wanted
+
+
+def _request(python: str, config: Config, *, tree: bool = True) -> pipeline.Request:
+    """The pipeline's request for a build by ``python`` with ``config``."""
+    return pipeline.Request(python=python, arch=config.arch, all_archs=config.all_archs,
+                            arch_origin="-C wheelcuda.arch" if config.arch is not None
+                            else None, need_torch=True, jobs=True, toolkit=config.toolkit,
+                            tree=tree)
 
 
 def _installable(wanted: list[str], site_dirs: Sequence[str], tool: str) -> list[str]:
@@ -371,22 +352,13 @@ def compiler_set(spec: str, major: int) -> list[str]:
     return wanted
 
 
-def _wants_wheels(ctx: Context, python: str, torch: Torch, toolkit: str | None) -> bool:
-    """Whether the frontend must install the compiler wheels: torch's CUDA has them (13),
-    the choice allows them, and no source the choice allows has a whole set already
-    (the build environment's own wheels, wheelcuda's store, a local toolkit). CUDA 12
-    has none: its compiler comes from NVIDIA's archives or a local toolkit, at build time."""
-    major = torch.cuda_major or 0
-    request = pipeline.Request(python=python, toolkit=toolkit, need_archs=False)
-    choice = pipeline.toolkit_choice(ctx, request)
-    if major not in catalog.WHEEL_COMPILER_MAJORS or not choice.allows("venv"):
-        return False
-    start = pipeline.start(ctx, request)
-    found = pipeline.locate_toolkit(start.target, torch, start.layout, ctx, choice=choice)
-    release = checks.compiler_release(found.inventory, major)
-    problems = [*checks.component_problems(found.inventory, major, torch, python),
-                *checks.torch_problems(torch, release, python)]
-    return any(p.is_error for p in problems)
+def _wants_wheels(r: pipeline.Resolved) -> bool:
+    """Whether the frontend must install the compiler wheels: the wheels would bring the
+    compiler (the pipeline says: not for a CUDA 12 torch, nor when the choice leaves
+    them out), the choice allows the build environment's own, and no allowed source has
+    a whole set already (the build environment's wheels, the store, a local toolkit)."""
+    return (r.compiler_wheels and r.choice.allows(SourceName.VENV)
+            and any(p.is_error and p.kind in pipeline.REDIST_FIXES for p in r.problems))
 
 
 # --- the build's environment -----------------------------------------------------------
@@ -406,10 +378,7 @@ def plan_build(ctx: Context, config: Config, project: Project, python: str, *,
                fetch: bool = True) -> Plan | None:
     """The variables of ``wheelcuda install`` for a build by ``python``, checked first;
     ``ctx`` names the (temporary) cache the tree is built in."""
-    archs, arch_source = choose_archs(config, ctx)
-    arch_list = archmod.to_torch(archs)
-    request = pipeline.Request(python=python, arch=arch_list, all_archs=config.all_archs,
-                               need_torch=True, jobs=True, fetch=False, toolkit=config.toolkit)
+    request = _request(python, config)
     start = pipeline.start(ctx, request)
     torch = check_torch(torch_probe.find_torch(start.target.site_dirs), python)
     check_target(ctx, torch, start.target.site_dirs, frontend.target_of_build(ctx))
@@ -426,11 +395,12 @@ def plan_build(ctx: Context, config: Config, project: Project, python: str, *,
         r = pipeline.finish(dataclasses.replace(start, request=dataclasses.replace(
             request, fetch=True)))
     _raise_first(r, torch, python)
+    archs, arch_list = r.archs, archmod.to_torch(r.archs)
     assert r.home is not None  # no error left
     variables = r.run_variables()
     nvcc = r.toolkit.inventory.get(catalog.NVCC.name, r.toolkit.major)
     where = f" in {nvcc.root}" if nvcc else ""
-    note = (f"building for {arch_list} (from {arch_source}){mode} with nvcc "
+    note = (f"building for {arch_list} (from {r.arch_source}){mode} with nvcc "
             f"{r.home.nvcc_version}{where} ({r.toolkit.source}), through the tree "
             f"{r.home.path}")
     warnings += [f"warning: {p.message}" + (f" ({p.fix})" if p.fix else "")
@@ -479,6 +449,9 @@ def _note(text: str) -> None:
 
 def for_backend(text: str) -> str:
     """A message written for the command line, with its flags as config settings."""
+    text = text.replace("pass --arch with your GPU's compute capability",
+                        "pass the GPU archs to the build (pip, uv pip, uv build and python -m "
+                        "build all take -C): --arch with your GPU's compute capability")
     text = re.sub(r"--arch '([^']*)'", r"-C 'wheelcuda.arch=\1'", text)
     text = re.sub(r"--arch ([0-9][^\s,;)]*)", r"-C wheelcuda.arch=\1", text)
     text = text.replace("--all-archs", "-C wheelcuda.all-archs=true")
@@ -578,8 +551,7 @@ def _requires(kind: str, config_settings: Mapping[str, Any] | None) -> list[str]
     config, backend = _start(config_settings)
     with _reported():  # ours first: their errors come before a 270 MB download
         ctx = Context.current().with_env(PYTHONPATH=None)
-        archs, _ = choose_archs(config, ctx)
-        wanted = compiler_requirements(ctx, _python(ctx), archs, config.toolkit)
+        wanted = compiler_requirements(ctx, _python(ctx), config)
     with _placeholder():
         inner = list(_call(backend, f"get_requires_for_build_{kind}", config.inner) or [])
     return [*inner, *(w for w in wanted if w not in inner)]

@@ -21,6 +21,9 @@ from typing import Any
 
 from .errors import ToolError
 
+#: How :func:`capture` ends the message of a child that failed without a word.
+SILENT = "and printed nothing"
+
 #: Variables that would make a child Python import the wrong packages.
 _DROPPED = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE")
 
@@ -68,6 +71,9 @@ def capture(
         raise ToolError(f"{shlex.join(argv)} did not finish within {timeout:g} s") from exc
     if done.returncode != 0:
         tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-8:])
+        if not tail:  # not a colon with nothing after it
+            raise ToolError(f"{shlex.join(argv)} failed with exit code {done.returncode} "
+                            f"{SILENT}")
         raise ToolError(f"{shlex.join(argv)} failed with exit code {done.returncode}:\n{tail}")
     return done.stdout
 

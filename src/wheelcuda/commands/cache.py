@@ -18,17 +18,22 @@ from .common import note
 
 NAME = "cache"
 HELP = "list, clear or prune wheelcuda's cache (built wheels, trees, toolkits)"
+SUMMARY = "list, clear or prune wheelcuda's cache"
 NO_PYTHON = True
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    sub = p.add_subparsers(dest="action", required=True, metavar="ACTION")
+    sub = p.add_subparsers(dest="action", required=True, metavar="ACTION",
+                           help="`wheelcuda cache ACTION -h` shows its options")
     listing = sub.add_parser("list", help="what is cached (wheels by key, trees, toolkits) "
                                           "and the space each takes")
-    listing.add_argument("--json", action="store_true")
+    listing.add_argument("--json", action="store_true",
+                         help="print the list as JSON (a versioned envelope)")
     clearing = sub.add_parser("clear", help="remove cached builds (of PKG only); --trees, "
                                             "--toolkits or --all for the rest")
-    clearing.add_argument("package", nargs="?", metavar="PKG")
+    clearing.add_argument("package", nargs="?", metavar="PKG",
+                          help="remove only the builds of this package (a name, e.g. "
+                               "causal-conv1d; default: every build)")
     clearing.add_argument("--trees", action="store_true", help="also remove every tree")
     clearing.add_argument("--toolkits", action="store_true",
                           help="also remove every fetched compiler set (and the links "

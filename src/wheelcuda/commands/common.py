@@ -13,11 +13,19 @@ from typing import Any
 from ..pipeline import Request, Resolved
 from ..rules.checks import Kind, Severity
 
-__all__ = ["add_all_archs", "add_arch", "add_toolkit", "note", "request", "warn_problems"]
+__all__ = ["NO_FETCH_HELP", "add_all_archs", "add_arch", "add_toolkit", "note", "request",
+           "warn_problems"]
 
 
 def note(text: str) -> None:
     sys.stderr.write(f"wheelcuda: {text}\n")
+
+
+#: What ``--no-fetch`` forbids, for every command that fetches: the compiler comes as
+#: wheels for a CUDA 13 torch, as NVIDIA's archives for a CUDA 12 one.
+NO_FETCH_HELP = ("never download the CUDA compiler into wheelcuda's store (the CUDA 13 "
+                 "compiler wheels, or NVIDIA's archives for a CUDA 12 torch); a missing one "
+                 "is an error that names the files to bring")
 
 
 def add_arch(p: argparse.ArgumentParser) -> None:

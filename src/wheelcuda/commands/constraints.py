@@ -29,6 +29,7 @@ from .common import note
 NAME = "constraints"
 HELP = ("print build constraints pinning torch (and its companions) to the target's exact "
         "versions, for --build-constraint / PIP_BUILD_CONSTRAINT / UV_BUILD_CONSTRAINT")
+SUMMARY = "print constraints that pin builds to the target's torch"
 
 #: pip learned --build-constraint / PIP_BUILD_CONSTRAINT in 25.3.
 PIP_NEEDED = Version("25.3")

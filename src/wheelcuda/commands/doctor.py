@@ -21,7 +21,7 @@ from ..probe import gpus, locate, uvforms
 from ..probe import torch as torch_probe
 from ..rules import arch, checks, render
 from ..rules.checks import Kind, Problem, Severity
-from ..store import archives, trees
+from ..store import trees
 from .common import add_arch, add_toolkit, request
 
 NAME = "doctor"
@@ -104,10 +104,8 @@ def _run_nvcc(r: pipeline.Resolved) -> tuple[str | None, list[Problem]]:
 
 def _archives_to_fetch(r: pipeline.Resolved) -> str | None:
     """What install would fetch from NVIDIA's archives (release, size, from where; read
-    once: a manifest on disk is read for it), or None when they are not what is missing."""
-    if not r.redist_fetchable or r.torch is None:
-        return None
-    return archives.summary(pipeline.redist_want(r.ctx, r.request, r.torch))
+    once: a manifest on disk is read for it), or None when they are not the source."""
+    return pipeline.redist_summary(r)
 
 
 def _fetchable(r: pipeline.Resolved, to_fetch: str | None) -> list[Problem]:
@@ -246,9 +244,14 @@ def _line(label: str, value: object) -> str:
 
 def _text_components(report: dict[str, Any]) -> list[str]:
     lines = [f"CUDA {report['cuda_major']} components"]
+    seen = set()
     for c in report["components"]:
         if c["status"] == "missing" and not c["required"]:
             continue
+        row = (c["wheel"], c["status"], c["path"])
+        if row in seen:  # one wheel holding several parts (CUDA 12's nvcc) is one line
+            continue
+        seen.add(row)
         mark = {"ok": "ok", "incomplete": "INCOMPLETE", "missing": "MISSING"}[c["status"]]
         where = c["path"] or ""
         extra = f"  (missing: {', '.join(c['missing_files'])})" if c["missing_files"] else ""

@@ -15,21 +15,35 @@ from ..context import Context
 from ..rules import render
 from ..rules import tree as plan
 from ..store import paths
-from .common import add_all_archs, add_arch, add_toolkit, request
+from .common import NO_FETCH_HELP, add_all_archs, add_arch, add_toolkit, request
 
 NAME = "env"
 HELP = "print shell code that sets CUDA_HOME, PATH and arch variables"
 
+#: The shells whose names people type, each read by one of the formats: bash, zsh,
+#: dash, ksh and busybox's ash all read POSIX sh's ``export NAME='value'``.
+SHELL_NAMES = {"bash": "sh", "zsh": "sh", "dash": "sh", "ksh": "sh", "mksh": "sh",
+               "ash": "sh"}
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_toolkit(p)
-    p.add_argument("--shell", choices=render.SHELLS, default="sh")
+    p.add_argument("--shell", choices=(*render.SHELLS, *SHELL_NAMES), default="sh",
+                   type=_shell, metavar="SHELL",
+                   help="the form of the output: sh (also bash, zsh, dash, ksh, mksh, ash), "
+                        "fish, json (a versioned envelope), or github (NAME=value lines for "
+                        "$GITHUB_ENV); a path such as $SHELL counts by its name "
+                        "(default: sh)")
     add_arch(p)
     add_all_archs(p)
     p.add_argument("--no-fetch", action="store_true",
-                   help="never fetch the compiler set into wheelcuda's store (by default a "
-                        "missing set is fetched, as `wheelcuda install` does, with progress "
-                        "on stderr)")
+                   help=f"{NO_FETCH_HELP} (by default a missing one is fetched, as "
+                        "`wheelcuda install` does, with progress on stderr)")
+
+
+def _shell(value: str) -> str:
+    """``--shell /bin/bash`` (say ``"$SHELL"``) is bash."""
+    return os.path.basename(value)
 
 
 def main(args: argparse.Namespace, ctx: Context) -> int:
@@ -56,7 +70,7 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
                      "is evaluated, because it exports CUDA_HOME and CUDA_PATH and torch "
                      "reads CUDA_HOME first. To keep your toolkit, do not eval wheelcuda env.")
     err = "".join(f"wheelcuda: {n}\n" for n in notes)
-    text = render.render(r.variables(), args.shell)
+    text = render.render(r.variables(), SHELL_NAMES.get(args.shell, args.shell))
     sys.stderr.write(err)
     sys.stdout.write(text)
     late = [*r.toolkit.inventory.roots[len(target.site_dirs):],

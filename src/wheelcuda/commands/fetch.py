@@ -18,6 +18,7 @@ from .common import add_toolkit, note, request
 NAME = "fetch"
 HELP = ("fetch the CUDA compiler set that torch pins into wheelcuda's store "
         "(nothing is installed into the environment); prints where it is")
+SUMMARY = "fetch the compiler that torch pins into wheelcuda's store"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

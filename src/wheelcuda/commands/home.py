@@ -16,7 +16,8 @@ HELP = "print the synthesized CUDA_HOME, building it if needed"
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_toolkit(p)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true",
+                   help='print {"home": PATH} in a versioned JSON envelope')
 
 
 def main(args: argparse.Namespace, ctx: Context) -> int:

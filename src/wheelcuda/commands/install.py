@@ -14,6 +14,7 @@ import argparse
 import contextlib
 import os
 import platform
+import re
 import shlex
 import tempfile
 import time
@@ -28,27 +29,72 @@ from ..errors import ComponentError, WheelcudaError
 from ..probe import gpus, locate, machine, setup_vars, source, uvforms
 from ..probe import torch as torch_probe
 from ..rules import arch, buildkey, checks, installer, jobs, packages
-from ..rules.checks import Kind
+from ..rules.checks import Kind, Problem
 from ..store import archives, toolkits, wheels
-from .common import add_all_archs, add_arch, add_toolkit, note, request, warn_problems
+from .common import (
+    NO_FETCH_HELP,
+    add_all_archs,
+    add_arch,
+    add_toolkit,
+    note,
+    request,
+    warn_problems,
+)
 
 NAME = "install"
 HELP = ("build and install CUDA extension packages (uv pip install --no-build-isolation); "
         "args after -- go to uv/pip")
+SUMMARY = "build and install CUDA extension packages, for your GPUs"
+USAGE = "%(prog)s [options] (PKG | -e DIR | -r FILE)... [-- ARGS...]"
 TAKES_REST = True
+
+#: Installer options install takes itself (the key, the recipes and the wheel cache
+#: must know of them): after ``--`` they would land after the packages (``DIR -e``).
+_OWN = re.compile(r"-[er]|--(editable|requirement)(=|$)")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_toolkit(p)
-    p.add_argument("packages", nargs="+", metavar="PKG",
+    p.add_argument("packages", nargs="*", metavar="PKG",
                    help="a requirement (causal-conv1d==1.7.0), a folder or an sdist")
+    p.add_argument("-e", "--editable", action="append", default=[], metavar="DIR",
+                   help="install this project folder in editable mode, as pip's and uv's -e "
+                        "(built for your GPUs each time: never taken from or kept in the "
+                        "wheel cache); may be given more than once")
+    p.add_argument("-r", "--requirement", action="append", default=[], metavar="FILE",
+                   help="install what this requirements file names, as pip's and uv's -r "
+                        "(the package table's variables apply to the packages it names); "
+                        "may be given more than once")
     add_arch(p)
-    p.add_argument("--no-fetch", action="store_true",
-                   help="never fetch the compiler wheels into wheelcuda's store")
+    p.add_argument("--no-fetch", action="store_true", help=NO_FETCH_HELP)
     p.add_argument("--explain", action="store_true",
                    help="print what would be set and run, and stop (downloads nothing, builds no "
                         "package; the tree is made, as by `wheelcuda env`)")
     add_all_archs(p)
+
+
+@dataclass(frozen=True)
+class Given:
+    """What to install, as given: the packages, ``-e`` folders and ``-r`` files, and
+    what the files name (nested ``-r`` files followed), with every file read."""
+
+    specs: tuple[str, ...]
+    editable: tuple[str, ...] = ()
+    requirements: tuple[str, ...] = ()
+    listed: tuple[str, ...] = ()  # the requirements and -e targets the files name
+    files: tuple[str, ...] = ()  # every requirements file read, nested ones too
+
+    @property
+    def sources(self) -> tuple[str, ...]:
+        """Every package source, in the order given (one per name)."""
+        return (*self.specs, *self.editable, *self.listed)
+
+    @property
+    def cacheable(self) -> bool:
+        """Whether the wheel cache may serve and keep this install's wheels: not with
+        -e (the install leads back into the folder, whose files change after it) nor
+        with -r (the file names what it likes, pinned or not, and other files)."""
+        return not (self.editable or self.requirements)
 
 
 @dataclass(frozen=True)
@@ -67,13 +113,81 @@ class Prepared:
     origins: dict[str, str] = field(default_factory=dict)  # variable -> where it came from
     kept: bool = False  # every package installs a wheel kept in the wheel cache
     extra: tuple[str, ...] = ()  # the installer arguments after ``--``
+    given: Given = field(default_factory=lambda: Given(()))
 
 
-def prepare(ctx: Context, pkgs: Sequence[str], req: pipeline.Request,
-            extra: Sequence[str], *, explain: bool = False) -> Prepared:
+def read_given(ctx: Context, specs: Sequence[str], editable: Sequence[str] = (),
+               requirements: Sequence[str] = ()) -> Given:
+    """Check ``-e`` folders and ``-r`` files, and read what the files name; raises with
+    the fix before anything else is looked at."""
+    folders = tuple(_editable(ctx, d) for d in editable)
+    listed: list[str] = []
+    files: list[str] = []
+    for name in requirements:
+        _requirements(ctx, name, None, listed, files)
+    return Given(tuple(specs), folders, tuple(requirements), tuple(listed), tuple(files))
+
+
+def _editable(ctx: Context, folder: str) -> str:
+    """The folder as the installers take it (a bare relative name gets ``./``: uv reads
+    ``-e ext`` as a package name)."""
+    path = os.path.join(ctx.cwd, folder)
+    fix = ("give the folder of a Python project (the one that holds pyproject.toml or "
+           "setup.py), e.g. wheelcuda install -e ./my_ext; for a VCS URL, clone it first")
+    if not os.path.exists(path):
+        raise WheelcudaError(f"-e {folder}: there is no such folder ({os.path.abspath(path)})",
+                             fix)
+    if not os.path.isdir(path):
+        raise WheelcudaError(f"-e {folder}: that is a file; -e takes a project folder",
+                             f"install an sdist or a wheel without -e: wheelcuda install "
+                             f"{shlex.quote(folder)}")
+    if not any(os.path.isfile(os.path.join(path, n))
+               for n in ("pyproject.toml", "setup.py", "setup.cfg")):
+        raise WheelcudaError(f"-e {folder}: that folder holds no pyproject.toml, setup.py or "
+                             "setup.cfg: it is not a Python project", fix)
+    if os.path.isabs(folder) or folder.startswith("."):
+        return folder
+    return f"./{folder}"
+
+
+def _requirements(ctx: Context, name: str, parent: str | None, listed: list[str],
+                  files: list[str]) -> None:
+    """Read one requirements file into ``listed`` (and ``files``); a nested ``-r`` is
+    relative to the file that names it, as pip and uv read it."""
+    path = os.path.join(os.path.dirname(parent) if parent else ctx.cwd, name)
+    where = f"-r {name}" + (f" (named in {parent})" if parent else "")
+    fix = ("give the path of a requirements file (one requirement a line, as pip and uv "
+           "read it), e.g. wheelcuda install -r requirements.txt")
+    if os.path.isdir(path):
+        raise WheelcudaError(f"{where}: that is a folder, not a requirements file",
+                             f"give the file inside it, e.g. -r "
+                             f"{shlex.quote(os.path.join(name, 'requirements.txt'))}")
+    if os.path.abspath(path) in map(os.path.abspath, files):
+        return  # named twice, or a loop: read once
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except FileNotFoundError:
+        raise WheelcudaError(f"{where}: there is no such file ({os.path.abspath(path)})",
+                             fix) from None
+    except OSError as exc:
+        raise WheelcudaError(f"{where}: cannot read it: {exc.strerror or exc}", fix) from exc
+    files.append(path)
+    for kind, value in installer.requirement_lines(text):
+        if kind == "-r":
+            _requirements(ctx, value, path, listed, files)
+        else:
+            listed.append(value)
+
+
+def prepare(ctx: Context, pkgs: Sequence[str] | Given, req: pipeline.Request,
+            extra: Sequence[str], *, explain: bool = False,
+            resolved: pipeline.Resolved | None = None) -> Prepared:
     """Preflight and the full plan of the install; raises before any build starts.
     With ``explain``, a missing compiler set is what install would fetch, not an error."""
-    r = pipeline.resolve(ctx, req)
+    given = pkgs if isinstance(pkgs, Given) else Given(tuple(pkgs))
+    pkgs = given.specs
+    r = resolved or pipeline.resolve(ctx, req)
     would_fetch = _would_fetch(r) if explain else None
     if r.redist_fetchable and r.torch is not None:
         # a CUDA 12 torch: the compiler comes from NVIDIA's archives (issue 11)
@@ -84,16 +198,17 @@ def prepare(ctx: Context, pkgs: Sequence[str], req: pipeline.Request,
             raise ComponentError(f"torch {r.torch.version} needs a CUDA {r.torch.cuda} "
                                  "compiler, which only NVIDIA's archives hold, and --no-fetch "
                                  "forbids fetching them", listing)
-    for p in r.errors():
-        if would_fetch and (p.kind is Kind.MISSING or r.redist_fetchable):
-            continue
+    for p in blocking(r, would_fetch):
         if p.kind is Kind.MISSING and not req.fetch:
             raise ComponentError(f"{p.message} (and --no-fetch forbids fetching them)", p.fix)
         raise p.error()
-    names = [source.distribution_name(p) for p in pkgs]
-    recipe, origins = _package_variables(ctx, pkgs, names, r)
+    names = [source.distribution_name(p) for p in given.sources]
+    recipe, origins = _package_variables(ctx, given.sources, names, r)
     in_key = buildkey.build_variables(recipe, ctx.environ, packages.prefixes(names))
-    fields = _key_fields(r, [_identified(ctx, p) for p in pkgs], in_key, extra)
+    # an editable install and a file's list are other keys than the same folder's wheel
+    fields = _key_fields(r, [_identified(ctx, p) for p in pkgs], in_key, extra,
+                         [f"-e {source.source_id(d)}" for d in given.editable]
+                         + [f"-r {source.source_id(f)}" for f in given.files])
     fields["names"] = [n or "" for n in names]
     key = buildkey.key_id(fields)
     variables = r.run_variables() if r.home else {}
@@ -111,10 +226,18 @@ def prepare(ctx: Context, pkgs: Sequence[str], req: pipeline.Request,
     # wrong wheel would be kept. Each key builds in its own folder (review of issue 9).
     if "DIST_EXTRA_CONFIG" not in ctx.environ:
         variables["DIST_EXTRA_CONFIG"] = str(wheels.setuptools_config(r.layout, key))
-    chosen = _sources(r, key, pkgs, names)
-    argv = installer.install_argv(tool, r.target.python, chosen, extra)
+    chosen = _sources(r, key, pkgs, names) if given.cacheable else list(pkgs)
+    argv = installer.install_argv(tool, r.target.python, chosen, extra,
+                                  editable=given.editable, requirements=given.requirements)
     return Prepared(r, tool, argv, variables, names, key, fields, tuple(pkgs), would_fetch,
-                    origins, kept=chosen != list(pkgs), extra=tuple(extra))
+                    origins, kept=chosen != list(pkgs), extra=tuple(extra), given=given)
+
+
+def blocking(r: pipeline.Resolved, would_fetch: str | None) -> list[Problem]:
+    """The errors that stop an install: all of them, less those the fetch ``--explain``
+    says it would make fixes (a missing set; NVIDIA's archives for a CUDA 12 torch)."""
+    fixed = (Kind.MISSING, *(pipeline.REDIST_FIXES if r.redist_fetchable else ()))
+    return [p for p in r.errors() if not (would_fetch and p.kind in fixed)]
 
 
 def _package_variables(ctx: Context, pkgs: Sequence[str], names: Sequence[str | None],
@@ -169,16 +292,49 @@ def _identified(ctx: Context, spec: str) -> str:
 
 
 def _key_fields(r: pipeline.Resolved, pkgs: Sequence[str], variables: dict[str, str],
-                extra: Sequence[str]) -> dict[str, object]:
+                extra: Sequence[str], more: Sequence[str] = ()) -> dict[str, object]:
     torch = r.torch
     assert torch is not None  # the pipeline checked it (need_torch)
     host = r.host
     return buildkey.key_fields(
-        packages=[source.source_id(p) for p in pkgs], torch=torch.version,
+        packages=[*(source.source_id(p) for p in pkgs), *more], torch=torch.version,
         torch_cuda=torch.cuda, compiler=r.home.nvcc_version if r.home else "(not fetched)",
         archs=arch.to_torch(r.archs), prune=not r.request.all_archs, python_tag=r.target.tag,
         cxx11_abi=torch_probe.cxx11_abi(torch), variables=variables, installer_args=extra,
         machine=platform.machine(), host_compiler=f"{host.family} {host.version or host.path}")
+
+
+def explain_refused(r: pipeline.Resolved, given: Given) -> str | None:
+    """``--explain`` when something stops the install: the plan as far as it goes and
+    every problem with its fix, as doctor shows them (issue 18: it stopped at the first,
+    and showed no plan); None when nothing does (then :func:`explain` shows it all)."""
+    would_fetch = pipeline.redist_summary(r) or _would_fetch(r)
+    errors = blocking(r, would_fetch)
+    if not errors:
+        return None
+    archs = f"{arch.to_torch(r.archs)} (from {r.arch_source})" if r.archs else "unknown"
+    lines = [f"target     {r.target.python}   ({r.target.why})",
+             f"installer  {r.installer.name if r.installer else 'none usable'}",
+             f"archs      {archs}", *_compiler_lines(r, would_fetch),
+             f"packages   {' '.join(given.sources) or '-'}"]
+    for p in r.problems:
+        if p.is_error and p not in errors:
+            continue  # what the fetch would fix is said on the compiler line
+        lines += [f"{p.severity.value.upper()}: {p.message}"] + ([f"  fix: {p.fix}"] if p.fix
+                                                              else [])
+    lines.append("NOT OK: install would stop here; fix the errors above")
+    return "\n".join(lines) + "\n"
+
+
+def _compiler_lines(r: pipeline.Resolved, would_fetch: str | None) -> list[str]:
+    lines = []
+    if r.toolkit.fetched:
+        lines.append(f"compiler   fetched into {r.toolkit.fetched}")
+    if would_fetch:
+        lines.append(f"compiler   would fetch {would_fetch.splitlines()[0]}")
+    else:
+        lines.append(f"compiler   {r.toolkit.source}: {r.toolkit.description}")
+    return lines + [f"also       {other}" for other in r.toolkit.others]
 
 
 def explain(p: Prepared) -> str:
@@ -188,13 +344,12 @@ def explain(p: Prepared) -> str:
     lines = [f"target     {r.target.python}   ({r.target.why})", f"installer  {p.tool.name}",
              f"archs      {arch.to_torch(r.archs)} (from {r.arch_source}; {mode})",
              f"cache key  {p.key}"]
-    if r.toolkit.fetched:
-        lines.append(f"compiler   fetched into {r.toolkit.fetched}")
-    if p.would_fetch:
-        lines.append(f"compiler   would fetch {p.would_fetch}")
+    if p.would_fetch and "\n" in p.would_fetch:  # NVIDIA's archives: the whole listing
+        lines += [f"compiler   would fetch {p.would_fetch.splitlines()[0]}",
+                  *(f"           {line}" for line in p.would_fetch.splitlines()[1:])]
+        lines += [f"also       {other}" for other in r.toolkit.others]
     else:
-        lines.append(f"compiler   {r.toolkit.source}: {r.toolkit.description}")
-    lines += [f"also       {other}" for other in r.toolkit.others]
+        lines += _compiler_lines(r, p.would_fetch)
     for name in p.names:
         recipe = RECIPES.get(name or "")
         if recipe:
@@ -203,6 +358,12 @@ def explain(p: Prepared) -> str:
               for k, v in p.variables.items()]
     lines += [f"keep       {k}={r.ctx.environ[k]}   (yours)" for k, origin in p.origins.items()
               if origin.startswith("yours")]
+    if not p.given.cacheable:
+        why = " and ".join(w for w, on in (("-e installs lead back into their folder",
+                                            p.given.editable),
+                                           ("-r files name what they like",
+                                            p.given.requirements)) if on)
+        lines.append(f"wheels     not taken from or kept in the wheel cache ({why})")
     lines.append("run        " + shlex.join(p.argv))
     return "\n".join(lines) + "\n"
 
@@ -260,7 +421,8 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
     r = p.resolved
     with wheels.building(r.layout, p.key) as build, \
             tempfile.NamedTemporaryFile("r", prefix="wheelcuda-nvcc-") as log:
-        if not p.kept:  # another install of this key may have built it while we waited
+        # another install of this key may have built it while we waited
+        if not p.kept and p.given.cacheable:
             chosen = _sources(r, p.key, p.specs, p.names)
             if chosen != list(p.specs):
                 note(f"another install built this key ({p.key}) meanwhile: installing its "
@@ -279,12 +441,13 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
         if code != 0:
             return code, (f"{p.tool.name} exited with {code} after {took}; nothing was "
                           f"installed{_upstream(r, p.specs)}")
-        done = [f"{n}=={v}" if (v := _version(r.target.site_dirs, n)) else (n or spec)
-                for n, spec in zip(p.names, p.specs or [""] * len(p.names), strict=False)]
+        done = _installed(p)
         # a wheel with unpruned (LTO) code is recorded as what it is, not as pruned
         fields = {**p.fields, "prune": False, "unpruned_calls": unpruned} if unpruned \
             else p.fields
-        build.done(fields, done, seconds, p.tool.name, [n for n in p.names if n])
+        # -e and -r keep no wheel: the wheel cache never serves them (Given.cacheable)
+        build.done(fields, done, seconds, p.tool.name,
+                   [n for n in p.names if n] if p.given.cacheable else [])
         if p.tool.name == "uv":  # keeps the wheels uv built; drops downloads and sources
             with contextlib.suppress(WheelcudaError):
                 proc.capture([*p.tool.command, "cache", "prune", "--ci"],
@@ -301,6 +464,20 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
                f"cache key {p.key}")
 
 
+def _installed(p: Prepared) -> list[str]:
+    """``name==version`` of each package installed (the spec when its name is unknown),
+    the editable ones marked."""
+    r = p.resolved
+    sources = p.given.sources or p.specs or ("",) * len(p.names)
+    editable = set(p.given.editable)
+    done = []
+    for name, spec in zip(p.names, sources, strict=False):
+        version = _version(r.target.site_dirs, name)
+        shown = f"{name}=={version}" if version else (name or spec)
+        done.append(f"{shown} (editable)" if spec in editable else shown)
+    return done
+
+
 def _version(site_dirs: Sequence[str], name: str | None) -> str | None:
     if not name:
         return None
@@ -308,11 +485,28 @@ def _version(site_dirs: Sequence[str], name: str | None) -> str | None:
 
 
 def main(args: argparse.Namespace, ctx: Context) -> int:
+    if not (args.packages or args.editable or args.requirement):
+        args.parser.error("give what to install: PKG..., -e DIR or -r FILE, e.g. "
+                          "wheelcuda install causal-conv1d")
+    own = [a for a in args.rest if _OWN.match(a)]
+    if own:  # `install DIR -- -e` reached uv as `DIR -e`
+        args.parser.error(f"give {own[0]} before --, as install's own option "
+                          "(wheelcuda install -e DIR, wheelcuda install -r FILE): the "
+                          "wheel cache and the package table must see what it names")
+    given = read_given(ctx, args.packages, args.editable, args.requirement)  # before any probe
     fetch = not args.no_fetch and not args.explain  # --explain downloads nothing
     req = request(args, need_torch=True, build_needs=True, jobs=True, fetch=fetch)
-    prepared = prepare(ctx, args.packages, req, args.rest, explain=args.explain)
+    resolved = pipeline.resolve(ctx, req) if args.explain else None
+    if resolved is not None:
+        refused = explain_refused(resolved, given)
+        if refused is not None:
+            print(refused, end="")
+            return 1
+    prepared = prepare(ctx, given, req, args.rest, explain=args.explain, resolved=resolved)
     if args.explain:
         print(explain(prepared), end="")
+        for line in warn_problems(prepared.resolved):
+            note(line)
         return 0
     r = prepared.resolved
     for line in warn_problems(r):

@@ -13,6 +13,7 @@ from .common import add_all_archs, add_arch, add_toolkit, note, request, warn_pr
 
 NAME = "run"
 HELP = "run a command (after --) with the build environment"
+USAGE = "%(prog)s [options] -- CMD [ARGS...]"
 TAKES_REST = True
 
 
@@ -24,7 +25,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace, ctx: Context) -> int:
     if not args.rest:
-        args.parser.error("run: give the command after --, e.g. "
+        args.parser.error("give the command after --, e.g. "
                           "wheelcuda run --arch 12.0 -- cmake -S . -B build")
     r = pipeline.resolve(ctx, request(args, jobs=True))
     r.raise_first()

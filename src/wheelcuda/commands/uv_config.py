@@ -27,14 +27,15 @@ from ..data.recipes import RECIPES
 from ..errors import ConfigError, WheelcudaError
 from ..probe import frontend, gpus, installer, locate, machine, uvforms, uvlock
 from ..probe import torch as torch_probe
-from ..probe.torch import Torch
 from ..rules import arch, jobs, packages, uvconfig
 from ..store import userfiles
-from .common import add_all_archs, add_arch, add_toolkit, note, warn_problems
+from ..values import Torch
+from .common import NO_FETCH_HELP, add_all_archs, add_arch, add_toolkit, note, warn_problems
 
 NAME = "uv-config"
 HELP = ("print (or --write into a uv.toml or pyproject.toml) the uv settings under which "
         "plain `uv pip install`, `uv add` and `uv sync` build CUDA packages, isolation on")
+SUMMARY = "print or --write the uv settings that build CUDA packages"
 
 #: extra-build-dependencies without --preview, match-runtime, extra-build-variables.
 UV_NEEDED = Version("0.10.0")
@@ -56,7 +57,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="torch's CUDA, when there is neither an environment with torch nor "
                         "a uv.lock yet")
     p.add_argument("--no-fetch", action="store_true",
-                   help="never fetch the compiler set into wheelcuda's store")
+                   help=f"{NO_FETCH_HELP}; the headers of torch's libraries are not fetched "
+                        "either (builds then miss cusparse.h)")
     p.add_argument("--torch-index", metavar="URL",
                    help="the index build environments find torch in (default: uv.lock's "
                         "registry for torch, else PyTorch's index of its local label, "

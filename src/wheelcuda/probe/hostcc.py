@@ -10,27 +10,16 @@ import functools
 import os
 import re
 import shutil
-from dataclasses import dataclass
 
 from .. import proc
 from ..context import Context
 from ..errors import ToolError
 from ..rules.hostcc import banner_version, compiler_family, host_compiler_command
+from ..values import HostCompiler
 
-__all__ = ["HostCompiler", "probe_host_compiler"]
+__all__ = ["probe_host_compiler"]
 
 _PROBE_TIMEOUT = 30.0
-
-
-@dataclass(frozen=True)
-class HostCompiler:
-    """A probed host compiler; ``reason`` says why ``version`` is None."""
-
-    command: str  # what nvcc will run, e.g. "gcc" or "/usr/bin/g++-12"
-    path: str | None  # resolved with shutil.which, None when not found
-    family: str  # "gcc", "clang" or "unknown"
-    version: str | None  # "12.2.0"
-    reason: str | None
 
 
 def probe_host_compiler(ctx: Context) -> HostCompiler:

@@ -22,39 +22,21 @@ import shlex
 import stat
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
 from .. import proc
 from ..context import Context
 from ..errors import InterpreterError, ToolError
+from ..values import Target
 from . import _interp_probe
 
-__all__ = ["Choice", "Target", "ask", "choose_python", "executable",
+__all__ = ["Choice", "ask", "choose_python", "executable",
            "target", "watch"]
 
 #: The oldest target Python: what the probe (_interp_probe) and the fixes promise.
 MIN_VERSION = (3, 8)
-
-
-@dataclass(frozen=True)
-class Target:
-    """A Python environment wheelcuda reads from and installs into."""
-
-    python: str
-    prefix: str
-    version: tuple[int, int, int]
-    site_dirs: tuple[str, ...]
-    #: Why this is the target (:attr:`Choice.why`): not part of its identity.
-    why: str = field(default="", compare=False)
-    #: What the search for it looked at and did not find (:attr:`Choice.watch`).
-    watch: tuple[str, ...] = field(default=(), compare=False)
-
-    @property
-    def tag(self) -> str:
-        """``cp311`` style interpreter tag."""
-        return f"cp{self.version[0]}{self.version[1]}"
 
 
 @dataclass(frozen=True)
@@ -291,6 +273,8 @@ def ask(python: str, ctx: Context, *, child: bool = False) -> dict[str, Any]:
     try:
         out = proc.capture(argv, env=proc.child_environ(ctx.environ), timeout=60)
     except ToolError as exc:
+        if exc.message.endswith(proc.SILENT):  # nothing to show: say how to see more
+            fix = (f"run `{shlex.quote(python)} -c 'import sys'` to see why it fails, or {fix}")
         raise InterpreterError(f"{python} did not answer as a Python interpreter: "
                                f"{_without(argv, exc.message)}", fix) from exc
     try:

@@ -84,10 +84,16 @@ def _versioned(usr_local: str) -> list[str]:
     return [os.path.join(usr_local, n) for _, _, n in sorted(found, reverse=True)]
 
 
-def candidate_paths(ctx: Context, *, skip: Sequence[str] = (), usr_local: str = "/usr/local"
+#: Where toolkits are searched besides CUDA_HOME, CUDA_PATH, PATH and conda: ``cuda``
+#: and ``cuda-X.Y`` in this folder (a container may keep them in /opt).
+ROOT_VAR = "WHEELCUDA_LOCAL_ROOT"
+
+
+def candidate_paths(ctx: Context, *, skip: Sequence[str] = (), usr_local: str | None = None
                     ) -> list[tuple[str, str]]:
     """``(origin, folder)`` in order of preference, less those under ``skip`` (wheelcuda's
     cache) and those met before (by resolved path). Reads only names and links."""
+    usr_local = usr_local or ctx.get(ROOT_VAR) or "/usr/local"
     out: list[tuple[str, str]] = []
     for var in (CUDA_HOME, CUDA_PATH):
         value = (ctx.get(var) or "").strip()
@@ -191,7 +197,7 @@ def _nvcc_version(nvcc: str, ctx: Context) -> str | None:
     return banner[1] if banner else None
 
 
-def find(ctx: Context, *, skip: Sequence[str] = (), usr_local: str = "/usr/local",
+def find(ctx: Context, *, skip: Sequence[str] = (), usr_local: str | None = None,
          given: str | None = None) -> list[Candidate]:
     """Every toolkit candidate on this machine, in order (:func:`candidate_paths`), or
     only ``given`` (``--toolkit PATH``). A folder found by searching is listed when it

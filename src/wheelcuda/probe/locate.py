@@ -19,53 +19,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from importlib import metadata
 
 from ..data import catalog
 from ..data.catalog import Component
 from ..rules.checks import prefer_release, release
-
-
-@dataclass(frozen=True)
-class Found:
-    """One component found under one root, for one CUDA major layout."""
-
-    component: Component
-    major: int
-    root: str
-    folder: str
-    version: str | None
-    missing: tuple[str, ...]
-
-    @property
-    def complete(self) -> bool:
-        return not self.missing
-
-    @property
-    def wheel(self) -> str:
-        return self.component.wheels[self.major]
-
-
-@dataclass(frozen=True)
-class Inventory:
-    """Everything found, and where we looked."""
-
-    found: tuple[Found, ...]
-    roots: tuple[str, ...]
-    #: copies passed over for one of nvcc's release (see the module's docstring)
-    shadowed: tuple[Found, ...] = ()
-
-    def get(self, name: str, major: int) -> Found | None:
-        for f in self.found:
-            if f.component.name == name and f.major == major:
-                return f
-        return None
-
-    def majors(self) -> tuple[int, ...]:
-        """CUDA majors with at least one compiler component present, newest first."""
-        seen = {f.major for f in self.found if f.component.compiler}
-        return tuple(m for m in catalog.MAJORS if m in seen)
+from ..values import Found, Inventory
 
 
 def dist_version(root: str, name: str) -> str | None:

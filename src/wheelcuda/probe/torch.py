@@ -12,29 +12,12 @@ import ast
 import mmap
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from importlib import metadata
 
 from packaging.requirements import InvalidRequirement, Requirement
 
 from ..data import catalog
-
-
-@dataclass(frozen=True)
-class Torch:
-    """torch as installed in the target environment."""
-
-    version: str
-    cuda: str | None  # "13.0"; None for a CPU-only build
-    path: str  # the torch package folder
-    toolkit_pin: str | None  # specifier of torch's cuda-toolkit requirement, "==13.0.3"
-    #: torch's own requirements (``nvidia-cublas-cu12==12.8.4.1; ...``): a CUDA 12 torch
-    #: pins its libraries one by one, and their headers must be those versions.
-    requires: tuple[str, ...] = ()
-
-    @property
-    def cuda_major(self) -> int | None:
-        return int(self.cuda.split(".")[0]) if self.cuda else None
+from ..values import Torch
 
 
 def parse_version_py(text: str) -> dict[str, str | None]:

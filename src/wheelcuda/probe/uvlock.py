@@ -18,7 +18,7 @@ from tomlkit.exceptions import ParseError
 
 from ..data import catalog
 from ..errors import ConfigError
-from .torch import Torch
+from ..values import Torch
 
 __all__ = ["LOCK", "find_lock", "parse_lock", "read_lock", "torch_from_lock", "torch_of_cuda",
            "torch_registry"]

@@ -20,7 +20,8 @@ from .checks import parse_version
 
 _ARCH = re.compile(r"^(?:sm_)?(\d+)\.?(\d)?([af]?)(\+PTX)?$", re.IGNORECASE)
 _FIX = "pass --arch with your GPU's compute capability, e.g. --arch 12.0 (RTX PRO 6000 " \
-       "Blackwell) or --arch 9.0 (H100/H200); several: --arch '8.0;9.0'"
+       "Blackwell) or --arch 9.0 (H100/H200); several: --arch '8.0;9.0'; or export " \
+       "TORCH_CUDA_ARCH_LIST=9.0"
 
 
 @dataclass(frozen=True, order=True)

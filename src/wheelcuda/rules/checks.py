@@ -27,8 +27,7 @@ from ..errors import (
 )
 
 if TYPE_CHECKING:
-    from ..probe.locate import Found, Inventory
-    from ..probe.torch import Torch
+    from ..values import Found, Inventory, Torch
 
 T = TypeVar("T")
 

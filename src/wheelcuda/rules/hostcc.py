@@ -16,7 +16,7 @@ from .checks import Kind, Problem, parse_version
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ..probe.hostcc import HostCompiler
+    from ..values import HostCompiler
 
 __all__ = ["HostLimits", "banner_version", "check_host_compiler", "compiler_family",
            "host_compiler_command", "parse_host_config"]

@@ -20,7 +20,7 @@ from .checks import wanted_specifier
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ..probe.torch import Torch
+    from ..values import Torch
 
 __all__ = ["header_requirements", "header_wheels", "headers_tag"]
 

@@ -22,9 +22,9 @@ from ..data import redist as data
 from ..errors import ComponentError
 from .checks import version_key
 
-__all__ = ["Archive", "Download", "Kind", "Manifest", "Package", "choose_release",
-           "destination", "dist_info", "join_url", "listing", "member_problem",
-           "metadata_text", "parse_manifest", "plan", "platform_of"]
+__all__ = ["Archive", "Download", "Kind", "Manifest", "Package", "Plan", "choose_release",
+           "destination", "dist_info", "join_url", "known_archives", "listing",
+           "member_problem", "metadata_text", "parse_manifest", "plan", "platform_of"]
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _SUFFIX = ".tar.xz"
@@ -97,6 +97,19 @@ class Archive:
     def dist(self) -> str:
         """The distribution name its metadata takes (``nvidia-cuda-nvcc-cu12``)."""
         return self.part.dist(self.major)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A read manifest and the archives it gives for this build."""
+
+    label: str
+    platform: str
+    manifest_url: str
+    manifest_sha256: str
+    #: checked against the sha256 wheelcuda pins for this release
+    pinned: bool
+    archives: tuple[Archive, ...]
 
 
 # -- the manifest -------------------------------------------------------------------------
@@ -241,6 +254,21 @@ def plan(manifest: Manifest, cuda: str, platform: str, base: str, source: str
             f"cuda_nvcc is {nvcc.version}, torch was built with CUDA {cuda}",
             f"give a manifest of a CUDA {cuda} release, or leave out --redist-manifest")
     return archives
+
+
+def known_archives(label: str, platform: str, cuda: str, base: str
+                   ) -> tuple[Archive, ...] | None:
+    """The archives of release ``label`` for ``platform`` as wheelcuda knows them without
+    the network (``data.KNOWN_ARCHIVES``), with their URLs under ``base``; None when it
+    knows none."""
+    known = data.KNOWN_ARCHIVES.get((label, platform))
+    if not known:
+        return None
+    major = int(cuda.split(".", 1)[0])
+    parts = {n: p for p in data.PARTS[major] for n in p.names}
+    return tuple(Archive(parts[name], major, version, rel, join_url(base, rel), size, sha)
+                 for name, version, size, sha in known if name in parts
+                 for rel in [data.relative_path(name, platform, version)])
 
 
 def listing(archives: tuple[Archive, ...], manifest_url: str, manifest_sha256: str

@@ -18,9 +18,8 @@ from .base import Offer, Source
 
 if TYPE_CHECKING:
     from ..context import Context
-    from ..probe.interpreter import Target
-    from ..probe.torch import Torch
     from ..store.layout import Layout
+    from ..values import Target, Torch
 
 __all__ = ["SOURCES", "WHEELS", "Offer", "Source", "offers"]
 

@@ -7,9 +7,8 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from ..context import Context
-    from ..probe.interpreter import Target
-    from ..probe.torch import Torch
     from ..store.layout import Layout
+    from ..values import Target, Torch
 
 __all__ = ["Offer", "Source"]
 

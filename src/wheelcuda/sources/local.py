@@ -22,9 +22,8 @@ from ..store import shims
 from .base import Offer
 
 if TYPE_CHECKING:
-    from ..probe.interpreter import Target
-    from ..probe.torch import Torch
     from ..store.layout import Layout
+    from ..values import Target, Torch
 
 __all__ = ["SOURCE", "LocalSource", "choose"]
 

@@ -11,9 +11,8 @@ from .base import Offer
 
 if TYPE_CHECKING:
     from ..context import Context
-    from ..probe.interpreter import Target
-    from ..probe.torch import Torch
     from ..store.layout import Layout
+    from ..values import Target, Torch
 
 
 class _Store:

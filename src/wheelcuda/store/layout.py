@@ -10,6 +10,7 @@ refused too (issue 8, defect 8), naming the variable that moves it.
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,10 +45,17 @@ class Layout:
         for folder, var in ((root, paths.ENV_VAR), (store or "", paths.STORE_VAR)):
             bad = sorted(set(folder) & paths.SHELL_UNSAFE)
             if bad:
-                shown = " ".join(repr(c) for c in bad)
+                # named, not escaped: a repr showed one backslash as two
+                names = {"$": "a dollar sign ($)", "`": "a backtick (`)",
+                         '"': 'a double quote (")', "\\": "a backslash (\\)",
+                         "\n": "a newline"}
+                said = [names.get(c, f"the character U+{ord(c):04X}") for c in bad]
+                shown = " and ".join([", ".join(said[:-1]), said[-1]] if len(said) > 1
+                                     else said)
                 raise CacheError(
-                    f"the cache folder {folder!r} holds {shown}: nvcc runs its steps through "
-                    "sh, which cannot quote that, so no tree there could compile",
+                    f"the cache folder {shlex.quote(folder)} (from {var}) holds {shown}: "
+                    "nvcc runs its steps through sh, which cannot quote that, so no tree "
+                    "there could compile",
                     f"export {var}=/a/path/without/those/characters")
         return cls(Path(root), Path(os.path.abspath(store)) if store else None)
 

@@ -1,0 +1,396 @@
+"""One answer to "which target, torch, toolkit, tree, archs and host compiler", per run.
+
+Every command (env, home, doctor, install, run) and the Python API ask :func:`resolve`
+once and read the :class:`Resolved` it returns; nothing below is computed twice
+(issue 8). The steps run cheap to expensive, and the expensive ones (fetching a
+compiler set, building a tree) only when nothing cheaper already stops the build:
+
+1. the cache layout and the target interpreter (these raise: nothing works without);
+2. torch, MAX_JOBS, the arch list, the build needs (cheap reads);
+3. the toolkit from the sources (:mod:`wheelcuda.sources`), read only
+   (:mod:`.toolkit`); then one acquire step (:mod:`.acquire`) when asked and when a
+   fetch fixes everything that is wrong, and one more read of what it brought;
+4. the host compiler, the tree (built or reused), then the checks that need the tree's
+   nvcc: can it build these archs, does it take this host compiler.
+
+The parts: :mod:`.request` (what is asked, the target), :mod:`.toolkit` (which
+compiler set, the tree's plan), :mod:`.acquire` (what a fetch brings, and the fetch).
+
+Problems are gathered, not raised: ``doctor`` shows them all, the others raise the
+first error (:meth:`Resolved.raise_first`), so doctor and the commands agree.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import shlex
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..context import Context
+from ..data import catalog
+from ..errors import CacheError, HostCompilerError, WheelcudaError
+from ..probe import gpus, locate
+from ..probe import hostcc as hostcc_probe
+from ..probe import torch as torch_probe
+from ..rules import arch as archmod
+from ..rules import checks, environ, hostcc, jobs
+from ..rules import installer as installer_rules
+from ..rules import tree as plan
+from ..rules.checks import Kind, Problem, Severity
+from ..store import archives, fs, trees
+from ..store.layout import Layout
+from ..store.trees import Home
+from ..values import HostCompiler, SourceName, Target, Torch
+from . import acquire
+from .acquire import REDIST_FIXES, redist_want
+from .request import (
+    BUILD_NEEDS,
+    TOOLKIT_VAR,
+    TOOLKITS,
+    Choice,
+    Request,
+    Start,
+    resolve_target,
+    start,
+    toolkit_choice,
+)
+from .toolkit import (
+    Toolkit,
+    component_problems,
+    headers_folder,
+    locate_toolkit,
+    missing_headers,
+    tree_for,
+    unavailable,
+)
+
+__all__ = ["BUILD_NEEDS", "REDIST_FIXES", "TOOLKITS", "TOOLKIT_VAR", "Choice", "Request",
+           "Resolved", "Start", "Toolkit", "finish", "headers_folder", "in_use",
+           "in_use_locks", "locate_toolkit", "looking", "missing_headers", "redist_listing",
+           "redist_summary", "redist_want", "resolve", "resolve_target", "start",
+           "toolkit_choice", "tree_for"]
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """Everything a command needs, computed once."""
+
+    ctx: Context
+    request: Request
+    layout: Layout
+    target: Target
+    torch: Torch | None
+    toolkit: Toolkit
+    archs: tuple[archmod.Arch, ...]
+    arch_source: str | None
+    host: HostCompiler
+    tree: plan.TreePlan | None
+    home: Home | None
+    problems: tuple[Problem, ...] = field(default=())
+    #: ``CUDA_HOME=/opt/cuda`` when the user set a toolkit other than our tree.
+    foreign: str | None = None
+    #: The installer, chosen once (install and fetch; None when not asked or unusable).
+    installer: installer_rules.Tool | None = None
+    #: Where the compiler set may come from (``--toolkit``).
+    choice: Choice = field(default_factory=Choice)
+
+    @property
+    def home_cached(self) -> bool:
+        """The tree is the cache's (not one a run that only looks made in its scratch)."""
+        scratch = self.layout.scratch
+        return self.home is not None and (scratch is None
+                                          or not self.home.path.is_relative_to(scratch))
+
+    @property
+    def redist_fetchable(self) -> bool:
+        """NVIDIA's archives would bring the compiler (a CUDA 12 torch, or --toolkit
+        redist): they are the source, whatever else is wrong (issue 18: doctor without
+        --arch named the wheels, which hold no CUDA 12 compiler)."""
+        toolkit = [p for p in self.problems if p.kind in REDIST_FIXES]
+        return acquire.compiler_fix(toolkit, self.torch, self.choice) is SourceName.REDIST
+
+    @property
+    def compiler_wheels(self) -> bool:
+        """The CUDA wheels would bring the compiler: torch's CUDA has compiler wheels and
+        the choice allows them (the backend then asks the frontend for them)."""
+        return acquire.wheels_hold_compiler(self.torch) and self.choice.allows(
+            SourceName.STORE)
+
+    @property
+    def fetchable(self) -> bool:
+        """The compiler set is missing and a fetch of torch's pin would bring it."""
+        return (self.torch is not None and self.torch.cuda_major == self.toolkit.major
+                and any(p.is_error and p.kind is Kind.MISSING for p in self.problems))
+
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.is_error]
+
+    def raise_first(self, *, ignore: tuple[Kind, ...] = ()) -> None:
+        """Raise the first error (less the ``ignore`` kinds) as its
+        :class:`WheelcudaError`, if there is one."""
+        for p in self.problems:
+            if p.is_error and p.kind not in ignore:
+                raise p.error()
+
+    def variables(self) -> dict[str, str]:
+        """What ``wheelcuda env`` exports (after :meth:`raise_first`)."""
+        assert self.home is not None, "raise_first() first"
+        return environ.build_environ(str(self.home.path), self.archs, self.ctx.environ,
+                                     str(self.layout.homes), all_archs=self.request.all_archs)
+
+    def run_variables(self) -> dict[str, str]:
+        """:meth:`variables` with the target's bin after the tree's (its ninja and
+        console scripts, as if it were activated): for install and run."""
+        variables = self.variables()
+        target_bin = os.path.dirname(self.target.python)
+        parts = variables["PATH"].split(os.pathsep)
+        if target_bin not in parts:
+            parts.insert(1, target_bin)
+        variables["PATH"] = os.pathsep.join(parts)
+        return variables
+
+
+
+def resolve(ctx: Context, request: Request) -> Resolved:
+    """Every step, once (see the module's docstring)."""
+    return finish(start(ctx, request))
+
+
+@contextlib.contextmanager
+def looking(ctx: Context, request: Request) -> Iterator[Resolved]:
+    """:func:`resolve` for a command that only looks (doctor): nothing is written into
+    the cache. What a check must run and the cache lacks (a local toolkit's links, a
+    tree) is made in a scratch folder that goes when the block ends (issue 17,
+    reliability 6); :attr:`Resolved.scratch` then says the tree is not the cache's."""
+    with tempfile.TemporaryDirectory(prefix="wheelcuda-look-",
+                                     dir=ctx.get("TMPDIR") or None) as tmp:
+        yield finish(start(ctx, dataclasses.replace(request, fetch=False), scratch=Path(tmp)))
+
+
+
+
+def finish(s: Start) -> Resolved:
+    """Steps 2 to 4 for what :func:`start` found."""
+    ctx, request, layout, target = s.ctx, s.request, s.layout, s.target
+    torch = request.torch or torch_probe.find_torch(target.site_dirs)
+    problems: list[Problem] = []
+    if torch is not None or request.need_torch:
+        problems += checks.torch_problems(torch, None, target.python)
+    if request.jobs:
+        problems += jobs.problems(ctx.environ)
+    archs, arch_source = _archs(ctx, request, problems)
+    if request.build_needs:
+        problems += _build_needs(ctx, target)
+    choice = toolkit_choice(ctx, request)
+    # read: a source that cannot be read or linked offers nothing and says why
+    toolkit = locate_toolkit(target, torch, layout, ctx, choice=choice)
+    host = hostcc_probe.probe_host_compiler(ctx)
+    # What can be known before the compiler is there: a fetch (270 MB) must not come
+    # before an error it cannot fix (issue 9 review: doctor said OK, install fetched, then
+    # refused sm_70 or a missing host compiler).
+    tool = _installer(ctx, request, problems)
+    problems += _before_fetch(toolkit, archs, host)
+    found = _found(toolkit, torch, target)
+    wants = acquire.plan(request, toolkit, [*found, *problems], tool=tool, choice=choice,
+                         torch=torch)
+    if wants and torch is not None:  # acquire once, then read what it brought, once
+        fetched = acquire.run(ctx, layout, request, wants, target=target, torch=torch,
+                              tool=tool, toolkit=toolkit)
+        toolkit = locate_toolkit(target, torch, layout, ctx, fetched, choice=choice)
+        found = _found(toolkit, torch, target)
+    problems += found
+    release = checks.compiler_release(toolkit.inventory, toolkit.major)
+    if torch is not None and torch.cuda is not None:
+        problems += checks.torch_problems(torch, release, target.python)
+    tree = home = foreign = None
+    tree_wanted = request.tree and not any(
+        p.is_error and p.kind in (Kind.MISSING, Kind.COMPONENTS) for p in found)
+    if tree_wanted:
+        problems += _host_problems(toolkit, host)
+    if tree_wanted and not any(p.is_error and p.kind is Kind.HOST for p in problems):
+        # the tree's driver stub is built with the host compiler: not with one refused
+        tree = tree_for(ctx, layout, toolkit)
+        if layout.scratch is not None and trees.read_valid(layout.home(tree.key), tree) is None:
+            tree = tree_for(ctx, layout.writable(), toolkit)  # looking: made in the scratch
+            home = _home(ctx, layout.writable(), tree, host, problems=problems)
+        else:
+            home = _home(ctx, layout, tree, host, problems=problems)
+    if home is not None and not any(p.kind is Kind.ARCH for p in problems):
+        problems += _arch_problems(home, archs)  # the floor was checked before the fetch
+        foreign = environ.foreign_home(ctx.environ, str(home.path), str(layout.homes))
+        problems += _foreign(foreign)
+    return Resolved(ctx, request, layout, target, torch, toolkit, archs, arch_source, host,
+                    tree, home, tuple(problems), foreign, tool, choice)
+
+
+def _found(toolkit: Toolkit, torch: Torch | None, target: Target) -> list[Problem]:
+    """The toolkit's problems; when the one source allowed has nothing, why, in place of
+    its errors."""
+    found = component_problems(toolkit, torch, target)
+    if toolkit.unavailable:
+        found = [unavailable(toolkit, torch, target.python),
+                 *(p for p in found if not p.is_error)]
+    return found
+
+
+def redist_summary(r: Resolved) -> str | None:
+    """What a build would fetch from NVIDIA's archives (release, size, from where), or
+    None when they are not the source (doctor and --explain show it)."""
+    if not r.redist_fetchable or r.torch is None:
+        return None
+    return archives.summary(redist_want(r.ctx, r.request, r.torch))
+
+
+def redist_listing(r: Resolved, *, network: bool = False) -> str:
+    """The files to bring from NVIDIA's archives, for a machine offline (install
+    --no-fetch)."""
+    assert r.torch is not None
+    return archives.listing(redist_want(r.ctx, r.request, r.torch), network=network)
+
+
+def _archs(ctx: Context, request: Request, problems: list[Problem]
+           ) -> tuple[tuple[archmod.Arch, ...], str | None]:
+    if not request.need_archs:
+        return (), None
+    origin, given_arch = request.arch_origin, request.arch
+    if origin and given_arch is not None and given_arch.strip().lower() != "native":
+        try:  # the backend's setting: given, even empty
+            return archmod.parse(given_arch), origin
+        except WheelcudaError as exc:
+            problems.append(Problem(Kind.ARCH, f"{origin}={given_arch!r}: {exc.message}",
+                                    exc.fix))
+            return (), None
+    given = [v for v in (request.arch, ctx.get("TORCH_CUDA_ARCH_LIST")) if v and v.strip()]
+    try:
+        if given and given[0].strip().lower() != "native":  # native: the visible GPUs
+            return archmod.choose(request.arch, ctx.get("TORCH_CUDA_ARCH_LIST"), (), None)
+        probe = gpus.probe_gpus(ctx)
+        return archmod.choose(None, None, [g.compute_capability for g in probe.gpus],
+                              probe.reason)
+    except WheelcudaError as exc:
+        problems.append(Problem.of(Kind.ARCH, exc))
+        return (), None
+
+
+def _build_needs(ctx: Context, target: Target) -> list[Problem]:
+    """Build needs absent from the environment (ninja may also come from PATH)."""
+    import shutil  # noqa: PLC0415 (only install and doctor need it)
+
+    search = os.pathsep.join([os.path.dirname(target.python), ctx.get("PATH") or ""])
+    missing = [n for n in BUILD_NEEDS
+               if not locate.installed_version(target.site_dirs, n)
+               and not (n == "ninja" and shutil.which("ninja", path=search))]
+    if not missing:
+        return []
+    return [Problem(Kind.BUILD_NEEDS,
+                    f"{', '.join(missing)} missing in {target.python}: "
+                    "--no-build-isolation builds use the environment's own",
+                    f"uv pip install --python {shlex.quote(target.python)} {' '.join(missing)}")]
+
+
+
+
+def in_use_locks(r: Resolved) -> list[Path]:
+    """The lock files of what a build through ``r`` uses from the cache: its tree, and
+    the store's toolkits and local-toolkit links the tree leads into."""
+    locks = [r.layout.lock(r.layout.homes, r.home.path.name)] if r.home else []
+    for root in r.toolkit.inventory.roots:
+        for parent in (r.layout.toolkits, r.layout.local):
+            try:
+                first = Path(root).relative_to(parent).parts[0]
+            except (ValueError, IndexError):
+                continue
+            locks.append(r.layout.lock(parent, first))
+    return sorted(set(locks))
+
+
+def in_use(r: Resolved) -> contextlib.AbstractContextManager[None]:
+    """Shared locks on :func:`in_use_locks` for the length of a build or ``run``:
+    ``cache clear`` and ``prune`` skip what they guard (issue 17, reliability 1)."""
+    return fs.shared(in_use_locks(r), "in use by a build")
+
+
+
+
+def _home(ctx: Context, layout: Layout, tree: plan.TreePlan, host: HostCompiler, *,
+          problems: list[Problem]) -> Home | None:
+    """The tree, built if needed (a second or so: ``install --explain`` builds it too,
+    as ``env`` does, so that what it prints is what install would set)."""
+    try:
+        return trees.ensure(layout, tree, ctx, host.path or host.command)
+    except WheelcudaError as exc:
+        kind = (Kind.CACHE if isinstance(exc, CacheError) else
+                Kind.HOST if isinstance(exc, HostCompilerError) else Kind.COMPONENTS)
+        problems.append(Problem.of(kind, exc))
+        return None
+
+
+def _installer(ctx: Context, request: Request, problems: list[Problem]
+               ) -> installer_rules.Tool | None:
+    """The installer, for the requests that install or fetch; an unusable choice is a
+    problem known before any fetch."""
+    if not (request.build_needs or request.fetch):
+        return None
+    from ..probe import installer  # noqa: PLC0415 (only install, doctor and fetch need it)
+
+    try:
+        return installer.choose(ctx)
+    except WheelcudaError as exc:
+        problems.append(Problem.of(Kind.BUILD_NEEDS, exc))
+        return None
+
+
+def _before_fetch(toolkit: Toolkit, archs: tuple[archmod.Arch, ...], host: HostCompiler
+                  ) -> list[Problem]:
+    """The checks that need no compiler: archs below the CUDA major's floor, a host
+    compiler that is not there."""
+    out = []
+    try:
+        archmod.check_floor(archs, toolkit.major)
+    except WheelcudaError as exc:
+        out.append(Problem.of(Kind.ARCH, exc))
+    if host.path is None:
+        missing = hostcc.check_host_compiler(host, hostcc.HostLimits(None, None),
+                                             str(toolkit.major))
+        out += [missing] if missing else []
+    return out
+
+
+def _host_problems(toolkit: Toolkit, host: HostCompiler) -> list[Problem]:
+    """Whether this nvcc takes the host compiler, from the compiler's own
+    ``crt/host_config.h`` (read before the tree is built: the tree's driver stub is
+    compiled with that host compiler)."""
+    if host.path is None:  # said before the fetch (_before_fetch)
+        return []
+    crt = toolkit.inventory.get(catalog.CRT.name, toolkit.major)
+    nvcc = toolkit.inventory.get(catalog.NVCC.name, toolkit.major)
+    try:
+        text = Path(crt.folder if crt else "", "include/crt/host_config.h").read_text(
+            errors="replace")
+    except OSError:
+        return []
+    problem = hostcc.check_host_compiler(host, hostcc.parse_host_config(text),
+                                         (nvcc.version if nvcc else None) or "?")
+    return [problem] if problem else []
+
+
+def _arch_problems(home: Home, archs: tuple[archmod.Arch, ...]) -> list[Problem]:
+    try:
+        archmod.check(archs, home.gpu_codes, home.nvcc_version)
+    except WheelcudaError as exc:
+        return [Problem.of(Kind.ARCH, exc)]
+    return []
+
+
+def _foreign(other: str | None) -> list[Problem]:
+    if not other:
+        return []
+    return [Problem(
+        Kind.ENVIRONMENT, f"{other} is set: in this shell torch and CMake build with that "
+        "toolkit, not with wheelcuda's tree (torch reads CUDA_HOME first)",
+        'eval "$(wheelcuda env)" to use wheelcuda\'s tree, or unset it', Severity.WARNING)]

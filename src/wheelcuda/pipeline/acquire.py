@@ -1,0 +1,115 @@
+"""Step 3 of a run: what a fetch would bring, decided from the read-only resolve
+(:func:`plan`, pure), then fetched into the store in one step (:func:`run`).
+
+The pipeline reads once (which source has what), acquires once, then locates once more
+what was acquired (issue 18: it used to locate again after each of three fetches).
+Only commands that build acquire (install, env, fetch, the backend); doctor and
+``--explain`` read the plan and say what a build would fetch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..context import Context
+from ..data import catalog
+from ..data import redist as archives_data
+from ..rules import checks, pins
+from ..rules import installer as installer_rules
+from ..rules.checks import Kind, Problem
+from ..store import archives, toolkits
+from ..store.layout import Layout
+from ..values import SourceName, Target, Torch
+from .request import Choice, Request
+from .toolkit import Toolkit, missing_headers
+
+__all__ = ["REDIST_FIXES", "Acquire", "compiler_fix", "plan", "redist_want", "run",
+           "wheels_hold_compiler"]
+
+#: The errors a fetch of NVIDIA's archives fixes: no compiler, parts missing, torch's
+#: CUDA without its compiler.
+REDIST_FIXES = (Kind.MISSING, Kind.COMPONENTS, Kind.TORCH)
+
+
+@dataclass(frozen=True)
+class Acquire:
+    """What one acquire step fetches: the compiler set (from the CUDA wheels, ``store``,
+    or NVIDIA's archives, ``redist``), and the headers of torch's libraries."""
+
+    compiler: SourceName | None = None
+    headers: bool = False
+
+    def __bool__(self) -> bool:
+        return self.compiler is not None or self.headers
+
+
+def wheels_hold_compiler(torch: Torch | None) -> bool:
+    """Whether package-index wheels hold a compiler for torch's CUDA (13: yes; 12: only
+    ptxas, so NVIDIA's archives or a local toolkit serve) (pure)."""
+    return torch is not None and torch.cuda_major in catalog.WHEEL_COMPILER_MAJORS
+
+
+def compiler_fix(problems: Sequence[Problem], torch: Torch | None, choice: Choice
+                 ) -> SourceName | None:
+    """The fetch that fixes every error among ``problems``, when one does: NVIDIA's
+    archives when nothing else serves (a CUDA 12 torch, whose wheels hold no compiler,
+    or ``--toolkit redist``), else the CUDA wheels into the store when parts are only
+    missing; None when no fetch fixes them all, or nothing is wrong (pure)."""
+    errors = [p for p in problems if p.is_error]
+    if torch is None or torch.cuda is None or torch.cuda_major is None or not errors:
+        return None
+    redist = choice.only == (SourceName.REDIST,) or not wheels_hold_compiler(torch)
+    if redist:
+        ok = choice.allows(SourceName.REDIST) and all(p.kind in REDIST_FIXES for p in errors)
+        return SourceName.REDIST if ok else None
+    ok = choice.allows(SourceName.STORE) and all(p.kind is Kind.MISSING for p in errors)
+    return SourceName.STORE if ok else None
+
+
+def plan(request: Request, toolkit: Toolkit, problems: Sequence[Problem], *,
+         tool: installer_rules.Tool | None, choice: Choice, torch: Torch | None) -> Acquire:
+    """What this run fetches (pure once the toolkit is located): only when asked
+    (``Request.fetch``), and only when a fetch fixes everything that is wrong (a fetch of
+    hundreds of MB must not come before an error it cannot fix)."""
+    if not request.fetch:
+        return Acquire()
+    compiler = compiler_fix(problems, torch, choice)
+    if compiler is SourceName.STORE and tool is None:
+        compiler = None  # the wheels come through an installer
+    errors = any(p.is_error for p in problems)
+    headers = bool(request.headers and tool is not None and (compiler or not errors)
+                   and missing_headers(toolkit))
+    return Acquire(compiler, headers)
+
+
+def run(ctx: Context, layout: Layout, request: Request, wants: Acquire, *, target: Target,
+        torch: Torch, tool: installer_rules.Tool | None, toolkit: Toolkit) -> Path | None:
+    """Fetch what ``wants`` names into the store; the compiler set's folder, if one was
+    fetched (the pipeline then locates the toolkit again, once)."""
+    fetched = None
+    major = toolkit.major
+    if wants.compiler is SourceName.REDIST:
+        fetched = archives.fetch(layout, redist_want(ctx, request, torch))
+    elif wants.compiler is SourceName.STORE:
+        assert tool is not None
+        fetched = toolkits.fetch(layout, ctx, tool, checks.wanted_specifier(torch, major),
+                                 python=target.python, major=major)
+    if wants.headers:
+        assert tool is not None
+        toolkits.fetch(layout, ctx, tool, checks.wanted_specifier(torch, major),
+                       python=target.python, major=major,
+                       headers=pins.header_requirements(torch, major))
+    return fetched
+
+
+def redist_want(ctx: Context, request: Request, torch: Torch) -> archives.Want:
+    """What to take from NVIDIA's archives for ``torch``: its CUDA's release, from the
+    mirror WHEELCUDA_REDIST_URL names, the manifest given, or a folder."""
+    assert torch.cuda is not None
+    manifest = request.redist_manifest or ctx.get(archives_data.MANIFEST_VAR) or None
+    source = Path(ctx.cwd, request.redist_from) if request.redist_from else None
+    return archives.Want(torch.cuda, manifest=manifest,
+                         base_url=ctx.get(archives_data.MIRROR_VAR) or None, source=source,
+                         allow_http=ctx.get(archives.ALLOW_HTTP_VAR) == "1")

@@ -323,3 +323,42 @@ def tomlkit_parse(text: str) -> dict[str, object]:
     import tomlkit  # noqa: PLC0415
 
     return tomlkit.parse(text).unwrap()
+
+
+def test_doctor_names_the_archives_with_or_without_archs(cu128: Path) -> None:
+    """Issue 18: without --arch, doctor said `source wheels`, then that the CUDA 12 wheels
+    hold no compiler, with `--toolkit auto` (the default) as the fix, and listed the nvcc
+    wheel three times. The source does not depend on whether archs were given."""
+    env = {"WHEELCUDA_TOOLKIT": "auto"}
+    sources = []
+    for args in (["--arch", "12.0"], []):
+        r = run("doctor", "--python", str(cu128), *args, env=env)
+        assert "Traceback" not in r.stderr
+        sources.append(next(line for line in r.stdout.splitlines() if "source " in line))
+        assert r.stdout.count("nvidia-cuda-nvcc-cu12") == 1, r.stdout
+        assert "hold no compiler" not in r.stdout and "--toolkit auto or" not in r.stdout
+    assert sources[0] == sources[1] and "redist: to fetch: release 12.8.1" in sources[0]
+    without = run("doctor", "--python", str(cu128), env=env)
+    assert without.returncode == 1 and "no GPU architecture given" in without.stdout
+
+
+def test_fetch_from_a_folder_names_what_it_lacks(cu128: Path, tmp_path: Path,
+                                                 isolated: Path) -> None:
+    """Issue 18: `fetch --from DIR` with an empty or incomplete DIR went to the network,
+    and its fix ended with the command just run. It now names the files DIR lacks, and
+    reads nothing else."""
+    folder = tmp_path / "bring"
+    folder.mkdir()
+    env = {"WHEELCUDA_TOOLKIT": "auto", "WHEELCUDA_REDIST_URL": "http://127.0.0.1:9/"}
+    r = run("fetch", "--python", str(cu128), "--from", str(folder), env=env)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    said = " ".join(r.stderr.split())
+    assert f"--from {folder}: it lacks 4 of the files" in said and "it is empty" in said
+    assert "redistrib_12.8.1.json" in said and "cuda_nvcc-linux-x86_64-12.8.93" in said
+    assert "could not read" not in said and "127.0.0.1:9" not in said.split("fix:")[0]
+    (folder / "redistrib_12.8.1.json").write_text("{}")
+    r = run("fetch", "--python", str(cu128), "--from", str(folder), env=env)
+    said = " ".join(r.stderr.split())
+    assert "it lacks 3 of the files" in said and "it holds redistrib_12.8.1.json" in said
+    kits = isolated / "toolkits"
+    assert not kits.exists() or all(p.name.startswith(".") for p in kits.iterdir())

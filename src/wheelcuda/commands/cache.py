@@ -120,6 +120,7 @@ def _prune(layout: Layout, dry_run: bool) -> int:
 
 def main(args: argparse.Namespace, ctx: Context) -> int:
     layout = Layout.for_environ(ctx.environ)
+    layout.check()  # a file or someone else's folder is not an empty cache
     if args.action == "list":
         return _list(layout, args.json)
     if args.action == "clear":

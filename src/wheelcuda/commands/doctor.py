@@ -243,15 +243,19 @@ def _line(label: str, value: object) -> str:
 
 
 def _text_components(report: dict[str, Any]) -> list[str]:
+    """One line per wheel: CUDA 12's nvcc wheel holds three parts (nvcc, crt, nvvm), shown
+    once, with the worst status and every file missing."""
     lines = [f"CUDA {report['cuda_major']} components"]
-    seen = set()
+    rank = {"ok": 0, "incomplete": 1, "missing": 2}
+    rows: dict[str, dict[str, Any]] = {}
     for c in report["components"]:
         if c["status"] == "missing" and not c["required"]:
             continue
-        row = (c["wheel"], c["status"], c["path"])
-        if row in seen:  # one wheel holding several parts (CUDA 12's nvcc) is one line
-            continue
-        seen.add(row)
+        row = rows.setdefault(c["wheel"], {**c, "missing_files": []})
+        if rank[c["status"]] > rank[row["status"]]:
+            row.update(status=c["status"], path=c["path"] or row["path"])
+        row["missing_files"] += [f for f in c["missing_files"] if f not in row["missing_files"]]
+    for c in rows.values():
         mark = {"ok": "ok", "incomplete": "INCOMPLETE", "missing": "MISSING"}[c["status"]]
         where = c["path"] or ""
         extra = f"  (missing: {', '.join(c['missing_files'])})" if c["missing_files"] else ""

@@ -105,6 +105,7 @@ def start(ctx: Context, request: Request, *, scratch: Path | None = None) -> Sta
     """The cache layout and the target; raises when either is unusable. With
     ``scratch``, the run only looks (:func:`looking`)."""
     layout = dataclasses.replace(Layout.for_environ(ctx.environ), scratch=scratch)
+    layout.check()  # a cache that cannot serve is named first, before anything it lacks
     toolkit_choice(ctx, request)  # a bad --toolkit stops here, before anything is read
     if request.redist_from and not os.path.isdir(os.path.join(ctx.cwd, request.redist_from)):
         raise ComponentError(f"--from {request.redist_from}: no such folder",

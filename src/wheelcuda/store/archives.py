@@ -42,7 +42,8 @@ from .layout import Layout
 from .redistroots import PREFIX, existing, folder_name
 
 __all__ = ["ALLOW_HTTP_VAR", "PREFIX", "Note", "Plan", "Want", "download", "existing",
-           "fetch", "folder_name", "listing", "read_manifest", "resolve", "summary"]
+           "fetch", "folder_name", "listing", "missing_from_source", "read_manifest", "resolve",
+           "summary"]
 
 #: The variable that lets an unpinned manifest be read over plain http from a host other
 #: than this machine (read by the caller, through its Context).
@@ -175,6 +176,35 @@ def listing(want: Want, *, network: bool = False) -> str:
                                  known=_known(want), base=_archive_base(want), then=then)
 
 
+def missing_from_source(want: Want) -> None:
+    """``fetch --from DIR`` goes nowhere else: raise naming every file DIR lacks (the
+    manifest, the archives as wheelcuda knows them, each with its URL, size and sha256)
+    before anything is read (issue 18: an empty DIR went to the network, and the fix
+    was the command just run)."""
+    if want.source is None or want.manifest:
+        return
+    release = rules.choose_release(want.cuda)
+    manifest = data.manifest_name(release.label)
+    base = _archive_base(want)
+    known = _known(want) or ()
+    lacking = [] if (want.source / manifest).is_file() else \
+        [f"{rules.join_url(want.base_url or data.BASE_URL, manifest)}  sha256 "
+         f"{release.manifest_sha256}"]
+    lacking += [f"{a.url}  {a.size} bytes  sha256 {a.sha256}" for a in known
+                if not any(p.is_file() for p in (want.source / a.filename,
+                                                 want.source / a.path))]
+    if not lacking:
+        return
+    have = sorted(p.name for p in want.source.iterdir()) if want.source.is_dir() else []
+    held = f" (it holds {', '.join(have[:6])}{', ...' if len(have) > 6 else ''})" if have \
+        else " (it is empty)"
+    raise ComponentError(
+        f"--from {want.source}: it lacks {len(lacking)} of the files of the CUDA "
+        f"{want.cuda} compiler, release {release.label}{held}; nothing was downloaded",
+        f"copy these into {want.source} (from {base} on a machine with the network), then "
+        "run the same command again:\n    " + "\n    ".join(lacking))
+
+
 def _known(want: Want) -> tuple[rules.Archive, ...] | None:
     """The archives of torch's release as wheelcuda knows them without the network
     (data.KNOWN_ARCHIVES), when no manifest was named."""
@@ -295,6 +325,7 @@ def _fetch(layout: Layout, want: Want, note: Note, every: float) -> Path:
         final, sha = kits / folder_name(release.label, want.host), release.manifest_sha256
     if redistroots.complete(final, sha):
         return final
+    missing_from_source(want)
     with fs.locked(layout.lock(kits, final.name), f"fetching into {final}", _LOCK_WAIT):
         if redistroots.complete(final, sha):
             return final

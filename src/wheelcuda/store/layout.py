@@ -102,6 +102,28 @@ class Layout:
         """The lock file guarding ``folder/name``: ``folder/.name.lock``."""
         return folder / f".{name}.lock"
 
+    def check(self) -> None:
+        """Raise when the cache (and the store) is there but cannot be trusted or read:
+        a file, a folder others may write to or another user's. Creates nothing and needs
+        no write access (a complete cache mounted read-only serves; issue 18: every
+        command named missing wheels instead of the cache)."""
+        for folder, var in ((self.root, paths.ENV_VAR), (self.store, paths.STORE_VAR)):
+            if folder is None:
+                continue
+            try:
+                st = folder.stat()
+            except FileNotFoundError:
+                continue  # made when something is first written
+            except OSError as exc:
+                raise CacheError(f"cannot read the cache folder {folder}: "
+                                 f"{exc.strerror or exc}", _fix(var)) from exc
+            reason = paths.unsafe_reason(st, os.getuid())
+            if reason:
+                raise CacheError(f"refusing to use the cache folder {folder} ({var}): "
+                                 f"{reason}", _fix(var))
+            if not os.access(folder, os.R_OK | os.X_OK):
+                raise CacheError(f"cannot read the cache folder {folder}", _fix(var))
+
     def private(self, folder: Path | None = None) -> Path:
         """Create ``folder`` (the root when None) and every folder between it and the
         root, 0700, and check that only we can write to each."""
@@ -113,6 +135,11 @@ class Layout:
         for path in reversed(wanted):
             _private_dir(path)
         return folder
+
+
+def _fix(var: str) -> str:
+    return (f"export {var}=$HOME/.cache/wheelcuda  (a folder only you can write to), or "
+            "fix that folder's owner and mode (chmod 700)")
 
 
 def _private_dir(path: Path) -> None:

@@ -132,11 +132,11 @@ def ensure(layout: Layout, tree: plan.TreePlan, ctx: Context, cc: str = "gcc") -
     ``cc`` is the host compiler that builds the driver stub. A layout that only looks
     (:attr:`Layout.scratch`) is only read: the pipeline plans a missing tree for
     :meth:`Layout.writable` instead."""
-    homes = layout.private(layout.homes) if layout.scratch is None else layout.homes
-    found = read_valid(homes / tree.key, tree)
+    found = read_valid(layout.homes / tree.key, tree)  # reading needs no write access
     if found:
         return found
     assert layout.scratch is None, "a run that only looks plans its tree for writable()"
+    homes = layout.private(layout.homes)
     with fs.locked(layout.lock(homes, tree.key), f"building the tree {tree.key}",
                    _LOCK_TIMEOUT):
         return read_valid(homes / tree.key, tree) or _build(homes, tree, ctx, cc)

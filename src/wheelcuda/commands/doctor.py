@@ -22,6 +22,7 @@ from ..probe import torch as torch_probe
 from ..rules import arch, checks, render
 from ..rules.checks import Kind, Problem, Severity
 from ..store import trees
+from ..values import SourceName
 from .common import add_arch, add_toolkit, request
 
 NAME = "doctor"
@@ -79,10 +80,10 @@ def _toolkit(r: pipeline.Resolved, to_fetch: str | None) -> dict[str, Any]:
     """Where the compiler comes from; NVIDIA's archives when they are still to fetch
     (``to_fetch``: what, :func:`_archives_to_fetch`)."""
     if to_fetch is not None:
-        here = ([] if r.toolkit.source == "redist" else
+        here = ([] if r.toolkit.source == SourceName.REDIST else
                 [f"{r.toolkit.source}: {r.toolkit.description} (no whole compiler set)"])
         others = [o for o in r.toolkit.others if not o.startswith("redist:")]
-        return {"source": "redist", "description": f"to fetch: {to_fetch}",
+        return {"source": SourceName.REDIST, "description": f"to fetch: {to_fetch}",
                 "others": [*here, *others], "fetched": False}
     return {"source": r.toolkit.source, "description": r.toolkit.description,
             "others": list(r.toolkit.others), "fetched": True}
@@ -129,7 +130,7 @@ def _redist(r: pipeline.Resolved, to_fetch: str) -> list[Problem]:
     fixes."""
     assert r.torch is not None
     flags = [f"--python {shlex.quote(r.target.python)}"]
-    if r.choice.only == ("redist",):
+    if r.choice.only == (SourceName.REDIST,):
         flags.append("--toolkit redist")
     if r.request.redist_manifest:
         flags.append(f"--redist-manifest {shlex.quote(r.request.redist_manifest)}")

@@ -13,6 +13,7 @@ from .. import pipeline
 from ..context import Context
 from ..data import catalog
 from ..rules.checks import Kind
+from ..values import SourceName
 from .common import add_toolkit, note, request
 
 NAME = "fetch"
@@ -36,9 +37,9 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
     via = sorted(set(r.toolkit.found_via.values()))
     if r.toolkit.fetched:
         note(f"fetched the compiler set into {r.toolkit.fetched}")
-    elif via == ["venv"]:
+    elif via == [SourceName.VENV]:
         note(f"{r.target.python} has the compiler wheels itself: nothing to fetch")
-    elif r.toolkit.source == "local":
+    elif r.toolkit.source == SourceName.LOCAL:
         note(f"a local toolkit serves: {r.toolkit.description}; nothing to fetch")
     else:
         note("the compiler set was already in wheelcuda's store")

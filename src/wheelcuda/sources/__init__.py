@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import WheelcudaError
+from ..values import SourceName
 from . import local, redist, store, venv
 from .base import Offer, Source
 
@@ -26,7 +27,7 @@ __all__ = ["SOURCES", "WHEELS", "Offer", "Source", "offers"]
 
 SOURCES: tuple[Source, ...] = (venv.SOURCE, store.SOURCE, local.SOURCE, redist.SOURCE)
 #: The sources of the CUDA wheels: the target's own, and the store's.
-WHEELS = ("venv", "store")
+WHEELS = (SourceName.VENV, SourceName.STORE)
 
 
 def offers(target: Target, torch: Torch | None, layout: Layout, ctx: Context, *,
@@ -35,7 +36,7 @@ def offers(target: Target, torch: Torch | None, layout: Layout, ctx: Context, *,
     """The offers of the sources named in ``only`` (all when None) less those in
     ``skip``, in order of preference; ``given`` is a toolkit folder (``--toolkit PATH``):
     the local source looks at that one only."""
-    chosen = [local.LocalSource(given, older=only is not None) if s.name == "local" else s
+    chosen = [local.LocalSource(given, older=only is not None) if s.name == SourceName.LOCAL else s
               for s in SOURCES if (only is None or s.name in only) and s.name not in skip]
     return [o for s in chosen if (o := _offer(s, target, torch, layout, ctx)) is not None]
 

@@ -24,7 +24,9 @@ class Offer:
 
 
 class Source(Protocol):
-    name: str
+    @property
+    def name(self) -> str:
+        """The source's name (a :class:`wheelcuda.values.SourceName`)."""
 
     def offer(self, target: Target, torch: Torch | None, layout: Layout,
               ctx: Context) -> Offer | None:

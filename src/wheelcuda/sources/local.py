@@ -19,6 +19,7 @@ from ..context import Context
 from ..probe import localcuda
 from ..rules import localfit
 from ..store import shims
+from ..values import SourceName
 from .base import Offer
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ class LocalSource:
     """The ``local`` source; ``given`` is a toolkit folder (``--toolkit PATH``); ``older``:
     a toolkit of an older minor than torch's may serve (not under ``auto``)."""
 
-    name = "local"
+    name = SourceName.LOCAL
 
     def __init__(self, given: str | None = None, *, older: bool = True) -> None:
         self.given = given

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..data import redist as redist_data
 from ..store import archives
+from ..values import SourceName
 from .base import Offer
 
 if TYPE_CHECKING:
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 
 
 class _Redist:
-    name = "redist"
+    name = SourceName.REDIST
 
     def offer(self, target: Target,  # noqa: ARG002 (the protocol's)
               torch: Torch | None, layout: Layout,

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from ..rules import checks
 from ..store import toolkits
+from ..values import SourceName
 from .base import Offer
 
 if TYPE_CHECKING:
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 
 
 class _Store:
-    name = "store"
+    name = SourceName.STORE
 
     def offer(self, target: Target,  # noqa: ARG002 (the protocol's)
               torch: Torch | None, layout: Layout,

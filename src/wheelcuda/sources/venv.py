@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..values import SourceName
 from .base import Offer
 
 if TYPE_CHECKING:
@@ -13,7 +14,7 @@ if TYPE_CHECKING:
 
 
 class _Venv:
-    name = "venv"
+    name = SourceName.VENV
 
     def offer(self, target: Target, torch: Torch | None,  # noqa: ARG002 (the protocol's)
               layout: Layout, ctx: Context  # noqa: ARG002

@@ -114,6 +114,9 @@ class Layout:
                 st = folder.stat()
             except FileNotFoundError:
                 continue  # made when something is first written
+            except NotADirectoryError as exc:  # a file on its way: it can never be made
+                raise CacheError(f"cannot create the cache folder {folder}: "
+                                 f"{exc.strerror or exc}", _fix(var)) from exc
             except OSError as exc:
                 raise CacheError(f"cannot read the cache folder {folder}: "
                                  f"{exc.strerror or exc}", _fix(var)) from exc

@@ -12,26 +12,15 @@ for one card then compiles everything nine times (25 min against 4.5 min here).
 
 ``WHEELCUDA_ARCHS`` (set by ``wheelcuda env``, torch syntax: ``9.0;12.0+PTX``) turns it
 on; unset or ``WHEELCUDA_ALL_ARCHS=1`` leaves every argument as it is. The rewrite keeps
-every other flag in place, replaces every arch option (``-gencode``,
-``--generate-code``, ``-arch``/``--gpu-architecture``, ``-code``/``--gpu-code``) with one
-``-gencode`` per target: SASS for each, PTX for the highest when the list says +PTX.
-A family variant the build asked for (``sm_90a``: wgmma kernels need it) is kept for
-that arch. Targets the build did not ask for are built anyway, with a warning.
+every other flag in place and replaces every arch option (``-gencode``, ``-arch``,
+``-code``, in each spelling) with one ``-gencode`` per target: SASS for each, PTX for
+the highest when the list says +PTX, and a family variant the build asked for
+(``sm_90a``: wgmma kernels need it) kept for that arch (:func:`rewrite`).
 
 A pruned compile call usually builds one target, where nvcc ignores ``--threads``; it
-then gets ``--split-compile`` so that a lone big file does not leave cores idle. How many
-threads: ``WHEELCUDA_SPLIT_COMPILE=N`` (the user's) fixes N for every call. Else
-``WHEELCUDA_JOBSERVER=FOLDER:THREADS:SPLITS:CAP`` (set by ``wheelcuda install``, see
-jobs.py) names a pool of tokens shared by the calls that run at once, as make's
-jobserver shares job slots: THREADS thread tokens, SPLITS split tokens (calls that may
-split at once: memory) and CAP, the most threads one call takes. A token is a lock
-(flock) on a file in FOLDER (``thread-0``, ``split-0``...), held through the open file,
-which nvcc inherits through exec, so the kernel gives it back when the compile ends,
-however it ends. A call waits a moment for the calls started with it, then takes its
-part of the free thread tokens: three files at once split the pool three ways, a lone
-big file takes up to CAP. A call that finds too few compiles unsplit, as one that finds
-the pool unusable does (with a warning): the pool costs the extra threads, never the
-compile.
+then gets ``--split-compile`` so that a lone big file does not leave cores idle, with
+threads shared by the calls that run at once, as make's jobserver shares job slots
+(:func:`share`).
 """
 
 from __future__ import annotations
@@ -42,7 +31,7 @@ import re
 import stat
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 try:
     import fcntl
@@ -59,16 +48,21 @@ _PAIR = re.compile(r"arch=([\w]+),code=\[?([\w,]+)\]?$")
 _GENCODE = ("-gencode", "--generate-code")
 _ARCH = ("-arch", "--gpu-architecture")
 _CODE = ("-code", "--gpu-code")
+_ARCHES = (*_GENCODE, *_ARCH, *_CODE)
 _THREADS = ("-t", "--threads")
 _SPLIT = ("-split-compile", "--split-compile")
-#: Calls that compile device code (object or relocatable object); wheelcuda install
-#: counts them in the log this wrapper writes.
+#: Calls that compile device code (object or relocatable); install counts them in the log.
 COMPILES = ("-c", "--compile", "-dc", "--device-c")
 _DEBUG = ("-G", "--device-debug")
 #: Calls that make no GPU code: leave them alone.
 _QUERIES = ("--version", "-V", "--list-gpu-arch", "--list-gpu-code", "-h", "--help",
             "-E", "--preprocess", "-M", "--generate-dependencies", "-MM")
 _SINGLE = ("-ptx", "--ptx", "-cubin", "--cubin")
+#: Device link-time optimization asked for by a flag rather than by a code= value.
+_DLTO = ("-dlto", "--dlink-time-opt")
+#: The line the wrapper writes to WHEELCUDA_NVCC_LOG for a call that compiles GPU code
+#: it left unpruned (LTO): install then keys the wheel as built for every arch asked.
+UNPRUNED = "# wheelcuda: unpruned"
 
 
 def parse_targets(text: str) -> list[tuple[str, bool]]:
@@ -81,17 +75,21 @@ def parse_targets(text: str) -> list[tuple[str, bool]]:
     return out
 
 
-def _split_option(args: list[str], i: int) -> tuple[str | None, str, int]:
-    """(name, value, next index) for args[i] in the forms -x v, -x=v, --xx v, --xx=v."""
-    arg = args[i]
-    for names in (_GENCODE, _ARCH, _CODE, _THREADS, _SPLIT):
-        for name in names:
-            if arg == name:
-                value = args[i + 1] if i + 1 < len(args) else ""
-                return name, value, i + 2
-            if arg.startswith(name + "="):
-                return name, arg[len(name) + 1:], i + 1
-    return None, "", i + 1
+def _options(args: list[str]) -> Iterator[tuple[str | None, str, list[str]]]:
+    """(name, value, the arguments it spans) for each option of ``args`` we read, in the
+    forms -x v, -x=v, --xx v, --xx=v; (None, "", [arg]) for any other argument."""
+    i = 0
+    while i < len(args):
+        arg, name, value, span = args[i], None, "", 1
+        for option in (*_ARCHES, *_THREADS, *_SPLIT):
+            if arg == option:
+                name, value, span = option, (args[i + 1] if i + 1 < len(args) else ""), 2
+                break
+            if arg.startswith(option + "="):
+                name, value = option, arg[len(option) + 1:]
+                break
+        yield name, value, args[i:i + span]
+        i += span
 
 
 def _numbers(value: str) -> set[str]:
@@ -103,21 +101,14 @@ def requested(args: list[str]) -> tuple[list[str], set[str], bool]:
     """(other args, the arch numbers the build asked for, had any arch option) (pure)."""
     others: list[str] = []
     asked: set[str] = set()
-    seen, i = False, 0
-    while i < len(args):
-        name, value, nxt = _split_option(args, i)
-        if name in _GENCODE:
-            m = _PAIR.match(value.replace(" ", ""))
+    seen = False
+    for name, value, span in _options(args):
+        if name in _ARCHES:
+            m = _PAIR.match(value.replace(" ", "")) if name in _GENCODE else None
             asked |= _numbers(m.group(2)) if m else _numbers(value)
             seen = True
-        elif name in _ARCH or name in _CODE:
-            asked |= set(_numbers(value))
-            seen = True
-        elif name is None:
-            others.append(args[i])
         else:
-            others += args[i:nxt]
-        i = nxt
+            others += span
     return others, asked, seen
 
 
@@ -125,21 +116,12 @@ def _base(number: str) -> str:
     return number.rstrip("af")
 
 
-#: Device link-time optimization asked for by a flag rather than by a code= value.
-_DLTO = ("-dlto", "--dlink-time-opt")
-
-
 def lto(args: list[str]) -> bool:
     """Whether the call asks for link-time optimization: ``code=lto_XX`` (or ``-arch`` /
     ``-code`` naming ``lto_XX``) as the value of an arch option, or ``-dlto``; read from
     the options themselves, so that ``-I/opt/volto_lib/include`` is not (pure)."""
-    i = 0
-    while i < len(args):
-        name, value, nxt = _split_option(args, i)
-        if args[i] in _DLTO or (name in (*_GENCODE, *_ARCH, *_CODE) and "lto_" in value):
-            return True
-        i = nxt
-    return False
+    return any(span[0] in _DLTO or (name in _ARCHES and "lto_" in value)
+               for name, value, span in _options(args))
 
 
 def _untouchable(args: list[str]) -> bool:
@@ -148,19 +130,11 @@ def _untouchable(args: list[str]) -> bool:
     return any(a in _QUERIES or a in _SINGLE for a in args) or lto(args)
 
 
-#: The line the wrapper writes to WHEELCUDA_NVCC_LOG for a call that compiles GPU code
-#: it left unpruned (LTO): install then keys the wheel as built for every arch asked.
-UNPRUNED = "# wheelcuda: unpruned"
-
-
-def rewrite(args: list[str], targets: list[tuple[str, bool]]
-            ) -> tuple[list[str], str | None]:
-    """The nvcc arguments for ``targets``, and a warning or None (pure).
-
-    A call that asked for some of the targets builds just those (a file compiled only
-    for sm_100a keeps sm_100a alone: its kernels may not build for sm_90); a call that
-    asked for none of them builds all of them, with a warning.
-    """
+def rewrite(args: list[str], targets: list[tuple[str, bool]]) -> tuple[list[str], str | None]:
+    """The nvcc arguments for ``targets``, and a warning or None (pure): a call that
+    asked for some of the targets builds just those (a file compiled only for sm_100a
+    keeps sm_100a alone: its kernels may not build for sm_90); a call that asked for
+    none of them builds all of them, with a warning."""
     if not targets or _untouchable(args):
         return list(args), None
     others, asked, seen = requested(args)
@@ -190,14 +164,11 @@ def _cap_threads(args: list[str], jobs: int) -> list[str]:
     """``--threads N`` compiles N targets at once: more than there are targets is waste
     (and nvcc ignores it for one target, says its --help). 0 (all CPUs) is kept."""
     out: list[str] = []
-    i = 0
-    while i < len(args):
-        name, value, nxt = _split_option(args, i)
+    for name, value, span in _options(args):
         if name in _THREADS and value.isdecimal() and value != "0":
             out += [name, str(max(1, min(int(value), jobs)))]
         else:
-            out += args[i:nxt]
-        i = nxt
+            out += span
     return out
 
 
@@ -211,9 +182,8 @@ def own_threads(args: list[str], inherited: list[str] | None = None) -> int | No
     if (_untouchable(args) or not any(a in COMPILES for a in args)
             or any(a in _DEBUG for a in every)):
         return None
-    threads, i = 1, 0
-    while i < len(every):
-        name, value, i = _split_option(every, i)
+    threads = 1
+    for name, value, _ in _options(every):
         if name in _SPLIT:
             return None
         if name in _THREADS and value.isdecimal():
@@ -223,11 +193,8 @@ def own_threads(args: list[str], inherited: list[str] | None = None) -> int | No
 
 def add_split(args: list[str], share: int, inherited: list[str] | None = None) -> list[str]:
     """``--split-compile`` for a compile call, so a lone big file uses more than one core
-    (pure; see jobs.py for the measurements).
-
-    ``share`` is how many threads the call may use; its own ``--threads`` takes its
-    part first. Calls :func:`own_threads` rules out are left alone.
-    """
+    (pure; see jobs.py for the measurements): ``share`` threads, its own ``--threads``
+    taking its part first. Calls :func:`own_threads` rules out are left alone."""
     threads = own_threads(args, inherited)
     if threads is None or share <= 1:
         return args
@@ -238,9 +205,9 @@ def add_split(args: list[str], share: int, inherited: list[str] | None = None) -
 # --- the token pool: threads shared by the calls that run at once --------------------
 
 def parse_pool(value: str) -> tuple[str, int, int, int] | None:
-    """``FOLDER:THREADS:SPLITS:CAP`` -> (folder, thread tokens, split tokens, the most
-    threads one call takes) (pure); None when it is not that. FOLDER may hold colons;
-    empty means :func:`default_pool`."""
+    """``FOLDER:THREADS:SPLITS:CAP`` -> (folder, thread tokens, split tokens: the calls
+    that may split at once (memory), the most threads one call takes) (pure); None when
+    it is not that. FOLDER may hold colons; empty means :func:`default_pool`."""
     parts = value.rsplit(":", 3)
     if len(parts) != 4 or not all(p.isdecimal() for p in parts[1:]):
         return None
@@ -280,14 +247,6 @@ def _locked(fd: int) -> bool:
     return True
 
 
-def _own_folder(folder: str) -> None:
-    """Make the pool folder; refuse one another user could write (it is often in /tmp)."""
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    st = os.lstat(folder)
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
-        raise PermissionError(f"{folder} is not a folder only this user can write")
-
-
 def _waiting(folder: str, mine: str) -> int:
     """Calls that registered and have not taken their tokens yet (this one included).
     A ``wait-*`` file whose lock nobody holds was left by a call that died: removed."""
@@ -310,27 +269,22 @@ def _waiting(folder: str, mine: str) -> int:
     return count
 
 
-def _free(folder: str, kind: str, count: int, most: int) -> list[int]:
-    """Up to ``most`` free tokens of ``kind``, locked: their open files."""
+def _free(folder: str, kind: str, count: int) -> list[int]:
+    """The free tokens of ``kind``, locked: their open files. A token is a lock (flock)
+    on a file of the pool (``thread-0``, ``split-0``...), held through the open file."""
     held: list[int] = []
     try:
         for i in range(count):
-            if len(held) == most:
-                break
             fd = _open(os.path.join(folder, f"{kind}-{i}"))
             if _locked(fd):
                 held.append(fd)
             else:
                 os.close(fd)
     except BaseException:
-        _give_back(held)
+        for fd in held:
+            os.close(fd)
         raise
     return held
-
-
-def _give_back(fds: list[int]) -> None:
-    for fd in fds:
-        os.close(fd)  # the lock's only open file: closing it frees the token
 
 
 def acquire(folder: str, threads: int, splits: int, want: Callable[[int, int], int],
@@ -339,7 +293,11 @@ def acquire(folder: str, threads: int, splits: int, want: Callable[[int, int], i
     ``want(free, waiting)`` thread tokens and one split token (none when either is
     short): their open files, made inheritable so that the locks go with the process
     through exec and end with it, however it ends."""
-    _own_folder(folder)
+    # refuse a folder another user could write (it is often in /tmp)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    st = os.lstat(folder)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
+        raise PermissionError(f"{folder} is not a folder only this user can write")
     tmp, mine = (os.path.join(folder, f"{p}-{os.getpid()}") for p in ("new", "wait"))
     me = _open(tmp)
     try:
@@ -352,7 +310,17 @@ def acquire(folder: str, threads: int, splits: int, want: Callable[[int, int], i
             fcntl.flock(lock, fcntl.LOCK_EX)  # one call divides at a time
             waiting = _waiting(folder, mine)
             os.unlink(mine)
-            return _take(folder, threads, splits, want, waiting)
+            splits_free = _free(folder, "split", splits)
+            free = _free(folder, "thread", threads) if splits_free else []
+            # the threads go to the calls that can split: no more of them than split tokens
+            keep = want(len(free), min(waiting, len(splits_free))) if splits_free else 0
+            held = free[:keep] + splits_free[:1] if keep else []
+            for fd in free + splits_free:
+                if fd not in held:
+                    os.close(fd)  # the lock's only open file: closing it frees the token
+            for fd in held:
+                os.set_inheritable(fd, True)
+            return held[:-1]  # the thread tokens; the split token goes along
         finally:
             os.close(lock)
     finally:
@@ -362,23 +330,12 @@ def acquire(folder: str, threads: int, splits: int, want: Callable[[int, int], i
         os.close(me)
 
 
-def _take(folder: str, threads: int, splits: int, want: Callable[[int, int], int],
-          waiting: int) -> list[int]:
-    splits_free = _free(folder, "split", splits, splits)
-    free = _free(folder, "thread", threads, threads) if splits_free else []
-    # the threads go to the calls that can split: no more of them than split tokens
-    keep = want(len(free), min(waiting, len(splits_free))) if splits_free else 0
-    held = free[:keep] + splits_free[:1] if keep else []
-    _give_back([fd for fd in free + splits_free if fd not in held])
-    for fd in held:
-        os.set_inheritable(fd, True)
-    return held[:-1]  # the thread tokens; the split token goes along
-
-
 def share(environ: Mapping[str, str], threads: int,
           acquire_: Callable[..., list[int]] = acquire) -> int:
     """Threads this compile call may use: the user's WHEELCUDA_SPLIT_COMPILE, else the
-    thread tokens it could take from the pool (held until the process ends), else 1."""
+    thread tokens it could take from the pool WHEELCUDA_JOBSERVER names (set by
+    ``wheelcuda install``, see jobs.py; held until the process ends), else 1. The pool
+    costs the extra threads, never the compile: short or unusable, no split."""
     fixed = environ.get("WHEELCUDA_SPLIT_COMPILE", "")
     if fixed:
         return int(fixed) if fixed.isdecimal() else 1
@@ -389,8 +346,7 @@ def share(environ: Mapping[str, str], threads: int,
     if splits <= 0 or min(tokens, cap) < 2 * threads:
         return 1  # nothing to share: no wait either
     folder = folder or default_pool()
-    # When every call that may split can have CAP threads, who else starts changes
-    # nothing: no wait (the 2-core machine: 4 threads, 2 splits of 2).
+    # every call that may split can have CAP threads: no wait (2 cores: 4 threads, 2 splits)
     settle = 0.0 if splits * cap <= tokens else SETTLE_S
     try:
         return len(acquire_(folder, tokens, splits,
@@ -423,12 +379,9 @@ def main() -> None:
             args = add_split(args, share(os.environ, threads), inherited)
         if warning:
             sys.stderr.write(warning + "\n")
-    if os.environ.get("WHEELCUDA_NVCC_LOG"):  # wheelcuda install counts the compiles
-        try:
-            with open(os.environ["WHEELCUDA_NVCC_LOG"], "a") as log:
-                log.write((UNPRUNED + " " if unpruned else "") + " ".join(args) + "\n")
-        except OSError:  # a log it cannot write costs the count, never the compile
-            pass
+    if os.environ.get("WHEELCUDA_NVCC_LOG"):  # a log it cannot write costs only the count
+        with contextlib.suppress(OSError), open(os.environ["WHEELCUDA_NVCC_LOG"], "a") as log:
+            log.write((UNPRUNED + " " if unpruned else "") + " ".join(args) + "\n")
     # argv[0] stays bin/nvcc: nvcc finds nvcc.profile from it (_HERE_) and names itself
     # by it ("nvcc: NVIDIA (R) Cuda compiler driver", which CMake's compiler check reads).
     try:

@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-import traceback
 from collections.abc import Mapping, Sequence
 
-from . import __version__
+from . import __version__, report
 from .commands import COMMANDS
 from .context import Context
-from .errors import WheelcudaError
 
 __all__ = ["main"]
 
-DEBUG_VAR = "WHEELCUDA_DEBUG"
+DEBUG_VAR = report.DEBUG_VAR
 
 
 #: The help of an option a command declares without one (doctor's ``--json``).
@@ -45,6 +43,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="wheelcuda", formatter_class=_Formatter,
         description="Build PyTorch CUDA extensions with NVIDIA's pip CUDA wheels.")
     parser.add_argument("--version", action="version", version=f"wheelcuda {__version__}")
+    _verbosity(parser)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 title="commands",
                                 help="`wheelcuda COMMAND -h` shows its options")
@@ -57,6 +56,7 @@ def _parser() -> argparse.ArgumentParser:
                            help="target interpreter or environment folder (default: "
                                 "VIRTUAL_ENV, else CONDA_PREFIX, else .venv here or in a "
                                 "parent, else this Python unless it is a uv/pipx tool's)")
+        _verbosity(p, default=argparse.SUPPRESS)  # after the command too, as uv takes them
         command.add_arguments(p)
         _fill_help(p)
         p.set_defaults(func=command.main, takes_rest=getattr(command, "TAKES_REST", False),
@@ -74,6 +74,13 @@ def _fill_help(parser: argparse.ArgumentParser) -> None:
         if isinstance(action, argparse._SubParsersAction):
             for child in action.choices.values():
                 _fill_help(child)
+
+
+def _verbosity(p: argparse.ArgumentParser, default: object = 0) -> None:
+    p.add_argument("-v", "--verbose", action="count", default=default,
+                   help="say more: the pipeline's decisions (which source, what is fetched)")
+    p.add_argument("-q", "--quiet", action="count", default=default,
+                   help="say less: warnings and errors only")
 
 
 def _split(argv: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -96,22 +103,11 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     args.rest, args.argv = rest, ours
     if rest and not args.takes_rest:
         parser.error(f"{args.command} takes no arguments after --")
+    report.configure(args.verbose - args.quiet)
     try:
         return int(args.func(args, ctx))
-    except WheelcudaError as exc:
-        sys.stderr.write(f"wheelcuda: error: {exc}\n")
-        return 1
-    except KeyboardInterrupt:
-        return 130
-    except Exception as exc:  # a bug of ours: one line, the traceback on request
-        if ctx.flag(DEBUG_VAR):
-            traceback.print_exc()
-        sys.stderr.write(
-            f"wheelcuda: internal error: {type(exc).__name__}: {exc}\n"
-            f"  this is a bug in wheelcuda; rerun with {DEBUG_VAR}=1 to see where, "
-            "and report it with that output\n")
-        return 1
-
+    except (Exception, KeyboardInterrupt) as exc:  # the one frame (report.py)
+        return report.failure(exc, ctx)
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -21,6 +21,8 @@ from typing import Any
 
 from .errors import ToolError
 
+__all__ = ["FORWARDED", "GRACE_S", "SILENT", "call", "capture", "child_environ", "stream"]
+
 #: How :func:`capture` ends the message of a child that failed without a word.
 SILENT = "and printed nothing"
 

@@ -38,6 +38,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import IO, Any
 
+__all__ = ["VOLATILE", "key_for", "own_sources", "record", "replay"]
+
 #: Variables a shell changes on its own; no answer depends on them.
 VOLATILE = frozenset({"PWD", "OLDPWD", "SHLVL", "_"})
 

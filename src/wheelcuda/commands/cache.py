@@ -16,6 +16,8 @@ from ..store import fs, prune, wheels
 from ..store.layout import Layout
 from .common import note
 
+__all__ = ["HELP", "NAME", "NO_PYTHON", "SUMMARY", "add_arguments", "main"]
+
 NAME = "cache"
 HELP = "list, clear or prune wheelcuda's cache (built wheels, trees, toolkits)"
 SUMMARY = "list, clear or prune wheelcuda's cache"

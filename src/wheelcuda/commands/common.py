@@ -7,9 +7,9 @@ stdout carries data only (shell text, paths, JSON), so ``eval "$(wheelcuda env)"
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
+from .. import report
 from ..pipeline import Request, Resolved
 from ..rules.checks import Kind, Severity
 
@@ -18,7 +18,8 @@ __all__ = ["NO_FETCH_HELP", "add_all_archs", "add_arch", "add_toolkit", "note", 
 
 
 def note(text: str) -> None:
-    sys.stderr.write(f"wheelcuda: {text}\n")
+    """A command's note, or its warning (the text says ``warning:``): ``-q`` keeps those."""
+    (report.warn if text.startswith("warning: ") else report.note)(text)
 
 
 #: What ``--no-fetch`` forbids, for every command that fetches: the compiler comes as

@@ -26,6 +26,8 @@ from ..probe import locate
 from ..store import userfiles
 from .common import note
 
+__all__ = ["HELP", "NAME", "PIP_NEEDED", "PYTORCH_INDEX", "SUMMARY", "add_arguments", "main"]
+
 NAME = "constraints"
 HELP = ("print build constraints pinning torch (and its companions) to the target's exact "
         "versions, for --build-constraint / PIP_BUILD_CONSTRAINT / UV_BUILD_CONSTRAINT")

@@ -25,6 +25,8 @@ from ..store import trees
 from ..values import SourceName
 from .common import add_arch, add_toolkit, request
 
+__all__ = ["HELP", "NAME", "add_arguments", "diagnose", "main", "to_text"]
+
 NAME = "doctor"
 HELP = "show what is there, what is missing, and how to fix it"
 

@@ -17,6 +17,8 @@ from ..rules import tree as plan
 from ..store import paths
 from .common import NO_FETCH_HELP, add_all_archs, add_arch, add_toolkit, request
 
+__all__ = ["HELP", "NAME", "SHELL_NAMES", "add_arguments", "main"]
+
 NAME = "env"
 HELP = "print shell code that sets CUDA_HOME, PATH and arch variables"
 

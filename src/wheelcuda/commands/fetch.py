@@ -16,6 +16,8 @@ from ..rules.checks import Kind
 from ..values import SourceName
 from .common import add_toolkit, note, request
 
+__all__ = ["HELP", "NAME", "SUMMARY", "add_arguments", "main"]
+
 NAME = "fetch"
 HELP = ("fetch the CUDA compiler set that torch pins into wheelcuda's store "
         "(nothing is installed into the environment); prints where it is")

@@ -10,6 +10,8 @@ from ..rules import render
 from ..rules.checks import Kind
 from .common import add_toolkit, request
 
+__all__ = ["HELP", "NAME", "add_arguments", "main"]
+
 NAME = "home"
 HELP = "print the synthesized CUDA_HOME, building it if needed"
 

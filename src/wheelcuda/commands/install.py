@@ -6,6 +6,9 @@ present and built with CUDA, the arch list, MAX_JOBS, the build needs of
 environment lacks it: the one slow step, so it comes after every cheap check), the host
 compiler. Then the installer runs with the environment of ``wheelcuda env`` plus what
 the package table and the machine say (MAX_JOBS).
+
+What was given is read by ``probe/given.py``; the plan's parts (the key's fields, the
+wheels the cache serves) and ``--explain``'s text are in ``install_plan.py``.
 """
 
 from __future__ import annotations
@@ -13,24 +16,21 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import platform
 import re
 import shlex
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from .. import _nvcc_wrapper, pipeline, proc
 from ..context import Context
-from ..data import catalog
-from ..data.recipes import RECIPES
 from ..errors import ComponentError, WheelcudaError
-from ..probe import gpus, locate, machine, setup_vars, source, uvforms
-from ..probe import torch as torch_probe
-from ..rules import arch, buildkey, checks, installer, jobs, packages
-from ..rules.checks import Kind, Problem
-from ..store import archives, toolkits, wheels
+from ..probe import gpus, locate, machine, setup_vars, source
+from ..probe.given import Given, read_given
+from ..rules import arch, buildkey, installer, jobs, packages
+from ..rules.checks import Kind
+from ..store import wheels
 from .common import (
     NO_FETCH_HELP,
     add_all_archs,
@@ -40,6 +40,20 @@ from .common import (
     request,
     warn_problems,
 )
+from .install_plan import (
+    Prepared,
+    blocking,
+    compiler_fetch,
+    explain,
+    explain_refused,
+    identified,
+    kept_sources,
+    key_fields,
+)
+
+__all__ = ["HELP", "NAME", "SUMMARY", "TAKES_REST", "USAGE", "Given", "Prepared", "add_arguments",
+           "blocking", "compile_summary", "execute", "explain", "explain_refused", "main",
+           "prepare", "read_given", "unpruned_calls"]
 
 NAME = "install"
 HELP = ("build and install CUDA extension packages (uv pip install --no-build-isolation); "
@@ -73,113 +87,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_all_archs(p)
 
 
-@dataclass(frozen=True)
-class Given:
-    """What to install, as given: the packages, ``-e`` folders and ``-r`` files, and
-    what the files name (nested ``-r`` files followed), with every file read."""
-
-    specs: tuple[str, ...]
-    editable: tuple[str, ...] = ()
-    requirements: tuple[str, ...] = ()
-    listed: tuple[str, ...] = ()  # the requirements and -e targets the files name
-    files: tuple[str, ...] = ()  # every requirements file read, nested ones too
-
-    @property
-    def sources(self) -> tuple[str, ...]:
-        """Every package source, in the order given (one per name)."""
-        return (*self.specs, *self.editable, *self.listed)
-
-    @property
-    def cacheable(self) -> bool:
-        """Whether the wheel cache may serve and keep this install's wheels: not with
-        -e (the install leads back into the folder, whose files change after it) nor
-        with -r (the file names what it likes, pinned or not, and other files)."""
-        return not (self.editable or self.requirements)
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """Everything decided before the build starts; ``--explain`` prints it."""
-
-    resolved: pipeline.Resolved
-    tool: installer.Tool
-    argv: list[str]
-    variables: dict[str, str]  # what wheelcuda sets on top of the current environment
-    names: list[str | None]
-    key: str
-    fields: dict[str, object]
-    specs: tuple[str, ...] = ()
-    would_fetch: str | None = None  # --explain: the set a real install would fetch
-    origins: dict[str, str] = field(default_factory=dict)  # variable -> where it came from
-    kept: bool = False  # every package installs a wheel kept in the wheel cache
-    extra: tuple[str, ...] = ()  # the installer arguments after ``--``
-    given: Given = field(default_factory=lambda: Given(()))
-
-
-def read_given(ctx: Context, specs: Sequence[str], editable: Sequence[str] = (),
-               requirements: Sequence[str] = ()) -> Given:
-    """Check ``-e`` folders and ``-r`` files, and read what the files name; raises with
-    the fix before anything else is looked at."""
-    folders = tuple(_editable(ctx, d) for d in editable)
-    listed: list[str] = []
-    files: list[str] = []
-    for name in requirements:
-        _requirements(ctx, name, None, listed, files)
-    return Given(tuple(specs), folders, tuple(requirements), tuple(listed), tuple(files))
-
-
-def _editable(ctx: Context, folder: str) -> str:
-    """The folder as the installers take it (a bare relative name gets ``./``: uv reads
-    ``-e ext`` as a package name)."""
-    path = os.path.join(ctx.cwd, folder)
-    fix = ("give the folder of a Python project (the one that holds pyproject.toml or "
-           "setup.py), e.g. wheelcuda install -e ./my_ext; for a VCS URL, clone it first")
-    if not os.path.exists(path):
-        raise WheelcudaError(f"-e {folder}: there is no such folder ({os.path.abspath(path)})",
-                             fix)
-    if not os.path.isdir(path):
-        raise WheelcudaError(f"-e {folder}: that is a file; -e takes a project folder",
-                             f"install an sdist or a wheel without -e: wheelcuda install "
-                             f"{shlex.quote(folder)}")
-    if not any(os.path.isfile(os.path.join(path, n))
-               for n in ("pyproject.toml", "setup.py", "setup.cfg")):
-        raise WheelcudaError(f"-e {folder}: that folder holds no pyproject.toml, setup.py or "
-                             "setup.cfg: it is not a Python project", fix)
-    if os.path.isabs(folder) or folder.startswith("."):
-        return folder
-    return f"./{folder}"
-
-
-def _requirements(ctx: Context, name: str, parent: str | None, listed: list[str],
-                  files: list[str]) -> None:
-    """Read one requirements file into ``listed`` (and ``files``); a nested ``-r`` is
-    relative to the file that names it, as pip and uv read it."""
-    path = os.path.join(os.path.dirname(parent) if parent else ctx.cwd, name)
-    where = f"-r {name}" + (f" (named in {parent})" if parent else "")
-    fix = ("give the path of a requirements file (one requirement a line, as pip and uv "
-           "read it), e.g. wheelcuda install -r requirements.txt")
-    if os.path.isdir(path):
-        raise WheelcudaError(f"{where}: that is a folder, not a requirements file",
-                             f"give the file inside it, e.g. -r "
-                             f"{shlex.quote(os.path.join(name, 'requirements.txt'))}")
-    if os.path.abspath(path) in map(os.path.abspath, files):
-        return  # named twice, or a loop: read once
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read()
-    except FileNotFoundError:
-        raise WheelcudaError(f"{where}: there is no such file ({os.path.abspath(path)})",
-                             fix) from None
-    except OSError as exc:
-        raise WheelcudaError(f"{where}: cannot read it: {exc.strerror or exc}", fix) from exc
-    files.append(path)
-    for kind, value in installer.requirement_lines(text):
-        if kind == "-r":
-            _requirements(ctx, value, path, listed, files)
-        else:
-            listed.append(value)
-
-
 def prepare(ctx: Context, pkgs: Sequence[str] | Given, req: pipeline.Request,
             extra: Sequence[str], *, explain: bool = False,
             resolved: pipeline.Resolved | None = None) -> Prepared:
@@ -188,10 +95,10 @@ def prepare(ctx: Context, pkgs: Sequence[str] | Given, req: pipeline.Request,
     given = pkgs if isinstance(pkgs, Given) else Given(tuple(pkgs))
     pkgs = given.specs
     r = resolved or pipeline.resolve(ctx, req)
-    would_fetch = _would_fetch(r) if explain else None
+    would_fetch = compiler_fetch(r) if explain else None
     if r.redist_fetchable and r.torch is not None:
         # a CUDA 12 torch: the compiler comes from NVIDIA's archives (issue 11)
-        listing = archives.listing(pipeline.redist_want(ctx, req, r.torch))
+        listing = pipeline.redist_listing(r)
         if explain:
             would_fetch = listing
         elif not req.fetch:
@@ -206,9 +113,9 @@ def prepare(ctx: Context, pkgs: Sequence[str] | Given, req: pipeline.Request,
     recipe, origins = _package_variables(ctx, given.sources, names, r)
     in_key = buildkey.build_variables(recipe, ctx.environ, packages.prefixes(names))
     # an editable install and a file's list are other keys than the same folder's wheel
-    fields = _key_fields(r, [_identified(ctx, p) for p in pkgs], in_key, extra,
-                         [f"-e {source.source_id(d)}" for d in given.editable]
-                         + [f"-r {source.source_id(f)}" for f in given.files])
+    fields = key_fields(r, [identified(ctx, p) for p in pkgs], in_key, extra,
+                        [f"-e {source.source_id(d)}" for d in given.editable]
+                        + [f"-r {source.source_id(f)}" for f in given.files])
     fields["names"] = [n or "" for n in names]
     key = buildkey.key_id(fields)
     variables = r.run_variables() if r.home else {}
@@ -226,18 +133,11 @@ def prepare(ctx: Context, pkgs: Sequence[str] | Given, req: pipeline.Request,
     # wrong wheel would be kept. Each key builds in its own folder (review of issue 9).
     if "DIST_EXTRA_CONFIG" not in ctx.environ:
         variables["DIST_EXTRA_CONFIG"] = str(wheels.setuptools_config(r.layout, key))
-    chosen = _sources(r, key, pkgs, names) if given.cacheable else list(pkgs)
+    chosen = kept_sources(r, key, pkgs, names) if given.cacheable else list(pkgs)
     argv = installer.install_argv(tool, r.target.python, chosen, extra,
                                   editable=given.editable, requirements=given.requirements)
     return Prepared(r, tool, argv, variables, names, key, fields, tuple(pkgs), would_fetch,
                     origins, kept=chosen != list(pkgs), extra=tuple(extra), given=given)
-
-
-def blocking(r: pipeline.Resolved, would_fetch: str | None) -> list[Problem]:
-    """The errors that stop an install: all of them, less those the fetch ``--explain``
-    says it would make fixes (a missing set; NVIDIA's archives for a CUDA 12 torch)."""
-    fixed = (Kind.MISSING, *(pipeline.REDIST_FIXES if r.redist_fetchable else ()))
-    return [p for p in r.errors() if not (would_fetch and p.kind in fixed)]
 
 
 def _package_variables(ctx: Context, pkgs: Sequence[str], names: Sequence[str | None],
@@ -259,113 +159,6 @@ def _package_variables(ctx: Context, pkgs: Sequence[str], names: Sequence[str | 
     origins.update(dict.fromkeys(recipe, "the recipe table"))
     origins.update({k: "yours, kept" for k in chosen if k in ctx.environ})
     return chosen, origins
-
-
-def _would_fetch(r: pipeline.Resolved) -> str | None:
-    """The requirement ``install`` would fetch, and where, when the compiler is missing."""
-    if not r.fetchable:
-        return None
-    assert r.torch is not None  # fetchable
-    spec = checks.wanted_specifier(r.torch, r.toolkit.major)
-    return f"{catalog.toolkit_requirements(spec)[0]} into {toolkits.folder(r.layout, spec)}"
-
-
-def _sources(r: pipeline.Resolved, key: str, pkgs: Sequence[str],
-             names: Sequence[str | None]) -> list[str]:
-    """The wheels kept under this key when every package has one and its source is
-    exact (a folder, a file, name==version), else the packages as given."""
-    if all(buildkey.exact(p) for p in pkgs) and all(names):
-        kept = wheels.cached_wheels(r.layout, key, [n for n in names if n])
-        if kept:
-            return kept
-    return list(pkgs)
-
-
-def _identified(ctx: Context, spec: str) -> str:
-    """The spec as the key holds it: a folder's or file's content hash (source_id), and
-    for ``name==version`` the sdist's sha256 on the index uv would take it from (or the
-    indexes searched, when none says): the same version from elsewhere is another key."""
-    if os.path.exists(os.path.join(ctx.cwd, spec)):
-        return spec
-    found = uvforms.pinned_source(spec, ctx)
-    return f"{spec} @ {found}" if found else spec
-
-
-def _key_fields(r: pipeline.Resolved, pkgs: Sequence[str], variables: dict[str, str],
-                extra: Sequence[str], more: Sequence[str] = ()) -> dict[str, object]:
-    torch = r.torch
-    assert torch is not None  # the pipeline checked it (need_torch)
-    host = r.host
-    return buildkey.key_fields(
-        packages=[*(source.source_id(p) for p in pkgs), *more], torch=torch.version,
-        torch_cuda=torch.cuda, compiler=r.home.nvcc_version if r.home else "(not fetched)",
-        archs=arch.to_torch(r.archs), prune=not r.request.all_archs, python_tag=r.target.tag,
-        cxx11_abi=torch_probe.cxx11_abi(torch), variables=variables, installer_args=extra,
-        machine=platform.machine(), host_compiler=f"{host.family} {host.version or host.path}")
-
-
-def explain_refused(r: pipeline.Resolved, given: Given) -> str | None:
-    """``--explain`` when something stops the install: the plan as far as it goes and
-    every problem with its fix, as doctor shows them (issue 18: it stopped at the first,
-    and showed no plan); None when nothing does (then :func:`explain` shows it all)."""
-    would_fetch = pipeline.redist_summary(r) or _would_fetch(r)
-    errors = blocking(r, would_fetch)
-    if not errors:
-        return None
-    archs = f"{arch.to_torch(r.archs)} (from {r.arch_source})" if r.archs else "unknown"
-    lines = [f"target     {r.target.python}   ({r.target.why})",
-             f"installer  {r.installer.name if r.installer else 'none usable'}",
-             f"archs      {archs}", *_compiler_lines(r, would_fetch),
-             f"packages   {' '.join(given.sources) or '-'}"]
-    for p in r.problems:
-        if p.is_error and p not in errors:
-            continue  # what the fetch would fix is said on the compiler line
-        lines += [f"{p.severity.value.upper()}: {p.message}"] + ([f"  fix: {p.fix}"] if p.fix
-                                                              else [])
-    lines.append("NOT OK: install would stop here; fix the errors above")
-    return "\n".join(lines) + "\n"
-
-
-def _compiler_lines(r: pipeline.Resolved, would_fetch: str | None) -> list[str]:
-    lines = []
-    if r.toolkit.fetched:
-        lines.append(f"compiler   fetched into {r.toolkit.fetched}")
-    if would_fetch:
-        lines.append(f"compiler   would fetch {would_fetch.splitlines()[0]}")
-    else:
-        lines.append(f"compiler   {r.toolkit.source}: {r.toolkit.description}")
-    return lines + [f"also       {other}" for other in r.toolkit.others]
-
-
-def explain(p: Prepared) -> str:
-    """What ``install`` would set and run, without running it."""
-    r = p.resolved
-    mode = "the package's own list" if r.request.all_archs else "pruned to these"
-    lines = [f"target     {r.target.python}   ({r.target.why})", f"installer  {p.tool.name}",
-             f"archs      {arch.to_torch(r.archs)} (from {r.arch_source}; {mode})",
-             f"cache key  {p.key}"]
-    if p.would_fetch and "\n" in p.would_fetch:  # NVIDIA's archives: the whole listing
-        lines += [f"compiler   would fetch {p.would_fetch.splitlines()[0]}",
-                  *(f"           {line}" for line in p.would_fetch.splitlines()[1:])]
-        lines += [f"also       {other}" for other in r.toolkit.others]
-    else:
-        lines += _compiler_lines(r, p.would_fetch)
-    for name in p.names:
-        recipe = RECIPES.get(name or "")
-        if recipe:
-            lines.append(f"package    {name}: {recipe.note}")
-    lines += [f"set        {k}={v}" + (f"   ({p.origins[k]})" if k in p.origins else "")
-              for k, v in p.variables.items()]
-    lines += [f"keep       {k}={r.ctx.environ[k]}   (yours)" for k, origin in p.origins.items()
-              if origin.startswith("yours")]
-    if not p.given.cacheable:
-        why = " and ".join(w for w, on in (("-e installs lead back into their folder",
-                                            p.given.editable),
-                                           ("-r files name what they like",
-                                            p.given.requirements)) if on)
-        lines.append(f"wheels     not taken from or kept in the wheel cache ({why})")
-    lines.append("run        " + shlex.join(p.argv))
-    return "\n".join(lines) + "\n"
 
 
 def compile_summary(calls: Sequence[str]) -> str:
@@ -423,7 +216,7 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
             tempfile.NamedTemporaryFile("r", prefix="wheelcuda-nvcc-") as log:
         # another install of this key may have built it while we waited
         if not p.kept and p.given.cacheable:
-            chosen = _sources(r, p.key, p.specs, p.names)
+            chosen = kept_sources(r, p.key, p.specs, p.names)
             if chosen != list(p.specs):
                 note(f"another install built this key ({p.key}) meanwhile: installing its "
                      "wheel")

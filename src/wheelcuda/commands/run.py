@@ -11,6 +11,8 @@ from ..probe import machine
 from ..rules import jobs
 from .common import add_all_archs, add_arch, add_toolkit, note, request, warn_problems
 
+__all__ = ["HELP", "NAME", "TAKES_REST", "USAGE", "add_arguments", "main"]
+
 NAME = "run"
 HELP = "run a command (after --) with the build environment"
 USAGE = "%(prog)s [options] -- CMD [ARGS...]"

@@ -32,6 +32,8 @@ from ..store import userfiles
 from ..values import Torch
 from .common import NO_FETCH_HELP, add_all_archs, add_arch, add_toolkit, note, warn_problems
 
+__all__ = ["HELP", "NAME", "SUMMARY", "UV_NEEDED", "add_arguments", "build_key", "main"]
+
 NAME = "uv-config"
 HELP = ("print (or --write into a uv.toml or pyproject.toml) the uv settings under which "
         "plain `uv pip install`, `uv add` and `uv sync` build CUDA packages, isolation on")

@@ -12,6 +12,8 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Final
 
+__all__ = ["CUDA_FLOOR", "NAMED"]
+
 NAMED: Final = MappingProxyType({
     "Kepler+Tesla": "3.7",
     "Kepler": "3.5+PTX",

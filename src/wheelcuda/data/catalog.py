@@ -22,6 +22,12 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
 
+__all__ = ["CCCL", "COMPILER", "COMPONENTS", "CRT", "HEADER_EXTRAS", "HEADER_LIBRARIES",
+           "LIBRARIES", "MAJORS", "METAPACKAGE", "METAPACKAGE_EXTRAS", "NVCC", "NVVM",
+           "RUNTIME", "TARGET_DIRS", "TORCH_FAMILY", "TREE_FOLDERS", "WHEEL_COMPILER_MAJORS",
+           "Component", "header_requirements", "install_command", "release_of", "target_dir",
+           "toolkit_requirements"]
+
 #: CUDA major versions whose wheel layout wheelcuda knows.
 MAJORS: Final = (13, 12)
 #: The majors whose whole compiler ships as PyPI wheels (CUDA 12's nvcc wheel is ptxas

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+__all__ = ["DEFAULT_JOB_GB", "RECIPES", "Recipe"]
+
 #: Peak RSS of one nvcc/cicc job when the package table says nothing (GB); see rules/jobs.py.
 DEFAULT_JOB_GB = 4.0
 

@@ -25,28 +25,26 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
-import shlex
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import report
 from ..context import Context
-from ..data import catalog
 from ..errors import CacheError, HostCompilerError, WheelcudaError
-from ..probe import gpus, locate
 from ..probe import hostcc as hostcc_probe
 from ..probe import torch as torch_probe
 from ..rules import arch as archmod
-from ..rules import checks, environ, hostcc, jobs
+from ..rules import checks, environ, jobs
 from ..rules import installer as installer_rules
 from ..rules import tree as plan
-from ..rules.checks import Kind, Problem, Severity
+from ..rules.checks import Kind, Problem
 from ..store import archives, fs, trees
 from ..store.layout import Layout
 from ..store.trees import Home
 from ..values import HostCompiler, SourceName, Target, Torch
-from . import acquire
+from . import acquire, preflight
 from .acquire import REDIST_FIXES, redist_want
 from .request import (
     BUILD_NEEDS,
@@ -183,9 +181,9 @@ def finish(s: Start) -> Resolved:
         problems += checks.torch_problems(torch, None, target.python)
     if request.jobs:
         problems += jobs.problems(ctx.environ)
-    archs, arch_source = _archs(ctx, request, problems)
+    archs, arch_source = preflight.archs(ctx, request, problems)
     if request.build_needs:
-        problems += _build_needs(ctx, target)
+        problems += preflight.build_needs(ctx, target)
     choice = toolkit_choice(ctx, request)
     # read: a source that cannot be read or linked offers nothing and says why
     toolkit = locate_toolkit(target, torch, layout, ctx, choice=choice)
@@ -193,11 +191,19 @@ def finish(s: Start) -> Resolved:
     # What can be known before the compiler is there: a fetch (270 MB) must not come
     # before an error it cannot fix (issue 9 review: doctor said OK, install fetched, then
     # refused sm_70 or a missing host compiler).
-    tool = _installer(ctx, request, problems)
-    problems += _before_fetch(toolkit, archs, host)
+    tool = preflight.installer(ctx, request, problems)
+    problems += preflight.before_fetch(toolkit, archs, host)
     found = _found(toolkit, torch, target)
+    report.debug(f"target {target.python} ({target.why}); torch "
+                 f"{torch.version if torch else 'none'}; archs "
+                 f"{archmod.to_torch(archs) if archs else 'unknown'} (from {arch_source})")
+    report.debug(f"compiler: {toolkit.source}: {toolkit.description or 'nothing found'}"
+                 + "".join(f"; {other}" for other in toolkit.others))
     wants = acquire.plan(request, toolkit, [*found, *problems], tool=tool, choice=choice,
                          torch=torch)
+    report.debug(f"acquire: {wants.compiler or 'no compiler'}"
+                 f"{', the library headers' if wants.headers else ''}" if wants else
+                 "acquire: nothing (nothing missing, not asked, or a fetch fixes not all)")
     if wants and torch is not None:  # acquire once, then read what it brought, once
         fetched = acquire.run(ctx, layout, request, wants, target=target, torch=torch,
                               tool=tool, toolkit=toolkit)
@@ -211,7 +217,7 @@ def finish(s: Start) -> Resolved:
     tree_wanted = request.tree and not any(
         p.is_error and p.kind in (Kind.MISSING, Kind.COMPONENTS) for p in found)
     if tree_wanted:
-        problems += _host_problems(toolkit, host)
+        problems += preflight.host_problems(toolkit, host)
     if tree_wanted and not any(p.is_error and p.kind is Kind.HOST for p in problems):
         # the tree's driver stub is built with the host compiler: not with one refused
         tree = tree_for(ctx, layout, toolkit)
@@ -221,9 +227,11 @@ def finish(s: Start) -> Resolved:
         else:
             home = _home(ctx, layout, tree, host, problems=problems)
     if home is not None and not any(p.kind is Kind.ARCH for p in problems):
-        problems += _arch_problems(home, archs)  # the floor was checked before the fetch
+        problems += preflight.arch_problems(home, archs)  # the floor was checked before the fetch
         foreign = environ.foreign_home(ctx.environ, str(home.path), str(layout.homes))
-        problems += _foreign(foreign)
+        problems += preflight.foreign(foreign)
+    report.debug(f"tree: {home.path if home else 'none'}; "
+                 f"{sum(p.is_error for p in problems)} error(s)")
     return Resolved(ctx, request, layout, target, torch, toolkit, archs, arch_source, host,
                     tree, home, tuple(problems), foreign, tool, choice)
 
@@ -251,48 +259,6 @@ def redist_listing(r: Resolved, *, network: bool = False) -> str:
     --no-fetch)."""
     assert r.torch is not None
     return archives.listing(redist_want(r.ctx, r.request, r.torch), network=network)
-
-
-def _archs(ctx: Context, request: Request, problems: list[Problem]
-           ) -> tuple[tuple[archmod.Arch, ...], str | None]:
-    if not request.need_archs:
-        return (), None
-    origin, given_arch = request.arch_origin, request.arch
-    if origin and given_arch is not None and given_arch.strip().lower() != "native":
-        try:  # the backend's setting: given, even empty
-            return archmod.parse(given_arch), origin
-        except WheelcudaError as exc:
-            problems.append(Problem(Kind.ARCH, f"{origin}={given_arch!r}: {exc.message}",
-                                    exc.fix))
-            return (), None
-    given = [v for v in (request.arch, ctx.get("TORCH_CUDA_ARCH_LIST")) if v and v.strip()]
-    try:
-        if given and given[0].strip().lower() != "native":  # native: the visible GPUs
-            return archmod.choose(request.arch, ctx.get("TORCH_CUDA_ARCH_LIST"), (), None)
-        probe = gpus.probe_gpus(ctx)
-        return archmod.choose(None, None, [g.compute_capability for g in probe.gpus],
-                              probe.reason)
-    except WheelcudaError as exc:
-        problems.append(Problem.of(Kind.ARCH, exc))
-        return (), None
-
-
-def _build_needs(ctx: Context, target: Target) -> list[Problem]:
-    """Build needs absent from the environment (ninja may also come from PATH)."""
-    import shutil  # noqa: PLC0415 (only install and doctor need it)
-
-    search = os.pathsep.join([os.path.dirname(target.python), ctx.get("PATH") or ""])
-    missing = [n for n in BUILD_NEEDS
-               if not locate.installed_version(target.site_dirs, n)
-               and not (n == "ninja" and shutil.which("ninja", path=search))]
-    if not missing:
-        return []
-    return [Problem(Kind.BUILD_NEEDS,
-                    f"{', '.join(missing)} missing in {target.python}: "
-                    "--no-build-isolation builds use the environment's own",
-                    f"uv pip install --python {shlex.quote(target.python)} {' '.join(missing)}")]
-
-
 
 
 def in_use_locks(r: Resolved) -> list[Path]:
@@ -328,69 +294,3 @@ def _home(ctx: Context, layout: Layout, tree: plan.TreePlan, host: HostCompiler,
                 Kind.HOST if isinstance(exc, HostCompilerError) else Kind.COMPONENTS)
         problems.append(Problem.of(kind, exc))
         return None
-
-
-def _installer(ctx: Context, request: Request, problems: list[Problem]
-               ) -> installer_rules.Tool | None:
-    """The installer, for the requests that install or fetch; an unusable choice is a
-    problem known before any fetch."""
-    if not (request.build_needs or request.fetch):
-        return None
-    from ..probe import installer  # noqa: PLC0415 (only install, doctor and fetch need it)
-
-    try:
-        return installer.choose(ctx)
-    except WheelcudaError as exc:
-        problems.append(Problem.of(Kind.BUILD_NEEDS, exc))
-        return None
-
-
-def _before_fetch(toolkit: Toolkit, archs: tuple[archmod.Arch, ...], host: HostCompiler
-                  ) -> list[Problem]:
-    """The checks that need no compiler: archs below the CUDA major's floor, a host
-    compiler that is not there."""
-    out = []
-    try:
-        archmod.check_floor(archs, toolkit.major)
-    except WheelcudaError as exc:
-        out.append(Problem.of(Kind.ARCH, exc))
-    if host.path is None:
-        missing = hostcc.check_host_compiler(host, hostcc.HostLimits(None, None),
-                                             str(toolkit.major))
-        out += [missing] if missing else []
-    return out
-
-
-def _host_problems(toolkit: Toolkit, host: HostCompiler) -> list[Problem]:
-    """Whether this nvcc takes the host compiler, from the compiler's own
-    ``crt/host_config.h`` (read before the tree is built: the tree's driver stub is
-    compiled with that host compiler)."""
-    if host.path is None:  # said before the fetch (_before_fetch)
-        return []
-    crt = toolkit.inventory.get(catalog.CRT.name, toolkit.major)
-    nvcc = toolkit.inventory.get(catalog.NVCC.name, toolkit.major)
-    try:
-        text = Path(crt.folder if crt else "", "include/crt/host_config.h").read_text(
-            errors="replace")
-    except OSError:
-        return []
-    problem = hostcc.check_host_compiler(host, hostcc.parse_host_config(text),
-                                         (nvcc.version if nvcc else None) or "?")
-    return [problem] if problem else []
-
-
-def _arch_problems(home: Home, archs: tuple[archmod.Arch, ...]) -> list[Problem]:
-    try:
-        archmod.check(archs, home.gpu_codes, home.nvcc_version)
-    except WheelcudaError as exc:
-        return [Problem.of(Kind.ARCH, exc)]
-    return []
-
-
-def _foreign(other: str | None) -> list[Problem]:
-    if not other:
-        return []
-    return [Problem(
-        Kind.ENVIRONMENT, f"{other} is set: in this shell torch and CMake build with that "
-        "toolkit, not with wheelcuda's tree (torch reads CUDA_HOME first)",
-        'eval "$(wheelcuda env)" to use wheelcuda\'s tree, or unset it', Severity.WARNING)]

@@ -9,6 +9,8 @@ import os
 import sys
 import sysconfig
 
+__all__ = ["describe"]
+
 
 def describe():  # type: ignore[no-untyped-def]
     """The interpreter's identity and the folders its imports search, stdlib left out."""

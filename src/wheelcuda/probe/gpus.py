@@ -20,6 +20,9 @@ from ..context import Context
 from ..errors import ToolError
 from ..rules.checks import parse_version
 
+__all__ = ["Gpu", "GpuProbe", "cuda_version_text", "driver_runs", "parse_smi_csv",
+           "parse_smi_cuda_version", "probe_gpus", "visible_gpus"]
+
 _NVML_LIBRARY = "libnvidia-ml.so.1"
 # Buffer sizes from nvml.h: NVML_DEVICE_NAME_V2_BUFFER_SIZE and
 # NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE.

@@ -26,6 +26,8 @@ from ..data.catalog import Component
 from ..rules.checks import prefer_release, release
 from ..values import Found, Inventory
 
+__all__ = ["dist_files", "dist_version", "installed_version", "locate"]
+
 
 def dist_version(root: str, name: str) -> str | None:
     """The version of distribution ``name`` installed in ``root``, from its metadata."""

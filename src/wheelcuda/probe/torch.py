@@ -19,6 +19,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 from ..data import catalog
 from ..values import Torch
 
+__all__ = ["cxx11_abi", "find_torch", "parse_version_py", "toolkit_pin"]
+
 
 def parse_version_py(text: str) -> dict[str, str | None]:
     """Literal assignments of torch/version.py (``__version__``, ``cuda``, ...) (pure)."""

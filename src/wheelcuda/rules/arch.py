@@ -18,6 +18,9 @@ from ..data.archs import CUDA_FLOOR, NAMED
 from ..errors import ArchError
 from .checks import parse_version
 
+__all__ = ["Arch", "check", "check_floor", "choose", "expand_names", "from_capabilities",
+           "parse", "parse_one", "to_cmake", "to_torch", "unbuildable"]
+
 _ARCH = re.compile(r"^(?:sm_)?(\d+)\.?(\d)?([af]?)(\+PTX)?$", re.IGNORECASE)
 _FIX = "pass --arch with your GPU's compute capability, e.g. --arch 12.0 (RTX PRO 6000 " \
        "Blackwell) or --arch 9.0 (H100/H200); several: --arch '8.0;9.0'; or export " \

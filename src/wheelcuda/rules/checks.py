@@ -29,6 +29,11 @@ from ..errors import (
 if TYPE_CHECKING:
     from ..values import Found, Inventory, Torch
 
+__all__ = ["CU130_SINCE", "ERRORS", "PYTORCH_CU130", "Kind", "Problem", "Severity",
+           "choose_major", "compiler_release", "component_problems", "cu130_command",
+           "cu130_move", "parse_version", "prefer_release", "release", "torch_problems",
+           "version_key", "wanted_specifier"]
+
 T = TypeVar("T")
 
 #: CUDA 12 wheels stop at ptxas: these parts of the compiler exist in no PyPI wheel.

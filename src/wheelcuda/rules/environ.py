@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 
 from . import arch as archmod
 
+__all__ = ["build_environ", "clean_path", "foreign_home"]
+
 
 def clean_path(path: str, bin_dir: str, homes_dir: str) -> str:
     """``bin_dir`` first, then ``path`` without any wheelcuda tree's bin (pure)."""

@@ -12,6 +12,8 @@ import re
 import uuid
 from collections.abc import Callable, Mapping
 
+__all__ = ["SCHEMA_VERSION", "SHELLS", "envelope", "render"]
+
 SCHEMA_VERSION = 1
 
 #: POSIX sh's ``name`` token (XBD 3.235); fish and GITHUB_ENV accept it too, and a

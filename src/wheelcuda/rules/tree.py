@@ -29,6 +29,10 @@ from dataclasses import dataclass
 from ..data import catalog
 from .checks import release
 
+__all__ = ["FORMAT", "MANIFEST", "REAL_NVCC", "STUB", "WRAPPER", "WRAPPER_SOURCE", "Link",
+           "TreePlan", "os_listdir", "plan_tree", "tree_key", "version_json", "wrapper_files",
+           "wrapper_python"]
+
 #: Bump when the tree layout changes: old trees are then rebuilt, not reused.
 FORMAT = 2  # 2: the trampoline names the wrapper by the tree's path
 #: Folders that are always real folders of links (see module docstring).

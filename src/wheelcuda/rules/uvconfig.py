@@ -12,25 +12,23 @@ changes only its own entries (nothing when nothing changed), ``--remove`` takes 
 exactly those, and a value the user set themselves, or changed after wheelcuda wrote it
 (issue 17: ``MAX_JOBS = "4"  # 16 OOMs`` was set back to 16), is kept and reported,
 never overwritten or removed. The functions edit a tomlkit document in place; reading
-and writing the file is the command's.
+and writing the file is the command's. Which torch entry and which index: ``uvtorch.py``.
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import tomlkit
-from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from tomlkit.container import Container, OutOfOrderTableProxy
 from tomlkit.items import AoT, Array, InlineTable, Table
 
 from ..errors import ConfigError
-from .staticmeta import Form
+from .uvtorch import INDEX_NAME, match_runtime, names_torch, torch_entry, torch_index
 
 __all__ = ["DEPENDENCIES", "INDEX_NAME", "KEY", "OWNED", "VARIABLES", "Settings", "match_runtime",
            "merge", "remove", "render", "torch_entry", "torch_index", "without_ours"]
@@ -60,45 +58,6 @@ class Settings:
     dependency: str | Mapping[str, Any]  # "torch==2.14.1" or the match-runtime table
     variables: Mapping[str, str]
 
-
-def match_runtime() -> dict[str, Any]:
-    return {"requirement": "torch", "match-runtime": True}
-
-
-#: PyTorch's own indexes, one per local label (``2.11.0+cu128`` is in ``.../whl/cu128``).
-PYTORCH_INDEX = "https://download.pytorch.org/whl"
-#: The name of the index entry wheelcuda writes (and --remove takes out).
-INDEX_NAME = "wheelcuda-torch"
-_PYPI_HOSTS = ("pypi.org", "files.pythonhosted.org")
-
-
-def torch_entry(form: Form, version: str | None, name: str) -> tuple[str | dict[str, Any], str]:
-    """The torch entry uv accepts for a package of ``form``, and why: ``match-runtime``
-    only with static metadata that declares torch, else torch's exact ``version``
-    (local label and all), which uv accepts for any package (FACTS.md, issue 16)."""
-    if form.matches_runtime:
-        return match_runtime(), f"static metadata that requires torch: {form.why}"
-    why = form.why if form.static is not None else f"metadata not read: {form.why}"
-    if form.static and not form.torch:
-        why = f"torch is not among its requirements: {form.why}"
-    if version is None:
-        raise ConfigError(
-            f"{name} needs torch's exact version in its build settings ({why}: uv refuses "
-            "match-runtime for it), and only torch's CUDA is known (--cuda)",
-            "run `uv lock` (or `uv sync`) first so that uv.lock pins torch, or install torch "
-            "into the environment and give --python")
-    return f"torch=={version}", why
-
-
-def torch_index(version: str | None, locked: str | None) -> str | None:
-    """Where uv must look for this torch inside a build environment: the index uv.lock
-    took it from, else PyTorch's index of its local label; None for PyPI's."""
-    if locked and not any(h in locked for h in _PYPI_HOSTS):
-        return locked.rstrip("/")
-    label = version.partition("+")[2] if version else ""
-    if re.fullmatch(r"cu\d+|cpu|rocm[\d.]+|xpu", label):
-        return f"{PYTORCH_INDEX}/{label}"
-    return None
 
 def _root(doc: Container, pyproject: bool, create: bool) -> Table_ | None:
     """The table uv reads its settings from: the document, or ``[tool.uv]``."""
@@ -151,14 +110,6 @@ def _fingerprint(value: object) -> str:
 def _edited(table: Table_, name: str, digest: str | None) -> bool:
     """Whether the user changed a value wheelcuda wrote (so it is theirs now)."""
     return digest is not None and name in table and _fingerprint(_plain(table[name])) != digest
-
-
-def _names_torch(entry: object) -> bool:
-    text = entry.get("requirement") if isinstance(entry, Mapping) else entry
-    try:
-        return Requirement(str(text)).name.lower() == "torch"
-    except InvalidRequirement:
-        return False
 
 
 def _plain(value: object) -> object:
@@ -276,7 +227,7 @@ def _merge_dependency(deps_root: Table_, s: Settings, owned: bool,
         return False
     ours = _plain(s.dependency)
     for i, entry in enumerate(list(entries)):
-        if not _names_torch(_plain(entry)):
+        if not names_torch(_plain(entry)):
             continue
         if _plain(entry) == ours:
             return owned
@@ -383,7 +334,7 @@ def _drop_torch(deps_root: Table_, name: str) -> None:
         return
     for i in reversed(range(len(entries))):
         entry = _plain(entries[i])
-        if _names_torch(entry) and (entry == match_runtime() or str(entry).startswith("torch==")):
+        if names_torch(entry) and (entry == match_runtime() or str(entry).startswith("torch==")):
             del entries[i]
     if not len(entries):
         del deps_root[key]

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from ..store.layout import Layout
     from ..values import Target, Torch
 
+__all__ = ["SOURCE"]
+
 
 class _Redist:
     name = SourceName.REDIST

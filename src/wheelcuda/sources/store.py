@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from ..store.layout import Layout
     from ..values import Target, Torch
 
+__all__ = ["SOURCE"]
+
 
 class _Store:
     name = SourceName.STORE

@@ -10,3 +10,5 @@
 
 Kept empty so that the warm path of ``wheelcuda env`` imports only what it uses.
 """
+
+__all__: list[str] = []

@@ -26,12 +26,12 @@ import hashlib
 import os
 import platform
 import shutil
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import report
 from ..data import redist as data
 from ..errors import ComponentError
 from ..rules import redist as rules
@@ -53,10 +53,6 @@ Note = Callable[[str], None]
 
 _LOCK_WAIT = 1800.0  # a waiting run waits this long for the one downloading
 _MANIFEST_LIMIT = 16 * 1024 * 1024  # NVIDIA's are about 50 KB
-
-
-def _note(text: str) -> None:
-    print(f"wheelcuda: {text}", file=sys.stderr, flush=True)
 
 
 @dataclass(frozen=True)
@@ -266,7 +262,7 @@ def _find_in(source: Path, archive: rules.Archive) -> Path:
 
 
 def download(archive: rules.Archive, folder: Path, *, source: Path | None = None,
-             note: Note = _note, every: float = 5.0) -> Path:
+             note: Note = report.note, every: float = 5.0) -> Path:
     """The archive in ``folder``, its size and sha256 checked: taken from ``source``
     (``fetch --from DIR``) or downloaded, resuming ``<file>.part`` where a stopped run
     left it (HTTP Range; a server that ignores it sends the whole file again)."""
@@ -299,7 +295,7 @@ def download(archive: rules.Archive, folder: Path, *, source: Path | None = None
 
 # -- the store ----------------------------------------------------------------------------
 
-def fetch(layout: Layout, want: Want, *, note: Note = _note, every: float = 5.0) -> Path:
+def fetch(layout: Layout, want: Want, *, note: Note = report.note, every: float = 5.0) -> Path:
     """The root for ``want``: reused when fetched whole from the same manifest before,
     else fetched under the folder's lock (once, however many runs ask at once). When the
     network fails, the error lists what to bring instead."""

@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -16,6 +15,7 @@ from typing import TypeVar
 
 import filelock
 
+from .. import report
 from ..errors import CacheError
 
 __all__ = ["LOCK_TIMEOUT", "build", "dangling_link", "discard", "holder", "leftovers",
@@ -156,8 +156,7 @@ def _who(lock: Path) -> str:
 
 
 def _say(text: str) -> None:
-    sys.stderr.write(f"wheelcuda: {text}\n")
-    sys.stderr.flush()
+    report.note(text)
 
 
 @contextlib.contextmanager

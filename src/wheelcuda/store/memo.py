@@ -31,6 +31,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+__all__ = ["KEEP", "digest", "file_for", "load", "save"]
+
 #: Entries kept per kind (the oldest go first).
 KEEP = 32
 

@@ -14,6 +14,9 @@ TYPE_CHECKING = False  # typing costs milliseconds the warm path does not have
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+__all__ = ["ENV_VAR", "SHELL_UNSAFE", "STORE_VAR", "root", "stamps",
+           "unsafe_reason"]
+
 ENV_VAR = "WHEELCUDA_CACHE_DIR"
 #: Where fetched toolkits and the links to local ones live, when not in the cache
 #: itself: the build backend keeps its trees in a temporary cache (build environments

@@ -19,6 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from .. import proc
 from ..errors import ComponentError
 
+__all__ = ["REQUIRED", "SONAME", "STUB_ERROR", "build_stub", "driver_symbols", "stub_source"]
+
 #: The SONAME of NVIDIA's driver library, and of its stub in ``lib64/stubs``.
 SONAME = "libcuda.so.1"
 

@@ -4,8 +4,19 @@ in :data:`COMMANDS`; the CLI builds its parser from this list."""
 
 from __future__ import annotations
 
-from . import cache, constraints, doctor, env, fetch, home, install, run, uv_config
+from . import (
+    cache,
+    constraints,
+    doctor,
+    env,
+    fetch,
+    home,
+    install,
+    publish,
+    run,
+    uv_config,
+)
 
 __all__ = ["COMMANDS"]
 
-COMMANDS = (env, home, doctor, install, run, fetch, cache, uv_config, constraints)
+COMMANDS = (env, home, doctor, install, run, fetch, cache, publish, uv_config, constraints)

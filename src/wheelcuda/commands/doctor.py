@@ -17,11 +17,12 @@ from .. import pipeline, proc
 from ..context import Context
 from ..data import catalog
 from ..errors import WheelcudaError
-from ..probe import gpus, locate, uvforms
+from ..probe import gpus, locate, shareconf, uvforms
+from ..probe import index as index_probe
 from ..probe import torch as torch_probe
 from ..rules import arch, checks, render
 from ..rules.checks import Kind, Problem, Severity
-from ..store import trees
+from ..store import share, trees
 from ..values import SourceName
 from .common import add_arch, add_toolkit, request
 
@@ -228,8 +229,26 @@ def _diagnose(ctx: Context, r: pipeline.Resolved) -> dict[str, Any]:
         "host_compiler": _host(r), "gpus": gpus_seen,
         "arch": {"list": arch.to_torch(r.archs) if r.archs else None,
                  "source": r.arch_source},
+        "team": _team(ctx),
         "problems": [p.as_json() for p in problems],
     }
+
+
+def _team(ctx: Context) -> dict[str, Any]:
+    """The team's indexes (issue 19): where install looks before building and where it
+    publishes, who set it, and whether each answers now."""
+    try:
+        s = shareconf.read(ctx)
+    except WheelcudaError as exc:
+        return {"indexes": [], "publish": None, "error": exc.message}
+
+    def row(url: str, origin: str) -> dict[str, Any]:
+        why = share.answers(share.credentials(url, ctx.environ))
+        return {"url": index_probe.shown(url), "origin": origin, "answers": why is None,
+                "why": why}
+
+    return {"indexes": [row(u, s.index_origin) for u in s.indexes],
+            "publish": row(s.publish, s.publish_origin) if s.publish else None}
 
 
 def main(args: argparse.Namespace, ctx: Context) -> int:
@@ -266,6 +285,18 @@ def _text_components(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _text_team(team: dict[str, Any]) -> list[str]:
+    rows = [("index", r) for r in team["indexes"]] + (
+        [("publish to", team["publish"])] if team["publish"] else [])
+    if not rows and not team.get("error"):
+        return []
+    lines = ["Team index"] + ([_line("settings", team["error"])] if team.get("error") else [])
+    for label, r in rows:
+        state = "answers" if r["answers"] else f"DOES NOT ANSWER: {r['why']}"
+        lines.append(_line(label, f"{r['url']} (from {r['origin']}): {state}"))
+    return lines
+
+
 def _text_gpus(report: dict[str, Any]) -> list[str]:
     g = report["gpus"]
     if not g["devices"]:
@@ -299,6 +330,7 @@ def to_text(report: dict[str, Any]) -> str:
     lines += [_line("host compiler", f"{h['command']} {h['version'] or h['reason']}{limit}"),
               *_text_gpus(report), "Architectures",
               _line("list", f"{a['list']} (from {a['source']})" if a["list"] else "unknown")]
+    lines += _text_team(report["team"])
     for p in report["problems"]:
         lines += [f"{p['severity'].upper()}: {p['message']}"] + (
             [f"  fix: {p['fix']}"] if p["fix"] else [])

@@ -22,6 +22,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 
 from .. import _nvcc_wrapper, pipeline, proc
 from ..context import Context
@@ -30,7 +31,9 @@ from ..probe import gpus, locate, machine, setup_vars, source
 from ..probe.given import Given, read_given
 from ..rules import arch, buildkey, installer, jobs, packages
 from ..rules.checks import Kind
+from ..rules.sharing import Sharing
 from ..store import wheels
+from . import install_share
 from .common import (
     NO_FETCH_HELP,
     add_all_archs,
@@ -81,6 +84,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "may be given more than once")
     add_arch(p)
     p.add_argument("--no-fetch", action="store_true", help=NO_FETCH_HELP)
+    install_share.add_arguments(p)
     p.add_argument("--explain", action="store_true",
                    help="print what would be set and run, and stop (downloads nothing, builds no "
                         "package; the tree is made, as by `wheelcuda env`)")
@@ -295,7 +299,10 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
         if refused is not None:
             print(refused, end="")
             return 1
-    prepared = prepare(ctx, given, req, args.rest, explain=args.explain, resolved=resolved)
+    team = install_share.settings(ctx, args)
+    prepared = None if args.explain else _without_a_build(ctx, given, req, args.rest, team)
+    prepared = prepared or prepare(ctx, given, req, args.rest, explain=args.explain,
+                                   resolved=resolved)
     if args.explain:
         print(explain(prepared), end="")
         for line in warn_problems(prepared.resolved):
@@ -312,4 +319,25 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
              f"(from {r.arch_source}): {shlex.join(prepared.argv)}")
     code, summary = execute(ctx, prepared)
     note(summary)
+    if code == 0 and team.publish and not prepared.kept and prepared.given.cacheable:
+        built = wheels.cached_wheels(r.layout, prepared.key, [n for n in prepared.names if n])
+        install_share.publish_wheels(ctx, team.publish, [Path(w) for w in built or ()],
+                                     fields=prepared.fields,
+                                     release=install_share.release_of(prepared))
     return code
+
+
+def _without_a_build(ctx: Context, given: Given, req: pipeline.Request, extra: Sequence[str],
+                     team: Sharing) -> Prepared | None:
+    """The install, when this key's wheels are in the wheel cache or on a team's index:
+    planned without fetching a compiler (none is needed to install a wheel; issue 19:
+    machine B has none); None when a build is needed."""
+    if not given.cacheable:
+        return None
+    look = replace(req, fetch=False)
+    first = prepare(ctx, given, look, extra, explain=True)
+    if first.kept:
+        return first
+    if install_share.from_indexes(ctx, first, team):
+        return prepare(ctx, given, look, extra, explain=True, resolved=first.resolved)
+    return None

@@ -34,7 +34,8 @@ from packaging.version import InvalidVersion, Version
 
 from ..errors import WheelcudaError
 
-__all__ = ["PYPI", "IndexFile", "SdistMetadata", "files", "newest_sdist", "sdist_metadata", "shown"]
+__all__ = ["PYPI", "IndexFile", "SdistMetadata", "files", "newest_sdist", "open_http",
+           "sdist_metadata", "shown"]
 
 PYPI = "https://pypi.org/simple"
 _ACCEPT = "application/vnd.pypi.simple.v1+json, text/html;q=0.1"
@@ -46,7 +47,30 @@ _PAGE_LIMIT = 32 * 2**20
 
 
 class IndexError_(WheelcudaError):
-    """An index or a file on it could not be read."""
+    """An index or a file on it could not be read; ``status``: the HTTP status the
+    server answered, if it answered."""
+
+    def __init__(self, message: str, fix: str | None = None, status: int | None = None
+                 ) -> None:
+        super().__init__(message, fix)
+        self.status = status
+
+
+class _Redirects(urllib.request.HTTPRedirectHandler):
+    """Redirects followed, but credentials never carried to another host (a team's
+    pypiserver sends a project it lacks on to pypi.org)."""
+
+    def redirect_request(  # noqa: PLR0917 (urllib's signature)
+            self, req: urllib.request.Request, fp: IO[bytes], code: int,
+            msg: str, headers: Any, newurl: str) -> urllib.request.Request | None:
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        old_origin = urllib.parse.urlsplit(req.full_url)[:2]
+        if new is not None and urllib.parse.urlsplit(new.full_url)[:2] != old_origin:
+            new.remove_header("Authorization")
+        return new
+
+
+_OPENER = urllib.request.build_opener(_Redirects)
 
 
 @dataclass(frozen=True)
@@ -113,16 +137,22 @@ def _request(url: str, accept: str | None = None) -> urllib.request.Request:
 def _urlopen(url: str, accept: str | None = None) -> http.client.HTTPResponse:
     """An open http(s) response, or IndexError_ saying why (credentials never shown)."""
     try:
-        response: http.client.HTTPResponse = urllib.request.urlopen(  # noqa: S310
-            _request(url, accept), timeout=_TIMEOUT)
+        response: http.client.HTTPResponse = _OPENER.open(_request(url, accept),
+                                                          timeout=_TIMEOUT)
     except urllib.error.HTTPError as exc:
         exc.close()
         raise IndexError_(f"{shown(url)}: the server answered HTTP {exc.code} "
-                          f"({exc.reason})") from None
+                          f"({exc.reason})", status=exc.code) from None
     except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
         reason = getattr(exc, "reason", None) or exc
         raise IndexError_(f"{shown(url)}: could not connect ({reason})") from None
     return response
+
+
+def open_http(url: str, accept: str | None = None) -> http.client.HTTPResponse:
+    """An open response to a GET of the http(s) ``url``, its credentials sent as a Basic
+    header (never to another host a redirect leads to), or :class:`IndexError_`."""
+    return _urlopen(url, accept)
 
 
 def _get(url: str, accept: str | None = None) -> tuple[bytes, str, str]:

@@ -37,7 +37,7 @@ from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel
 from . import fs
 from .layout import Layout
 
-__all__ = ["Entry", "building", "cached_wheels", "clear", "entries", "installer_cache",
+__all__ = ["Entry", "adopt", "building", "cached_wheels", "clear", "entries", "installer_cache",
            "matches"]
 
 RECORD = "build.json"
@@ -127,6 +127,26 @@ def building(layout: Layout, key: str) -> Iterator[Build]:
         finally:
             if not build.succeeded and not (build.folder / RECORD).is_file():
                 fs.discard(build.folder)
+
+
+def adopt(layout: Layout, key: str, fields: Mapping[str, Any], files: Sequence[Path],
+          origin: str) -> list[str]:
+    """Keep wheels that came from elsewhere (a team's index, issue 19) under ``key``, as
+    a build would have kept them: under the key's lock, recorded with where they came
+    from. The kept paths."""
+    with building(layout, key) as build:
+        dest = build.folder / "wheels"
+        dest.mkdir(mode=0o700, parents=True, exist_ok=True)
+        kept = []
+        for wheel in files:
+            tmp = dest / f".tmp-{wheel.name}.{os.getpid()}"
+            shutil.copyfile(wheel, tmp)
+            os.replace(tmp, dest / wheel.name)
+            kept.append(str(dest / wheel.name))
+        _record(build.folder, key, fields, [Path(k).name for k in kept], seconds=0.0,
+                tool=f"downloaded from {origin}")
+        build.succeeded = True
+    return kept
 
 
 def _keep_wheels(base: Path, names: Sequence[str]) -> list[Path]:

@@ -1,0 +1,123 @@
+"""``install`` and a team's index (issue 19): before a build, the wheel of this key from
+the indexes configured, checked and kept in the wheel cache; after a build, the kept
+wheel published. Neither ever fails an install: an index that cannot serve is a
+warning, and the build goes on."""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .. import report
+from ..context import Context
+from ..errors import WheelcudaError
+from ..probe import index as index_probe
+from ..probe import shareconf
+from ..rules import sharekey
+from ..rules.sharing import INDEX_VAR, PUBLISH_VAR, Sharing
+from ..store import share, wheelfile, wheels
+from .install_plan import Prepared
+
+__all__ = ["add_arguments", "from_indexes", "publish_wheels", "release_of", "settings",
+           "wanted_fields"]
+
+
+def add_arguments(p: argparse.ArgumentParser, *, lookup: bool = True) -> None:
+    """``--index``/``--no-index`` (where to look before building) and ``--publish``."""
+    if lookup:
+        p.add_argument("--index", action="append", default=[], metavar="URL",
+                       help="a team's package index to look in for this build's wheel "
+                            f"before building (repeatable; also {INDEX_VAR}, "
+                            "[tool.wheelcuda] index)")
+        p.add_argument("--no-index", action="store_true",
+                       help="look in no team index, whatever the settings say")
+    p.add_argument("--publish", metavar="URL",
+                   help="upload each wheel built to this index (its upload URL, or its "
+                        f"/simple/ URL; also {PUBLISH_VAR}, [tool.wheelcuda] publish)")
+
+
+def settings(ctx: Context, args: argparse.Namespace) -> Sharing:
+    return shareconf.read(ctx, tuple(getattr(args, "index", ()) or ()),
+                          getattr(args, "publish", None), getattr(args, "no_index", False))
+
+
+def wanted_fields(fields: Mapping[str, Any], release: str | None) -> dict[str, Any]:
+    """The key as it travels: the compiler by its release (machine B may have none yet:
+    torch's CUDA release is what it would fetch)."""
+    return sharekey.share_fields({**fields, "compiler": release or fields.get("compiler")})
+
+
+def release_of(p: Prepared) -> str | None:
+    r = p.resolved
+    if r.home is not None:
+        return r.home.nvcc_release
+    return r.torch.cuda if r.torch is not None else None
+
+
+def from_indexes(ctx: Context, p: Prepared, s: Sharing) -> str | None:
+    """The team's wheels of this key, downloaded into the wheel cache: the index they
+    came from, or None (not there, or an index that cannot serve: said, then a build)."""
+    if not s.indexes or p.kept or not p.given.cacheable or not all(p.names):
+        return None
+    wanted = wanted_fields(p.fields, release_of(p))
+    label = sharekey.local_label(sharekey.share_id(wanted))
+    for url in s.indexes:
+        index = share.credentials(url, ctx.environ)
+        with tempfile.TemporaryDirectory(prefix="wheelcuda-index-") as tmp:
+            got = _download_all(index, [n for n in p.names if n], label, wanted=wanted,
+                                tag=p.resolved.target.tag, tmp=Path(tmp))
+            if got:
+                wheels.adopt(p.resolved.layout, p.key, p.fields, got, index_probe.shown(url))
+                report.note(f"found this build ({label}) on {index_probe.shown(url)}: "
+                            "installing it, nothing to compile")
+                return url
+    return None
+
+
+def _download_all(index: share.Index, names: Sequence[str], label: str, *,
+                  wanted: Mapping[str, Any], tag: str, tmp: Path) -> list[Path]:
+    got = []
+    shown = index_probe.shown(index.url)
+    for name in names:
+        try:
+            found = share.find(index, name, None, label, tag)
+            if found is None:
+                return []
+            path = share.download(found, index, tmp)
+        except WheelcudaError as exc:
+            report.warn(f"warning: the index {shown} could not serve {name}: {exc.message}; "
+                        "building it instead")
+            return []
+        embedded = wheelfile.read_key(path)
+        if embedded is None or not sharekey.matches(embedded, wanted):
+            report.warn(f"warning: {path.name} on {shown} is labelled {label} but the key "
+                        "inside it is not this build's: not installed; building instead")
+            return []
+        got.append(path)
+    return got
+
+
+def publish_wheels(ctx: Context, url: str, found: Sequence[Path], *,
+                   fields: Mapping[str, Any], release: str | None) -> int:
+    """Label each wheel with its key and upload it to ``url``; how many failed (each
+    said as a warning: a failed upload never fails an install)."""
+    index = share.credentials(url, ctx.environ)
+    shown = index_probe.shown(url)
+    wanted = wanted_fields(fields, release)
+    failed = 0
+    with tempfile.TemporaryDirectory(prefix="wheelcuda-publish-") as tmp:
+        for wheel in found:
+            try:
+                out = wheelfile.labelled(wheel, Path(tmp), wanted)
+                answer = share.upload(index, out)
+            except WheelcudaError as exc:
+                failed += 1
+                report.warn(f"warning: could not publish {wheel.name} to {shown}: "
+                            f"{exc.message}" + (f" ({exc.fix})" if exc.fix else ""))
+                continue
+            said = "published" if answer == "uploaded" else "already on the index:"
+            report.note(f"{said} {out.name} to {shown}")
+    return failed

@@ -1,0 +1,89 @@
+"""The part of a build key that decides whether a wheel built on another machine serves
+here (issue 19: a team builds once), as data (pure).
+
+A build key (:mod:`wheelcuda.rules.buildkey`) holds what only this machine needs to tell
+its own builds apart: the compiler's exact version and the host compiler. A wheel built
+elsewhere serves when the sources, torch and its CUDA, the compiler's release (major.
+minor: the machine that installs may have no compiler at all), the archs and pruning,
+the Python tag, the C++ ABI, the build variables, the installer's arguments and the CPU
+arch are the same. That subset is :func:`share_fields`; its digest names the wheel in
+its local version label (:func:`local_label`, as torch's ``+cu128``), and the whole of it
+is written inside the wheel's ``.dist-info`` (:data:`KEY_FILE`), read again before a
+downloaded wheel is installed (:func:`matches`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["KEY_FILE", "LABEL_PREFIX", "compiler_release", "local_label", "matches",
+           "share_fields", "share_id"]
+
+#: The file in a wheel's ``.dist-info`` that holds ``{"share_id": ..., "fields": ...}``.
+KEY_FILE = "WHEELCUDA_KEY.json"
+#: What begins wheelcuda's segment of a local version label: ``+wc<12 hex>``.
+LABEL_PREFIX = "wc"
+
+#: The build key's fields a shared wheel keeps as they are; ``compiler`` becomes
+#: ``compiler_release``; ``host_compiler`` and ``names`` are left out.
+_KEPT = ("packages", "torch", "torch_cuda", "archs", "prune", "python", "cxx11_abi",
+         "variables", "installer_args", "machine")
+
+
+def compiler_release(compiler: Any) -> Any:
+    """``13.0`` of ``13.0.88`` (or of ``13.0``); anything else (None, "(not fetched)")
+    as it is."""
+    if not isinstance(compiler, str):
+        return compiler
+    found = re.match(r"^\s*(\d+)\.(\d+)(?:\.\d+)*\s*$", compiler)
+    return f"{int(found[1])}.{int(found[2])}" if found else compiler
+
+
+def share_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields of a build key (:func:`wheelcuda.rules.buildkey.key_fields`) that
+    decide whether its wheel serves another machine: the compiler as its release. Given
+    what it returned, it returns the same (a wheel's embedded fields pass through)."""
+    out: dict[str, Any] = {}
+    for name in _KEPT:
+        value = fields.get(name)
+        if name in ("packages", "installer_args"):
+            value = list(value or [])
+        elif name == "variables":
+            value = dict(sorted((value or {}).items()))
+        out[name] = value
+    release = fields["compiler_release"] if "compiler_release" in fields \
+        else fields.get("compiler")
+    out["compiler_release"] = compiler_release(release)
+    return out
+
+
+def _canonical(data: Any) -> bytes:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+
+
+def share_id(fields: Mapping[str, Any]) -> str:
+    """16 hex characters of the sha256 of :func:`share_fields`, as canonical JSON."""
+    return hashlib.sha256(_canonical(share_fields(fields))).hexdigest()[:16]
+
+
+def local_label(share: str) -> str:
+    """The local version label segment of a share id: ``wc`` and its first 12 hex
+    characters (PEP 440: letters and digits; lowercase, as packaging normalizes it)."""
+    if not re.fullmatch(r"[0-9a-f]{12,}", share):
+        raise ValueError(f"not a share id: {share!r}")
+    return f"{LABEL_PREFIX}{share[:12]}"
+
+
+def matches(embedded: Mapping[str, Any], wanted_fields: Mapping[str, Any]) -> bool:
+    """Whether a wheel's :data:`KEY_FILE` content is exactly the key wanted here: its
+    fields equal :func:`share_fields` of ``wanted_fields`` and its id their digest."""
+    fields = embedded.get("fields")
+    if not isinstance(fields, Mapping):
+        return False
+    wanted = share_fields(wanted_fields)
+    return (_canonical(dict(fields)) == _canonical(wanted)
+            and embedded.get("share_id") == share_id(wanted))

@@ -1,0 +1,79 @@
+"""Where a team's wheels are looked for and published (issue 19), as uv users expect:
+each setting from the first place that gives it, in this order: the command line
+(``--index URL``, repeatable; ``--publish URL``), the environment (WHEELCUDA_INDEX_URL,
+space-separated; WHEELCUDA_PUBLISH_URL), the project's ``[tool.wheelcuda]`` (``index``, a
+list or a string; ``publish``), then the user's file (the same keys at its top level or
+under ``[tool.wheelcuda]``). Pure: the callers read the files (:mod:`wheelcuda.probe.
+shareconf`). ``--no-index`` turns the lookup off; an empty list in a file does too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import ConfigError
+
+__all__ = ["INDEX_VAR", "PUBLISH_VAR", "Sharing", "choose", "from_table"]
+
+INDEX_VAR = "WHEELCUDA_INDEX_URL"
+PUBLISH_VAR = "WHEELCUDA_PUBLISH_URL"
+
+
+@dataclass(frozen=True)
+class Sharing:
+    """The indexes looked in before a build, in order, and where a build is published;
+    each with the place that set it (doctor shows it)."""
+
+    indexes: tuple[str, ...] = ()
+    publish: str | None = None
+    index_origin: str = ""
+    publish_origin: str = ""
+
+
+def from_table(table: Mapping[str, Any] | None, where: str
+               ) -> tuple[tuple[str, ...] | None, str | None]:
+    """``index`` and ``publish`` of one ``[tool.wheelcuda]`` table (None: not set there);
+    raises with the fix when they are not URLs."""
+    if not table:
+        return None, None
+    index = table.get("index")
+    if isinstance(index, str):
+        index = [index]
+    if index is not None and not (isinstance(index, list)
+                                  and all(isinstance(u, str) and u for u in index)):
+        raise ConfigError(f"{where}: [tool.wheelcuda] index must be a URL or a list of URLs",
+                          'index = ["https://pypi.example.com/simple/"]')
+    publish = table.get("publish")
+    if publish is not None and not (isinstance(publish, str) and publish):
+        raise ConfigError(f"{where}: [tool.wheelcuda] publish must be a URL",
+                          'publish = "https://pypi.example.com/"')
+    return (tuple(index) if index is not None else None), publish
+
+
+def choose(cli_indexes: Sequence[str], cli_publish: str | None, no_index: bool,
+           environ: Mapping[str, str],
+           files: Sequence[tuple[str, Mapping[str, Any] | None]]) -> Sharing:
+    """The settings (pure): ``files`` are ``(where, [tool.wheelcuda] table)``, the
+    project's first, then the user's."""
+    indexes: tuple[str, ...] | None = tuple(cli_indexes) if cli_indexes else None
+    index_origin = "--index" if indexes else ""
+    publish, publish_origin = cli_publish, "--publish" if cli_publish else ""
+    if indexes is None and environ.get(INDEX_VAR, "").strip():
+        indexes, index_origin = tuple(environ[INDEX_VAR].split()), INDEX_VAR
+    if publish is None and environ.get(PUBLISH_VAR, "").strip():
+        publish, publish_origin = environ[PUBLISH_VAR].strip(), PUBLISH_VAR
+    for where, table in files:
+        index, url = from_table(table, where)
+        if indexes is None and index is not None:
+            indexes, index_origin = index, where
+        if publish is None and url is not None:
+            publish, publish_origin = url, where
+    if no_index:
+        indexes, index_origin = (), "--no-index"
+    for url in [*(indexes or ()), *([publish] if publish else [])]:
+        if not url.startswith(("http://", "https://", "file://")):
+            raise ConfigError(f"{url!r} is not an index URL (http://, https:// or file://)",
+                              "--index https://pypi.example.com/simple/")
+    return Sharing(indexes or (), publish, index_origin, publish_origin)

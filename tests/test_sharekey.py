@@ -1,0 +1,105 @@
+"""The share key (issue 19): the part of a build key that decides whether a wheel built
+on another machine serves here."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+from packaging.version import Version
+
+from wheelcuda.rules import buildkey, sharekey
+
+
+def fields(**changes: Any) -> dict[str, Any]:
+    base: dict[str, Any] = buildkey.key_fields(
+        packages=["sha256:abc"], torch="2.9.1+cu128", torch_cuda="12.8", compiler="12.8.93",
+        archs="9.0", prune=True, python_tag="cp311", cxx11_abi=True,
+        variables={"B": "2", "A": "1"}, installer_args=["--no-deps", "-Cfoo=bar"],
+        machine="x86_64", host_compiler="gcc 12.2.0")
+    base["names"] = ["causal-conv1d"]
+    base.update(changes)
+    return base
+
+
+def test_share_fields_are_the_subset_that_crosses_machines() -> None:
+    out = sharekey.share_fields(fields())
+    assert out == {
+        "packages": ["sha256:abc"], "torch": "2.9.1+cu128", "torch_cuda": "12.8",
+        "compiler_release": "12.8", "archs": "9.0", "prune": True, "python": "cp311",
+        "cxx11_abi": True, "variables": {"A": "1", "B": "2"},
+        "installer_args": ["-Cfoo=bar"], "machine": "x86_64"}
+
+
+@pytest.mark.parametrize("change", [
+    {"host_compiler": "clang 18"}, {"names": ["other"]}, {"compiler": "12.8.61"},
+    {"compiler": "12.8"}])
+def test_what_does_not_change_the_share_id(change: dict[str, Any]) -> None:
+    assert sharekey.share_id(fields(**change)) == sharekey.share_id(fields())
+
+
+@pytest.mark.parametrize("change", [
+    {"packages": ["sha256:abd"]}, {"torch": "2.9.0+cu128"}, {"torch_cuda": "12.6"},
+    {"compiler": "12.9.41"}, {"compiler": "13.0"}, {"archs": "12.0"}, {"prune": False},
+    {"python": "cp312"}, {"cxx11_abi": False}, {"cxx11_abi": None},
+    {"variables": {"A": "1"}}, {"installer_args": ["-Cfoo=baz"]}, {"machine": "aarch64"}])
+def test_what_changes_the_share_id(change: dict[str, Any]) -> None:
+    assert sharekey.share_id(fields(**change)) != sharekey.share_id(fields())
+
+
+def test_share_fields_of_share_fields_are_the_same() -> None:
+    once = sharekey.share_fields(fields())
+    assert sharekey.share_fields(once) == once
+    assert sharekey.share_id(once) == sharekey.share_id(fields())
+    # as read back from a wheel: through JSON
+    assert sharekey.share_id(json.loads(json.dumps(once))) == sharekey.share_id(fields())
+
+
+def test_compiler_release() -> None:
+    assert sharekey.compiler_release("13.0.88") == "13.0"
+    assert sharekey.compiler_release("13.0") == "13.0"
+    assert sharekey.compiler_release("(not fetched)") == "(not fetched)"
+    assert sharekey.compiler_release(None) is None
+
+
+def test_share_id_is_16_hex() -> None:
+    share = sharekey.share_id(fields())
+    assert len(share) == 16
+    int(share, 16)
+
+
+def test_local_label_is_a_valid_local_version() -> None:
+    label = sharekey.local_label(sharekey.share_id(fields()))
+    assert label.startswith("wc") and len(label) == 14
+    assert Version(f"1.0+{label}").local == label
+    assert Version(f"1.0+cu128.{label}").local == f"cu128.{label}"
+    with pytest.raises(ValueError, match="not a share id"):
+        sharekey.local_label("XYZ")
+
+
+def embedded(f: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(json.dumps({"share_id": sharekey.share_id(f),
+                                  "fields": sharekey.share_fields(f)}))
+
+
+def test_matches_exactly() -> None:
+    assert sharekey.matches(embedded(fields()), fields())
+    assert sharekey.matches(embedded(fields()), fields(compiler="12.8.1", host_compiler="x"))
+    assert not sharekey.matches(embedded(fields(archs="9.0;12.0")), fields())
+
+
+def test_a_tampered_key_does_not_match() -> None:
+    key = embedded(fields())
+    tampered = copy.deepcopy(key)
+    tampered["fields"]["archs"] = "12.0"  # the id left as it was
+    assert not sharekey.matches(tampered, fields())
+    assert not sharekey.matches(tampered, fields(archs="12.0"))
+    wrong_id = {**key, "share_id": "0" * 16}
+    assert not sharekey.matches(wrong_id, fields())
+    extra = copy.deepcopy(key)
+    extra["fields"]["more"] = 1
+    assert not sharekey.matches(extra, fields())
+    assert not sharekey.matches({"share_id": key["share_id"]}, fields())
+    assert not sharekey.matches({"fields": "x", "share_id": key["share_id"]}, fields())

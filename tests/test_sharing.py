@@ -1,0 +1,52 @@
+"""Where a team's index is configured (issue 19): the command line, then the
+environment, then the project's [tool.wheelcuda], then the user's file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from wheelcuda.context import Context
+from wheelcuda.errors import ConfigError
+from wheelcuda.probe import shareconf
+from wheelcuda.rules import sharing
+
+A, B, C = "https://a.example/simple/", "https://b.example/simple/", "http://127.0.0.1:1/"
+
+
+def test_first_place_that_says_wins() -> None:
+    files = [("pyproject.toml", {"index": [C], "publish": C}), ("user", {"index": B})]
+    s = sharing.choose([A], None, False, {sharing.PUBLISH_VAR: B}, files)
+    assert s.indexes == (A,) and s.index_origin == "--index"
+    assert s.publish == B and s.publish_origin == sharing.PUBLISH_VAR
+    s = sharing.choose([], None, False, {sharing.INDEX_VAR: f"{A} {B}"}, files)
+    assert s.indexes == (A, B) and s.publish == C and s.publish_origin == "pyproject.toml"
+    s = sharing.choose([], None, False, {}, [("pyproject.toml", None), ("user", {"index": B})])
+    assert s.indexes == (B,) and s.index_origin == "user" and s.publish is None
+    assert sharing.choose([A], None, True, {}, files).indexes == ()
+
+
+@pytest.mark.parametrize(("table", "said"), [
+    ({"index": 3}, "index must be a URL or a list of URLs"),
+    ({"publish": ["x"]}, "publish must be a URL"),
+    ({"index": ["ftp://x"]}, "is not an index URL"),
+])
+def test_bad_settings_say_the_fix(table: dict[str, object], said: str) -> None:
+    with pytest.raises(ConfigError, match=said) as info:
+        sharing.choose([], None, False, {}, [("pyproject.toml", table)])
+    assert info.value.fix
+
+
+def test_the_files_are_found(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    (project / "sub").mkdir(parents=True)
+    (project / "pyproject.toml").write_text(f'[tool.wheelcuda]\nindex = "{A}"\n')
+    config = tmp_path / "config" / "wheelcuda"
+    config.mkdir(parents=True)
+    (config / "wheelcuda.toml").write_text(f'publish = "{C}"\nindex = ["{B}"]\n')
+    ctx = Context(tuple({"XDG_CONFIG_HOME": str(tmp_path / "config")}.items()),
+                  str(project / "sub"), "/usr/bin/python3")
+    s = shareconf.read(ctx)
+    assert s.indexes == (A,) and s.index_origin.endswith("proj/pyproject.toml")
+    assert s.publish == C and s.publish_origin.endswith("wheelcuda.toml")

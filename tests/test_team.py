@@ -1,0 +1,209 @@
+"""A team builds once (issue 19): machine A builds and publishes to a real pypiserver
+(authentication on); machine B, with no compiler anywhere, installs the same key from it.
+Another arch, a changed source, a wheel whose key was tampered with, a hash mismatch,
+a wrong password, a server that dies mid-download and an index that is down each make
+B build (here: --no-fetch, so that "build" shows as the missing compiler), never
+install a wrong wheel, and never show a traceback.
+
+The installer is a fake uv that "builds" by dropping a small real wheel into its cache
+(as uv does) and records each call; the rest is wheelcuda's own code."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests import fakes
+from tests import pypi_server as ps
+from tests.test_cli import run
+from wheelcuda.rules import sharekey
+
+FAKE_UV = r'''
+import os, sys, zipfile, hashlib, base64
+args = sys.argv[1:]
+log = os.environ["FAKE_UV_LOG"]
+with open(log, "a") as f:
+    f.write(" ".join(args) + "\n")
+if args[:2] == ["cache", "prune"]:
+    sys.exit(0)
+spec = args[-1]
+if spec.endswith(".whl"):
+    sys.exit(0)                      # installing a kept or downloaded wheel
+if "cuda-toolkit" in " ".join(args):
+    sys.exit(3)                      # no compiler fetch in these tests
+cache = os.environ["UV_CACHE_DIR"]
+os.makedirs(os.path.join(cache, "built"), exist_ok=True)
+name, version = "demo_ext", "1.0.0"
+info = f"{name}-{version}.dist-info"
+meta = f"Metadata-Version: 2.1\nName: demo-ext\nVersion: {version}\n"
+tags = "Wheel-Version: 1.0\nGenerator: fake\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+files = {f"{name}.py": b"X = 1\n", f"{info}/METADATA": meta.encode(),
+         f"{info}/WHEEL": tags.encode()}
+def digest(data):
+    raw = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
+    return "sha256=" + raw.decode()
+record = "".join(f"{p},{digest(d)},{len(d)}\n" for p, d in files.items()) + f"{info}/RECORD,,\n"
+files[f"{info}/RECORD"] = record.encode()
+with zipfile.ZipFile(os.path.join(cache, "built", f"{name}-{version}-py3-none-any.whl"), "w") as z:
+    for p, d in files.items():
+        z.writestr(p, d)
+'''
+
+
+def _project(folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "pyproject.toml").write_text('[project]\nname = "demo-ext"\nversion = "1.0.0"\n')
+    (folder / "kernel.cu").write_text("__global__ void k() {}\n")
+    return folder
+
+
+class Machines:
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.ext = _project(tmp / "ext")
+        self.a = fakes.user_env(tmp / "a")  # torch and a (fake) compiler set
+        site_b = fakes.build_needs(fakes.torch(tmp / "b" / "site"))
+        self.b = fakes.python(tmp / "b", [site_b])  # torch, no compiler anywhere
+        self.log = tmp / "uv.log"
+        self.env = {**fakes.uv_on_path(tmp, FAKE_UV), "FAKE_UV_LOG": str(self.log)}
+
+    def install(self, machine: str, *args: str, cache: str | None = None
+                ) -> tuple[int, str]:
+        self.log.write_text("")
+        py = self.a if machine == "a" else self.b
+        env = {**self.env, "WHEELCUDA_CACHE_DIR": str(self.tmp / f"cache-{cache or machine}")}
+        r = run("install", "--python", str(py), *args, str(self.ext), env=env)
+        assert "Traceback" not in r.stderr, r.stderr
+        return r.returncode, r.stderr
+
+    def calls(self) -> list[str]:
+        return self.log.read_text().splitlines()
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[ps.Server]:
+    with ps.pypiserver(tmp_path / "index") as running:
+        yield running
+
+
+def _authed(url: str) -> str:
+    return url.replace("http://", f"http://{ps.USER}:{ps.PASSWORD}@")
+
+
+def _published(m: Machines, server: ps.Server) -> Path:
+    code, err = m.install("a", "--arch", "9.0", "--publish", _authed(server.url))
+    assert code == 0, err
+    assert "published demo_ext-1.0.0+wc" in err, err
+    [wheel] = list(server.packages.glob("demo_ext-1.0.0+wc*.whl"))
+    return wheel
+
+
+def test_b_installs_what_a_built_and_builds_what_differs(tmp_path: Path,
+                                                         server: ps.Server) -> None:
+    m = Machines(tmp_path)
+    wheel = _published(m, server)
+    assert any("pip install" in c and str(m.ext) in c for c in m.calls())  # A built
+    index = ["--index", _authed(server.simple)]
+
+    code, err = m.install("b", "--arch", "9.0", *index)
+    assert code == 0, err
+    assert "found this build (wc" in err and "nothing to compile" in err
+    assert "installed demo-ext" in err and "from wheelcuda's wheel cache" in err
+    assert not any("cuda-toolkit" in c for c in m.calls())  # no compiler fetched on B
+    [call] = [c for c in m.calls() if "pip install" in c]
+    assert call.endswith(".whl") and wheel.name in call
+    assert ps.PASSWORD not in err
+
+    # a second install on B takes its own wheel cache: the index is not asked again
+    code, err = m.install("b", "--arch", "9.0", *index)
+    assert code == 0 and "found this build" not in err and "wheel cache" in err
+
+    # another arch, or a changed source: another key, so B builds (no compiler: it says so)
+    for args in (["--arch", "12.0"], ["--arch", "9.0"]):
+        if args[1] == "9.0":
+            (m.ext / "kernel.cu").write_text("__global__ void k2() {}\n")
+        code, err = m.install("b", *args, "--no-fetch", *index, cache="b2")
+        assert code == 1 and "found this build" not in err
+        assert "missing CUDA 13 wheels" in err, err
+
+
+def test_a_second_publisher_is_not_an_error(tmp_path: Path, server: ps.Server) -> None:
+    m = Machines(tmp_path)
+    _published(m, server)
+    env = {**m.env, "WHEELCUDA_CACHE_DIR": str(tmp_path / "cache-a")}
+    r = run("publish", "--all", "--publish", _authed(server.url), env=env)
+    assert r.returncode == 0, r.stderr
+    assert "already on the index: demo_ext-1.0.0+wc" in r.stderr
+    bad = run("publish", "--all", "--publish", server.url, env=env)  # no credentials
+    assert bad.returncode == 1 and "Traceback" not in bad.stderr
+    assert "could not publish" in bad.stderr
+
+
+def _tampered(wheel: Path, into: Path) -> Path:
+    """The same file name, another key inside."""
+    out = into / wheel.name
+    with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(out, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item)
+            if item.filename.endswith(sharekey.KEY_FILE):
+                key = json.loads(data)
+                key["fields"]["archs"] = "12.0"
+                data = json.dumps(key).encode()
+            dst.writestr(item, data)
+    return out
+
+
+def _simple_page(name: str, filename: str, sha256: str) -> ps.Page:
+    body = f'<a href="/files/{filename}#sha256={sha256}">{filename}</a>'.encode()
+    return ps.Page(body)
+
+
+@pytest.mark.parametrize("case", ["tampered key", "hash mismatch", "cut download",
+                                  "wrong password", "index down"])
+def test_b_never_installs_a_wrong_wheel(case: str, tmp_path: Path, server: ps.Server) -> None:
+    m = Machines(tmp_path)
+    wheel = _published(m, server)
+    body = wheel.read_bytes()
+    sha = hashlib.sha256(body).hexdigest()
+    if case == "tampered key":
+        bad = _tampered(wheel, tmp_path)
+        body, sha = bad.read_bytes(), hashlib.sha256(bad.read_bytes()).hexdigest()
+    routes = {"/simple/demo-ext/": _simple_page("demo-ext", wheel.name,
+                                                "0" * 64 if case == "hash mismatch" else sha),
+              f"/files/{wheel.name}": ps.Page(body, "application/octet-stream",
+                                              cut=100 if case == "cut download" else None)}
+    with ps.pages(routes) as pages:
+        url = {"wrong password": server.simple.replace("http://", "http://team:wrong@"),
+               "index down": f"http://127.0.0.1:{ps.free_port()}/simple/"}.get(
+            case, f"{pages.url}/simple/")
+        code, err = m.install("b", "--arch", "9.0", "--no-fetch", "--index", url)
+    assert code == 1 and "found this build" not in err, err
+    assert "warning: " in err and ("building it instead" in err or "building instead" in err)
+    assert "missing CUDA 13 wheels" in err  # B went on to build
+    assert not any(c.endswith(".whl") for c in m.calls())
+    assert ":wrong@" not in err and ps.PASSWORD not in err  # no credentials shown
+    shutil.rmtree(tmp_path / "cache-b", ignore_errors=True)
+
+
+def test_doctor_says_what_is_configured_and_whether_it_answers(tmp_path: Path,
+                                                               server: ps.Server) -> None:
+    py = fakes.user_env(tmp_path)
+    down = f"http://127.0.0.1:{ps.free_port()}/"
+    env = {"WHEELCUDA_INDEX_URL": _authed(server.simple), "WHEELCUDA_PUBLISH_URL": down}
+    r = run("doctor", "--json", "--python", str(py), "--arch", "9.0", env=env)
+    team = json.loads(r.stdout)["team"]
+    [index] = team["indexes"]
+    assert index["answers"] and index["origin"] == "WHEELCUDA_INDEX_URL"
+    assert ps.PASSWORD not in r.stdout and ":s3cret@" not in r.stdout
+    assert team["publish"]["answers"] is False and "could not connect" in team["publish"]["why"]
+    text = run("doctor", "--python", str(py), "--arch", "9.0", env=env).stdout
+    assert "Team index" in text and "answers" in text and "DOES NOT ANSWER" in text
+    wrong = run("doctor", "--json", "--python", str(py), "--arch", "9.0",
+                env={"WHEELCUDA_INDEX_URL": server.simple.replace("http://", "http://x:y@")})
+    assert json.loads(wrong.stdout)["team"]["indexes"][0]["answers"] is False

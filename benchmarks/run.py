@@ -15,6 +15,10 @@ B8  a compiler ready to build, from each source, empty cache: the CUDA 13 wheels
     this machine's own toolkit linked (`--toolkit local`); and a second fetch of the
     archives, which reads only the manifest (`--b8` runs only these)
 
+B9  a team's index (issue 19): on machine B (its own cache and venv), installing the
+    example extension that machine A built and published to a pypiserver on 127.0.0.1,
+    against B's own build of it (`--b9` runs only these)
+
 Prints one table and writes it to benchmarks/results.md (quoted by the README).
 Needs `make torch-venv wheels-venv`, network for causal-conv1d's sdist (or a uv
 cache holding it), and about 40 minutes on 2 cores (B1's full build is 25 of them).
@@ -280,6 +284,38 @@ def b8_rows(r: dict[str, float]) -> list[tuple[str, str, str, str, str]]:
     ]
 
 
+def b9(torch_venv: Path, env: dict[str, str], work: Path) -> dict[str, float]:
+    """Machine A builds the example and publishes it; B installs it from the index; B
+    then builds it itself (another cache, --no-index): side by side in one run."""
+    sys.path[:0] = [str(REPO), str(REPO / "src")]
+    from tests import pypi_server as ps  # noqa: PLC0415 (the test index, on demand)
+
+    src = work / "torch_ext"
+    shutil.copytree(REPO / "examples/torch_ext", src)
+    out: dict[str, float] = {}
+    with ps.pypiserver(work / "index") as server:
+        auth = f"http://{ps.USER}:{ps.PASSWORD}@"
+        for machine, extra in (("a", ["--publish", server.url.replace("http://", auth)]),
+                               ("b", ["--index", server.simple.replace("http://", auth)]),
+                               ("b_build", ["--no-index"])):
+            venv = overlay_venv(torch_venv, work / f"venv-{machine}")
+            run_env = {**env, "WHEELCUDA_CACHE_DIR": str(work / f"cache-{machine}")}
+            out[f"b9_{machine}"] = sh([WHEELCUDA, "install", "--python", str(venv),
+                                       "--arch", "9.0", *extra, str(src), "--", "--no-deps"],
+                                      run_env)
+    return out
+
+
+def b9_rows(r: dict[str, float]) -> list[tuple[str, str, str, str, str]]:
+    return [
+        ("B9", "machine B: install of the example that machine A built, from a team "
+               "index (pypiserver, 127.0.0.1) vs B's own build of it",
+         f"{r['b9_b']:.1f} s / {r['b9_b_build']:.1f} s",
+         f"{r['b9_b'] / r['b9_b_build']:.3f}", "<= 5 s and <= 0.02"),
+        ("B9", "machine A: build and publish", f"{r['b9_a']:.1f} s", "-", "reported"),
+    ]
+
+
 def render(rows: Sequence[tuple[str, str, str, str, str]], machine: str) -> str:
     lines = [f"Measured {time.strftime('%Y-%m-%d')} on {machine}.", "",
              "| | what | measured | ratio | goal |", "|---|---|---|---|---|"]
@@ -319,6 +355,8 @@ def table(r: dict[str, float], machine: str) -> str:
         rows += b7_rows(r)
     if "b8_wheels" in r:
         rows += b8_rows(r)
+    if "b9_b" in r:
+        rows += b9_rows(r)
     return render(rows, machine)
 
 
@@ -335,6 +373,8 @@ def main() -> int:
                         help="B7 only: uv's route against wheelcuda's (about 10 minutes)")
     parser.add_argument("--b8", action="store_true",
                         help="B8 only: a compiler from each source (about 2 minutes)")
+    parser.add_argument("--b9", action="store_true",
+                        help="B9 only: a team's index against a build (about 5 minutes)")
     args = parser.parse_args()
     env = dict(os.environ)
     if not env.get("SSL_CERT_FILE") and env.get("PIP_CERT"):
@@ -348,6 +388,9 @@ def main() -> int:
         env["WHEELCUDA_CACHE_DIR"] = str(work / "cache")
         if args.b7:
             print(render(b7_rows(b7(env, work)), machine))
+            return 0
+        if args.b9:
+            print(render(b9_rows(b9(args.torch_venv.absolute(), env, work)), machine))
             return 0
         if args.b8:
             print(render(b8_rows(b8(args.torch_venv.absolute(), args.wheels_venv.absolute(),
@@ -363,6 +406,7 @@ def main() -> int:
             results.update(b7(env, work))
             results.update(b8(args.torch_venv.absolute(), args.wheels_venv.absolute(), env,
                               work))
+            results.update(b9(args.torch_venv.absolute(), env, work))
         shutil.rmtree(work / "fresh", ignore_errors=True)
     text = table(results, machine)
     print(text)

@@ -23,6 +23,7 @@ from tests import fakes
 from tests import pypi_server as ps
 from tests.test_cli import run
 from wheelcuda.rules import sharekey
+from wheelcuda.store import wheelfile
 
 FAKE_UV = r'''
 import os, sys, zipfile, hashlib, base64
@@ -207,3 +208,65 @@ def test_doctor_says_what_is_configured_and_whether_it_answers(tmp_path: Path,
     wrong = run("doctor", "--json", "--python", str(py), "--arch", "9.0",
                 env={"WHEELCUDA_INDEX_URL": server.simple.replace("http://", "http://x:y@")})
     assert json.loads(wrong.stdout)["team"]["indexes"][0]["answers"] is False
+
+
+TINY_BACKEND = '''
+import os, sys
+sys.path.insert(0, os.environ["TINY_TESTS"])
+from tests.pypi_server import tiny_wheel
+from pathlib import Path
+
+def get_requires_for_build_wheel(config_settings=None):
+    return []
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    with open(os.environ["TINY_LOG"], "a") as f:
+        f.write("build_wheel\\n")
+    return tiny_wheel(Path(wheel_directory), "demo_ext", "1.0.0").name
+'''
+
+
+def test_the_backend_publishes_and_hands_over(tmp_path: Path, server: ps.Server,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """`pip install ./ext` through wheelcuda.build_meta: on A the wheel built is
+    published; on B (no compiler) get_requires asks for no compiler and build_wheel hands
+    A's wheel over, unbuilt, at the project's own version, its key inside."""
+    from wheelcuda import build_meta  # noqa: PLC0415
+
+    mods = tmp_path / "mods"
+    mods.mkdir()
+    (mods / "tiny_backend.py").write_text(TINY_BACKEND)
+    monkeypatch.syspath_prepend(str(mods))
+    project = tmp_path / "ext"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "demo-ext"\nversion = "1.0.0"\n'
+        '[tool.wheelcuda]\nbuild-backend = "tiny_backend"\n')
+    monkeypatch.chdir(project)
+    log = tmp_path / "backend.log"
+    monkeypatch.setenv("TINY_LOG", str(log))
+    monkeypatch.setenv("TINY_TESTS", str(Path(__file__).resolve().parents[1]))
+    a = fakes.build_needs(fakes.cu13_site(fakes.torch(tmp_path / "a" / "site")))
+    b = fakes.build_needs(fakes.torch(tmp_path / "b" / "site"))
+    settings = {"wheelcuda.arch": "9.0"}
+
+    monkeypatch.setattr(build_meta, "_python", lambda ctx: str(fakes.python(tmp_path / "a", [a])))
+    monkeypatch.setenv("WHEELCUDA_PUBLISH_URL", _authed(server.url))
+    built = build_meta.build_wheel(str(tmp_path / "dist-a"), settings)
+    [published] = list(server.packages.glob("demo_ext-1.0.0+wc*.whl"))
+    assert built == "demo_ext-1.0.0-py3-none-any.whl" and log.read_text() == "build_wheel\n"
+
+    monkeypatch.delenv("WHEELCUDA_PUBLISH_URL")
+    monkeypatch.setenv("WHEELCUDA_INDEX_URL", _authed(server.simple))
+    monkeypatch.setattr(build_meta, "_python", lambda ctx: str(fakes.python(tmp_path / "b", [b])))
+    wanted = build_meta.get_requires_for_build_wheel(settings)
+    assert not any("cuda" in w for w in wanted), wanted
+    got = build_meta.build_wheel(str(tmp_path / "dist-b"), settings)
+    assert got == "demo_ext-1.0.0-py3-none-any.whl"  # the project's own version
+    assert log.read_text() == "build_wheel\n"  # not built again
+    key = wheelfile.read_key(tmp_path / "dist-b" / got)
+    assert key is not None and published.name.split("+")[1].startswith(
+        sharekey.local_label(key["share_id"]))
+    # another arch: B's backend builds (here: asks for the compiler first)
+    wanted = build_meta.get_requires_for_build_wheel({"wheelcuda.arch": "12.0"})
+    assert any(w.startswith("cuda-toolkit[") for w in wanted), wanted

@@ -60,9 +60,11 @@ import re
 import tempfile
 import zipfile
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from . import pipeline, report
+from .backend import team
 from .backend.config import Config, Project, backend_name, load_backend, parse_config, read_project
 from .backend.plan import Plan, _request, compiler_requirements, compiler_set, plan_build
 from .context import Context, patched_environ
@@ -186,6 +188,8 @@ def _requires(kind: str, config_settings: Mapping[str, Any] | None) -> list[str]
     with _reported():  # ours first: their errors come before a 270 MB download
         ctx = Context.current().with_env(PYTHONPATH=None)
         wanted = compiler_requirements(ctx, _python(ctx), config)
+        if kind == "wheel" and _on_team_index(ctx, config):
+            wanted = [w for w in wanted if w == "ninja"]  # no compiler: nothing compiles
     with _placeholder():
         inner = list(_call(backend, f"get_requires_for_build_{kind}", config.inner) or [])
     return [*inner, *(w for w in wanted if w not in inner)]
@@ -210,11 +214,25 @@ def build_sdist(sdist_directory: str, config_settings: Mapping[str, Any] | None 
         return str(backend.build_sdist(sdist_directory, config.inner))
 
 
+def _on_team_index(ctx: Context, config: Config) -> bool:
+    """This build's wheel is on a team's index (issue 19; looked at, not kept)."""
+    with tempfile.TemporaryDirectory(prefix="wheelcuda-look-") as tmp:
+        return team.lookup(ctx, config, _python(ctx), Path(tmp)) is not None
+
+
 def build_wheel(wheel_directory: str, config_settings: Mapping[str, Any] | None = None,
                 metadata_directory: str | None = None) -> str:
     config, backend = _start(config_settings)
+    with _reported():  # the team's wheel of this key, when an index has it (issue 19)
+        ctx = Context.current().with_env(PYTHONPATH=None)
+        found = team.lookup(ctx, config, _python(ctx), Path(wheel_directory))
+    if found is not None:
+        return found.name
     with _build(config, announce=True):
-        return str(backend.build_wheel(wheel_directory, config.inner, metadata_directory))
+        name = str(backend.build_wheel(wheel_directory, config.inner, metadata_directory))
+    with _reported():
+        team.publish(ctx, config, _python(ctx), Path(wheel_directory, name))
+    return name
 
 
 def _prepare_metadata_for_build_wheel(metadata_directory: str,

@@ -63,6 +63,11 @@ def _new_version(version: Version, label: str) -> Version:
     return Version(f"{version.public}+{'.'.join([*kept, label])}")
 
 
+def _without_label(version: Version) -> Version:
+    kept = [s for s in (version.local or "").split(".") if s and not _LABEL_SEGMENT.match(s)]
+    return Version(f"{version.public}+{'.'.join(kept)}" if kept else version.public)
+
+
 def _digest(raw: bytes) -> str:
     return "sha256=" + base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 
@@ -99,15 +104,19 @@ def _renamed(name: str, old_info: str, new_info: str, old_data: str, new_data: s
     return name
 
 
-def labelled(wheel: Path, dest: Path, fields: Mapping[str, Any]) -> Path:
+def labelled(wheel: Path, dest: Path, fields: Mapping[str, Any], *, label: bool = True
+             ) -> Path:
     """Write into ``dest`` a copy of ``wheel`` labelled with the share key of the build
-    key ``fields``, holding that key in its ``.dist-info``; the copy's path."""
+    key ``fields``, holding that key in its ``.dist-info``; the copy's path. Without
+    ``label``, the copy keeps the key but not the label (a wheelcuda segment removed):
+    what a build backend hands over, whose version must be the project's own."""
     try:
         project, version, _build, _tags = parse_wheel_filename(wheel.name)
     except (InvalidWheelFilename, InvalidVersion) as exc:
         raise WheelFileError(f"{wheel.name} is not a wheel's file name ({exc})") from None
     share = sharekey.share_id(fields)
-    new_version = _new_version(version, sharekey.local_label(share))
+    new_version = _new_version(version, sharekey.local_label(share)) if label else \
+        _without_label(version)
     parts = wheel.name[:-len(".whl")].split("-")
     filename = "-".join([parts[0], str(new_version), *parts[2:]]) + ".whl"
     parse_wheel_filename(filename)  # the name stays a wheel's

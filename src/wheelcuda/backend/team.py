@@ -1,0 +1,113 @@
+"""The backend and a team's index (issue 19): before a build, the wheel of this build's
+key from the indexes configured (then the frontend is asked for no compiler, and the
+build hook hands the wheel over unbuilt); after a build, the wheel published. As for
+``install``: an index that cannot serve is a warning and a build, a failed upload a
+warning.
+
+The key is install's, for the project folder being built (its content digest), so a
+wheel published by ``wheelcuda install ./ext`` on one machine serves ``pip install
+./ext`` through the backend on another, and the other way round."""
+
+from __future__ import annotations
+
+import platform
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from .. import pipeline, report
+from ..context import Context
+from ..errors import WheelcudaError
+from ..probe import index as index_probe
+from ..probe import shareconf, source
+from ..probe import torch as torch_probe
+from ..rules import arch as archmod
+from ..rules import buildkey, packages, sharekey
+from ..store import share, wheelfile
+from .config import Config, read_project
+from .plan import _package_variables, _request
+
+__all__ = ["key_fields", "lookup", "publish"]
+
+
+def key_fields(ctx: Context, config: Config, python: str) -> dict[str, Any] | None:
+    """This build's key as it travels (read only: no compiler needed); None when the
+    build cannot be keyed (no torch, no archs: the build hook says why)."""
+    r = pipeline.resolve(ctx, _request(python, config, tree=False))
+    if r.torch is None or r.torch.cuda is None or not r.archs:
+        return None
+    names = [read_project(ctx.cwd).name]
+    archs = () if config.all_archs else r.archs
+    variables = buildkey.build_variables(_package_variables(ctx, names, archs), ctx.environ,
+                                         packages.prefixes(names))
+    fields = buildkey.key_fields(
+        packages=[source.source_id(ctx.cwd)], torch=r.torch.version, torch_cuda=r.torch.cuda,
+        compiler=r.torch.cuda, archs=archmod.to_torch(r.archs), prune=not config.all_archs,
+        python_tag=r.target.tag, cxx11_abi=torch_probe.cxx11_abi(r.torch),
+        variables=variables, machine=platform.machine())
+    return sharekey.share_fields(fields)
+
+
+def lookup(ctx: Context, config: Config, python: str, dest: Path) -> Path | None:
+    """The team's wheel of this build, checked and copied into ``dest``; None when no
+    index has it (or none is configured)."""
+    try:
+        team = shareconf.read(ctx)
+    except WheelcudaError as exc:
+        report.warn(f"warning: {exc.message}; building")
+        return None
+    if not team.indexes:
+        return None
+    wanted = key_fields(ctx, config, python)
+    name = read_project(ctx.cwd).name
+    if wanted is None or not name:
+        return None
+    label = sharekey.local_label(sharekey.share_id(wanted))
+    tag = str(wanted["python"])
+    for url in team.indexes:
+        index = share.credentials(url, ctx.environ)
+        shown = index_probe.shown(url)
+        with tempfile.TemporaryDirectory(prefix="wheelcuda-index-") as tmp:
+            try:
+                found = share.find(index, name, None, label, tag)
+                path = share.download(found, index, Path(tmp)) if found else None
+            except WheelcudaError as exc:
+                report.warn(f"warning: the index {shown} could not serve {name}: "
+                            f"{exc.message}; building it instead")
+                continue
+            if path is None:
+                continue
+            embedded = wheelfile.read_key(path)
+            if embedded is None or not sharekey.matches(embedded, wanted):
+                report.warn(f"warning: {path.name} on {shown} is labelled {label} but the "
+                            "key inside it is not this build's: building instead")
+                continue
+            # the frontend checks the wheel's version against the project's metadata:
+            # handed over without the label, the key still inside
+            out = wheelfile.labelled(path, dest, wanted, label=False)
+            report.note(f"found this build ({label}) on {shown}: handing it over, "
+                        "nothing to compile")
+            return out
+    return None
+
+
+def publish(ctx: Context, config: Config, python: str, wheel: Path) -> None:
+    """Upload ``wheel``, labelled with this build's key, when a publish URL is set."""
+    try:
+        team = shareconf.read(ctx)
+    except WheelcudaError as exc:
+        report.warn(f"warning: {exc.message}; not published")
+        return
+    wanted = key_fields(ctx, config, python) if team.publish else None
+    if not team.publish or wanted is None:
+        return
+    shown = index_probe.shown(team.publish)
+    with tempfile.TemporaryDirectory(prefix="wheelcuda-publish-") as tmp:
+        try:
+            out = wheelfile.labelled(wheel, Path(tmp), wanted)
+            answer = share.upload(share.credentials(team.publish, ctx.environ), out)
+        except WheelcudaError as exc:
+            report.warn(f"warning: could not publish {wheel.name} to {shown}: {exc.message}")
+            return
+    said = "published" if answer == "uploaded" else "already on the index:"
+    report.note(f"{said} {out.name} to {shown}")

@@ -10,7 +10,7 @@ import pytest
 from wheelcuda.context import Context
 from wheelcuda.errors import ConfigError
 from wheelcuda.probe import shareconf
-from wheelcuda.rules import sharing
+from wheelcuda.rules import prebuilt, sharing
 
 A, B, C = "https://a.example/simple/", "https://b.example/simple/", "http://127.0.0.1:1/"
 
@@ -50,3 +50,30 @@ def test_the_files_are_found(tmp_path: Path) -> None:
     s = shareconf.read(ctx)
     assert s.indexes == (A,) and s.index_origin.endswith("proj/pyproject.toml")
     assert s.publish == C and s.publish_origin.endswith("wheelcuda.toml")
+
+
+@pytest.mark.parametrize(("label", "cuda", "torch", "abi"), [
+    ("cu128", "12.8", None, None),
+    ("cu128torch2.8", "12.8", "2.8", None),
+    ("cu.12.8.torch.2.11", "12.8", "2.11", None),
+    ("cu130torch2.14cxx11abiTRUE", "13.0", "2.14", True),
+    ("cu12torch2.8cxx11abiFALSE", None, "2.8", False),  # a major alone does not say 12.8
+    (None, None, None, None),
+])
+def test_prebuilt_labels(label: str | None, cuda: str | None, torch: str | None,
+                         abi: bool | None) -> None:
+    assert prebuilt.parse_label(label) == prebuilt.Label(cuda, torch, abi)
+
+
+def test_prebuilt_candidates() -> None:
+    kw = {"torch": "2.14.1+cu130", "cuda": "13.0", "cxx11_abi": True, "python_tag": "cp311",
+          "machine": "x86_64"}
+    good = "flash_attn-2.8.3+cu130torch2.14-cp311-cp311-linux_x86_64.whl"
+    assert prebuilt.candidate(good, "flash-attn", **kw)  # type: ignore[arg-type]
+    for bad in ("flash_attn-2.8.3+cu128torch2.14-cp311-cp311-linux_x86_64.whl",
+                "flash_attn-2.8.3+cu130torch2.13-cp311-cp311-linux_x86_64.whl",
+                "flash_attn-2.8.3+cu130torch2.14cxx11abiFALSE-cp311-cp311-linux_x86_64.whl",
+                "flash_attn-2.8.3+cu130torch2.14-cp312-cp312-linux_x86_64.whl",
+                "flash_attn-2.8.3+cu130torch2.14-cp311-cp311-linux_aarch64.whl",
+                "flash_attn-2.8.3-cp311-cp311-linux_x86_64.whl", "not a wheel"):
+        assert not prebuilt.candidate(bad, "flash-attn", **kw), bad  # type: ignore[arg-type]

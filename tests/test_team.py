@@ -270,3 +270,51 @@ def test_the_backend_publishes_and_hands_over(tmp_path: Path, server: ps.Server,
     # another arch: B's backend builds (here: asks for the compiler first)
     wanted = build_meta.get_requires_for_build_wheel({"wheelcuda.arch": "12.0"})
     assert any(w.startswith("cuda-toolkit[") for w in wanted), wanted
+
+
+NVCC = Path("/usr/local/cuda-13.0/bin/nvcc")
+
+
+def _fat_wheel(folder: Path, version: str, code: str) -> Path:
+    """A wheel holding a real shared object with SASS for ``code`` (nvcc 13.0)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "k.cu").write_text("__global__ void k(float* x) { x[0] = 1.0f; }\n"
+                                 'extern "C" void go(float* x) { k<<<1, 1>>>(x); }\n')
+    import subprocess  # noqa: PLC0415
+
+    subprocess.run([str(NVCC), "-shared", "-Xcompiler", "-fPIC", "-gencode",
+                    f"arch=compute_{code},code=sm_{code}", "k.cu", "-o", "k.so"],
+                   cwd=folder, check=True, capture_output=True)
+    so = (folder / "k.so").read_bytes()
+    return ps.tiny_wheel(folder / "out", "demo_ext", version, "cp311-cp311-linux_x86_64",
+                         extra={"demo_ext/_C.cpython-311-x86_64-linux-gnu.so": so})
+
+
+@pytest.mark.skipif(not NVCC.is_file(), reason="no CUDA 13.0 toolkit at /usr/local/cuda-13.0")
+def test_prebuilt_wheels_are_judged_by_their_own_elf(tmp_path: Path) -> None:
+    """--prebuilt: of an index's fat wheels, the one whose label names torch 2.14 and CUDA
+    13.0 and whose .so holds SASS for sm_90 is taken; the newer one with sm_80 only is
+    downloaded, looked at and refused; one for CUDA 12.8 is never downloaded. Without
+    --prebuilt the index is not asked."""
+    m = Machines(tmp_path)
+    sm80 = _fat_wheel(tmp_path / "w1", "1.0.0+cu130torch2.14", "80")
+    sm90 = _fat_wheel(tmp_path / "w2", "0.9.0+cu130torch2.14", "90")
+    other = ps.tiny_wheel(tmp_path / "w3", "demo_ext", "1.1.0+cu128torch2.14",
+                          "cp311-cp311-linux_x86_64")
+    routes = {f"/files/{w.name}": ps.Page(w.read_bytes(), "application/octet-stream")
+              for w in (sm80, sm90, other)}
+    links = "".join(f'<a href="/files/{w.name}#sha256={ps.sha256(w)}">{w.name}</a>'
+                    for w in (sm80, sm90, other))
+    routes["/simple/demo-ext/"] = ps.Page(links.encode())
+    with ps.pages(routes) as pages:
+        code, err = m.install("b", "--arch", "9.0", "--no-fetch")
+        assert code == 1 and pages.seen == []  # off unless named
+        code, err = m.install("b", "--arch", "9.0", "--no-fetch",
+                              "--prebuilt", f"{pages.url}/simple/")
+        asked = [path for path, _ in pages.seen]
+    assert code == 0, err
+    assert f"not taking {sm80.name}" in err and "it holds SASS for sm_80" in err
+    assert f"took the prebuilt {sm90.name}" in err and "SASS for sm_90" in err
+    assert f"/files/{other.name}" not in asked
+    [call] = [c for c in m.calls() if "pip install" in c]
+    assert call.endswith(sm90.name)

@@ -338,6 +338,7 @@ def _without_a_build(ctx: Context, given: Given, req: pipeline.Request, extra: S
     first = prepare(ctx, given, look, extra, explain=True)
     if first.kept:
         return first
-    if install_share.from_indexes(ctx, first, team):
+    if install_share.from_indexes(ctx, first, team) or \
+            install_share.from_prebuilt(ctx, first, team):
         return prepare(ctx, given, look, extra, explain=True, resolved=first.resolved)
     return None

@@ -6,23 +6,27 @@ warning, and the build goes on."""
 from __future__ import annotations
 
 import argparse
+import platform
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .. import report
+from packaging.utils import parse_wheel_filename
+
+from .. import pipeline, report
 from ..context import Context
 from ..errors import WheelcudaError
+from ..probe import fatbin, shareconf
 from ..probe import index as index_probe
-from ..probe import shareconf
-from ..rules import sharekey
+from ..probe import torch as torch_probe
+from ..rules import prebuilt, sharekey
 from ..rules.sharing import INDEX_VAR, PUBLISH_VAR, Sharing
 from ..store import share, wheelfile, wheels
 from .install_plan import Prepared
 
-__all__ = ["add_arguments", "from_indexes", "publish_wheels", "release_of", "settings",
-           "wanted_fields"]
+__all__ = ["add_arguments", "from_indexes", "from_prebuilt", "publish_wheels", "release_of",
+           "settings", "wanted_fields"]
 
 
 def add_arguments(p: argparse.ArgumentParser, *, lookup: bool = True) -> None:
@@ -34,6 +38,12 @@ def add_arguments(p: argparse.ArgumentParser, *, lookup: bool = True) -> None:
                             "[tool.wheelcuda] index)")
         p.add_argument("--no-index", action="store_true",
                        help="look in no team index, whatever the settings say")
+    if lookup:
+        p.add_argument("--prebuilt", action="append", default=[], metavar="URL",
+                       help="also consult this public index of prebuilt wheels (after the "
+                            "team's): a wheel there is taken when its label names torch's "
+                            "and CUDA's major.minor and its own ELF holds SASS for every "
+                            "arch asked for; off unless given (also WHEELCUDA_PREBUILT_URL)")
     p.add_argument("--publish", metavar="URL",
                    help="upload each wheel built to this index (its upload URL, or its "
                         f"/simple/ URL; also {PUBLISH_VAR}, [tool.wheelcuda] publish)")
@@ -41,7 +51,8 @@ def add_arguments(p: argparse.ArgumentParser, *, lookup: bool = True) -> None:
 
 def settings(ctx: Context, args: argparse.Namespace) -> Sharing:
     return shareconf.read(ctx, tuple(getattr(args, "index", ()) or ()),
-                          getattr(args, "publish", None), getattr(args, "no_index", False))
+                          getattr(args, "publish", None), getattr(args, "no_index", False),
+                          tuple(getattr(args, "prebuilt", ()) or ()))
 
 
 def wanted_fields(fields: Mapping[str, Any], release: str | None) -> dict[str, Any]:
@@ -74,6 +85,59 @@ def from_indexes(ctx: Context, p: Prepared, s: Sharing) -> str | None:
                 report.note(f"found this build ({label}) on {index_probe.shown(url)}: "
                             "installing it, nothing to compile")
                 return url
+    return None
+
+
+def from_prebuilt(ctx: Context, p: Prepared, s: Sharing) -> str | None:
+    """A fat prebuilt wheel for each package from the public indexes named (issue 19,
+    item 4), kept in the wheel cache: the index it came from, or None. Judged by its
+    label (torch's and CUDA's major.minor, the ABI, the Python and platform tags), then
+    by the SASS its own shared objects hold: every arch asked for, or it is not taken."""
+    r = p.resolved
+    if not s.prebuilt or p.kept or not p.given.cacheable or not all(p.names) \
+            or r.torch is None or r.torch.cuda is None or not r.archs:
+        return None
+    wanted = {a.major * 10 + a.minor for a in r.archs}
+    for url in s.prebuilt:
+        index = share.credentials(url, ctx.environ)
+        with tempfile.TemporaryDirectory(prefix="wheelcuda-prebuilt-") as tmp:
+            got = [path for name in p.names if name
+                   if (path := _prebuilt_one(index, name, r, wanted, Path(tmp)))]
+            if len(got) == len(p.names):
+                wheels.adopt(r.layout, p.key, p.fields, got, index_probe.shown(url))
+                report.note(f"took the prebuilt {', '.join(g.name for g in got)} from "
+                            f"{index_probe.shown(url)}: it holds SASS for "
+                            f"{', '.join(f'sm_{n}' for n in sorted(wanted))}")
+                return url
+    return None
+
+
+def _prebuilt_one(index: share.Index, name: str, r: pipeline.Resolved, wanted: set[int],
+                  tmp: Path) -> Path | None:
+    shown = index_probe.shown(index.url)
+    torch = r.torch
+    assert torch is not None and torch.cuda is not None  # from_prebuilt checked
+    try:
+        listed = index_probe.files(index.url, name)
+    except WheelcudaError as exc:
+        report.warn(f"warning: the prebuilt index {shown} could not be read: {exc.message}")
+        return None
+    found = [f for f in listed if prebuilt.candidate(
+        f.filename, name, torch=torch.version, cuda=torch.cuda,
+        cxx11_abi=torch_probe.cxx11_abi(torch), python_tag=r.target.tag,
+        machine=platform.machine())]
+    for f in sorted(found, key=lambda f: parse_wheel_filename(f.filename)[1], reverse=True):
+        try:
+            path = share.download(f, index, tmp)
+        except WheelcudaError as exc:
+            report.warn(f"warning: {f.filename} from {shown}: {exc.message}")
+            continue
+        code = fatbin.of_wheel(path)
+        if wanted <= code.sass:
+            return path
+        held = ", ".join(f"sm_{n}" for n in sorted(code.sass)) or "none"
+        report.note(f"not taking {f.filename} from {shown}: it holds SASS for {held}")
+        path.unlink()
     return None
 
 

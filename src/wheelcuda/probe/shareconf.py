@@ -50,6 +50,7 @@ def files(ctx: Context) -> list[tuple[str, Mapping[str, Any] | None]]:
 
 
 def read(ctx: Context, indexes: tuple[str, ...] = (), publish: str | None = None,
-         no_index: bool = False) -> sharing.Sharing:
+         no_index: bool = False, prebuilt: tuple[str, ...] = ()) -> sharing.Sharing:
     """The settings for this run (raises :class:`~wheelcuda.errors.ConfigError`)."""
-    return sharing.choose(indexes, publish, no_index, ctx.environ, files(ctx))
+    return sharing.choose(indexes, publish, no_index, ctx.environ, files(ctx),
+                          cli_prebuilt=prebuilt)

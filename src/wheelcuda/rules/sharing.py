@@ -15,10 +15,13 @@ from typing import Any
 
 from ..errors import ConfigError
 
-__all__ = ["INDEX_VAR", "PUBLISH_VAR", "Sharing", "choose", "from_table"]
+__all__ = ["INDEX_VAR", "PREBUILT_VAR", "PUBLISH_VAR", "Sharing", "choose", "from_table"]
 
 INDEX_VAR = "WHEELCUDA_INDEX_URL"
 PUBLISH_VAR = "WHEELCUDA_PUBLISH_URL"
+#: An index of fat prebuilt wheels (Astral's GPU index and the like): off unless named,
+#: nothing is downloaded from a third party without consent.
+PREBUILT_VAR = "WHEELCUDA_PREBUILT_URL"
 
 
 @dataclass(frozen=True)
@@ -30,6 +33,8 @@ class Sharing:
     publish: str | None = None
     index_origin: str = ""
     publish_origin: str = ""
+    #: public indexes of prebuilt wheels, consulted after the team's (``--prebuilt``)
+    prebuilt: tuple[str, ...] = ()
 
 
 def from_table(table: Mapping[str, Any] | None, where: str
@@ -54,7 +59,8 @@ def from_table(table: Mapping[str, Any] | None, where: str
 
 def choose(cli_indexes: Sequence[str], cli_publish: str | None, no_index: bool,
            environ: Mapping[str, str],
-           files: Sequence[tuple[str, Mapping[str, Any] | None]]) -> Sharing:
+           files: Sequence[tuple[str, Mapping[str, Any] | None]], *,
+           cli_prebuilt: Sequence[str] = ()) -> Sharing:
     """The settings (pure): ``files`` are ``(where, [tool.wheelcuda] table)``, the
     project's first, then the user's."""
     indexes: tuple[str, ...] | None = tuple(cli_indexes) if cli_indexes else None
@@ -70,10 +76,15 @@ def choose(cli_indexes: Sequence[str], cli_publish: str | None, no_index: bool,
             indexes, index_origin = index, where
         if publish is None and url is not None:
             publish, publish_origin = url, where
+    prebuilt = tuple(cli_prebuilt) or tuple(environ.get(PREBUILT_VAR, "").split())
+    for _where, table in files:
+        listed = (table or {}).get("prebuilt")
+        if not prebuilt and listed:
+            prebuilt = (listed,) if isinstance(listed, str) else tuple(map(str, listed))
     if no_index:
-        indexes, index_origin = (), "--no-index"
-    for url in [*(indexes or ()), *([publish] if publish else [])]:
+        indexes, index_origin, prebuilt = (), "--no-index", ()
+    for url in [*(indexes or ()), *([publish] if publish else []), *prebuilt]:
         if not url.startswith(("http://", "https://", "file://")):
             raise ConfigError(f"{url!r} is not an index URL (http://, https:// or file://)",
                               "--index https://pypi.example.com/simple/")
-    return Sharing(indexes or (), publish, index_origin, publish_origin)
+    return Sharing(indexes or (), publish, index_origin, publish_origin, prebuilt)

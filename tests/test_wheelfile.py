@@ -13,22 +13,15 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
-from typing import Any
 
 import pytest
 from packaging.utils import parse_wheel_filename
 from packaging.version import Version
 
 from tests.pypi_server import tiny_wheel
+from tests.test_share import FIELDS, LABEL
 from wheelcuda.rules import sharekey
 from wheelcuda.store import wheelfile
-
-FIELDS: dict[str, Any] = {
-    "packages": ["sha256:abc"], "torch": "2.9.1+cu128", "torch_cuda": "12.8",
-    "compiler": "12.8.93", "archs": "9.0", "prune": True, "python": "cp311",
-    "cxx11_abi": True, "variables": {}, "installer_args": [], "machine": "x86_64",
-    "host_compiler": "gcc 12.2.0"}
-LABEL = sharekey.local_label(sharekey.share_id(FIELDS))
 
 
 def check_record(wheel: Path) -> list[str]:

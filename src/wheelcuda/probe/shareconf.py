@@ -11,7 +11,7 @@ from typing import Any
 
 from ..context import Context
 from ..rules import sharing
-from .source import toml_file
+from .source import find_up, toml_file
 
 __all__ = ["files", "read", "user_file"]
 
@@ -21,22 +21,10 @@ def user_file(environ: Mapping[str, str]) -> str:
     return os.path.join(os.path.expanduser(base), "wheelcuda", "wheelcuda.toml")
 
 
-def _project(cwd: str) -> str | None:
-    folder = os.path.abspath(cwd)
-    while True:
-        path = os.path.join(folder, "pyproject.toml")
-        if os.path.isfile(path):
-            return path
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        folder = parent
-
-
 def files(ctx: Context) -> list[tuple[str, Mapping[str, Any] | None]]:
     """``(where, [tool.wheelcuda])`` of the project's file, then the user's."""
     out: list[tuple[str, Mapping[str, Any] | None]] = []
-    project = _project(ctx.cwd)
+    project = find_up(ctx.cwd, "pyproject.toml")
     if project:
         tool = (toml_file(project) or {}).get("tool", {})
         out.append((project, tool.get("wheelcuda") if isinstance(tool, dict) else None))

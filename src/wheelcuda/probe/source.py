@@ -22,8 +22,16 @@ from tomlkit.exceptions import TOMLKitError
 from ..errors import WheelcudaError
 from ..rules import staticmeta
 
-__all__ = ["Project", "distribution_name", "file_sha256", "missing_sources", "source_id",
-           "static_project", "toml_file"]
+__all__ = [
+    "Project",
+    "distribution_name",
+    "file_sha256",
+    "find_up",
+    "missing_sources",
+    "source_id",
+    "static_project",
+    "toml_file",
+]
 
 def distribution_name(spec: str) -> str | None:
     """The canonical name behind a requirement, an sdist file, or a project folder."""
@@ -70,6 +78,20 @@ class Project:
 
     def depends_on(self, name: str) -> bool:
         return staticmeta.requires(self.dependencies, name)
+
+
+def find_up(cwd: str, name: str) -> str | None:
+    """``name`` in ``cwd`` or the nearest folder above that holds it (as uv finds its
+    project and its lock)."""
+    folder = os.path.abspath(cwd)
+    while True:
+        candidate = os.path.join(folder, name)
+        if os.path.isfile(candidate):
+            return candidate
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return None
+        folder = parent
 
 
 def toml_file(path: str) -> dict[str, Any] | None:

@@ -8,7 +8,6 @@ a torch from PyTorch's own index carries it in its local version (``2.9.1+cu128`
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -19,6 +18,7 @@ from tomlkit.exceptions import ParseError
 from ..data import catalog
 from ..errors import ConfigError
 from ..values import Torch
+from .source import find_up
 
 __all__ = ["LOCK", "find_lock", "parse_lock", "read_lock", "torch_from_lock", "torch_of_cuda",
            "torch_registry"]
@@ -28,15 +28,7 @@ LOCK = "uv.lock"
 
 def find_lock(cwd: str) -> str | None:
     """The uv.lock of the project ``cwd`` is in (this folder or a parent)."""
-    folder = os.path.abspath(cwd)
-    while True:
-        candidate = os.path.join(folder, LOCK)
-        if os.path.isfile(candidate):
-            return candidate
-        parent = os.path.dirname(folder)
-        if parent == folder:
-            return None
-        folder = parent
+    return find_up(cwd, LOCK)
 
 
 def torch_of_cuda(cuda: str) -> Torch:

@@ -47,6 +47,22 @@ def write_text(path: Path, text: str, mode: int = 0o600) -> None:
         raise
 
 
+@contextlib.contextmanager
+def replacing(dest: Path, name: str) -> Iterator[Path]:
+    """A temporary file beside ``dest/name`` for the block to fill: renamed into place
+    when the block ends, removed when it raises (readers never see half a file)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=dest, prefix=f".tmp-{name}-")
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, dest / name)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def new_folder(parent: Path, name: str, kind: str) -> Path:
     """An empty folder beside ``parent/name`` to build it in (``.<kind>-<name>-XXXX``)."""
     return Path(tempfile.mkdtemp(dir=parent, prefix=f".{kind}-{name}-"))

@@ -14,7 +14,6 @@ import contextlib
 import hashlib
 import http.client
 import os
-import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -30,7 +29,7 @@ from ..errors import WheelcudaError
 from ..probe import index as index_probe
 from ..probe.credentials import PASSWORD_VAR, USERNAME_VAR, Index, credentials
 from ..probe.index import IndexFile, shown
-from . import transfer, wheelfile
+from . import fs, transfer, wheelfile
 
 __all__ = [
     "PASSWORD_VAR",
@@ -177,11 +176,8 @@ def download(f: IndexFile, index: Index, dest: Path) -> Path:
         raise ShareError(f"{index.url} gives no sha256 for {f.filename}: wheelcuda takes no "
                          "wheel it cannot check",
                          "serve sha256 hashes (PEP 503 #sha256=, PEP 691 hashes)")
-    dest.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest, prefix=f".tmp-{name}-")
-    os.close(fd)
-    try:
-        digest, size, announced = _fill(f, index, Path(tmp))
+    with fs.replacing(dest, name) as tmp:
+        digest, size, announced = _fill(f, index, tmp)
         if announced is not None and size != announced:
             raise ShareError(f"the download of {shown(f.url)} stopped at {size} of "
                              f"{announced} bytes", "run again; check the index's server")
@@ -189,11 +185,6 @@ def download(f: IndexFile, index: Index, dest: Path) -> Path:
             raise ShareError(f"{f.filename} from {index.url} does not match the index's "
                              f"sha256: expected {f.sha256}, got {digest} (not kept)",
                              "tell whoever runs the index: the file or its listing changed")
-        os.replace(tmp, dest / name)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
     return dest / name
 
 
@@ -315,6 +306,28 @@ def upload(index: Index, wheel: Path) -> str:
                          ) from None
     except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
         reason = getattr(exc, "reason", None) or exc
+        status = _refuses(url, headers) \
+            if isinstance(reason, (BrokenPipeError, ConnectionResetError)) else None
+        if status in (401, 403):
+            # the server answered before it read the wheel, and closed: it refused us
+            who = f"as {index.username}" if index.username else "without credentials"
+            raise ShareError(f"{url} refused {wheel.name}: HTTP {status} {who}",
+                             _AUTH_FIX) from None
         raise ShareError(f"could not upload {wheel.name} to {url}: could not connect "
                          f"({reason})", "check that the index is up and its URL") from None
     return "uploaded"
+
+
+def _refuses(url: str, headers: dict[str, str]) -> int | None:
+    """The status an empty upload gets with the same credentials (a server that refuses
+    them closes the connection while a wheel is still being sent)."""
+    probe = urllib.request.Request(  # noqa: S310 (http(s): checked by the caller)
+        url, data=b"", headers={**headers, "Content-Length": "0"}, method="POST")
+    try:
+        with _UPLOADER.open(probe, timeout=_TIMEOUT):
+            return None
+    except urllib.error.HTTPError as exc:
+        exc.close()
+        return exc.code
+    except (urllib.error.URLError, OSError, http.client.HTTPException):
+        return None

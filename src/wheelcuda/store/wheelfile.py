@@ -13,15 +13,12 @@ and renamed into place.
 from __future__ import annotations
 
 import base64
-import contextlib
 import csv
 import email.parser
 import hashlib
 import io
 import json
-import os
 import re
-import tempfile
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -32,6 +29,7 @@ from packaging.version import InvalidVersion, Version
 
 from ..errors import CacheError, WheelcudaError
 from ..rules import sharekey
+from . import fs
 
 __all__ = ["WheelFileError", "labelled", "metadata", "read_key"]
 
@@ -122,16 +120,8 @@ def labelled(wheel: Path, dest: Path, fields: Mapping[str, Any], *, label: bool 
     parse_wheel_filename(filename)  # the name stays a wheel's
     key = json.dumps({"share_id": share, "fields": sharekey.share_fields(fields)},
                      indent=1, sort_keys=True).encode()
-    dest.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=dest, prefix=f".tmp-{filename}-")
-    os.close(fd)
-    try:
-        _write(wheel, Path(tmp), project, str(new_version), key)
-        os.replace(tmp, dest / filename)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    with fs.replacing(dest, filename) as tmp:
+        _write(wheel, tmp, project, str(new_version), key)
     return dest / filename
 
 

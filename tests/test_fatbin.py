@@ -59,3 +59,17 @@ def test_what_cannot_be_read_holds_nothing(tmp_path: Path) -> None:
     assert fatbin.of_wheel(bad) == fatbin.DeviceCode()
     with open(sys.executable, "rb") as f:  # an ELF without device code
         assert fatbin.of_elf(f.read()) == fatbin.DeviceCode()
+
+
+@pytest.mark.skipif(not NVCC.is_file(), reason="no CUDA 13.0 toolkit at /usr/local/cuda-13.0")
+def test_each_shared_object_must_hold_the_arch(tmp_path: Path) -> None:
+    """Two .so in one wheel, sm_80 and sm_90: sm_90 is not there for certain."""
+    (tmp_path / "k.cu").write_text(KERNEL)
+    wheel = tmp_path / "x-1.0-cp311-cp311-linux_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w") as z:
+        for code in ("80", "90"):
+            subprocess.run([str(NVCC), "-shared", "-Xcompiler", "-fPIC", "-gencode",
+                            f"arch=compute_{code},code=sm_{code}", "k.cu", "-o", f"{code}.so"],
+                           cwd=tmp_path, check=True, capture_output=True)
+            z.write(tmp_path / f"{code}.so", f"x/_{code}.so")
+    assert fatbin.of_wheel(wheel).sass == set()

@@ -10,7 +10,7 @@ import pytest
 from wheelcuda.context import Context
 from wheelcuda.errors import ConfigError
 from wheelcuda.probe import shareconf
-from wheelcuda.rules import prebuilt, sharing
+from wheelcuda.rules import prebuilt, sharekey, sharing
 
 A, B, C = "https://a.example/simple/", "https://b.example/simple/", "http://127.0.0.1:1/"
 
@@ -31,6 +31,9 @@ def test_first_place_that_says_wins() -> None:
     ({"index": 3}, "index must be a URL or a list of URLs"),
     ({"publish": ["x"]}, "publish must be a URL"),
     ({"index": ["ftp://x"]}, "is not an index URL"),
+    ({"index": ["file:///srv/wheels"]}, "is not an index URL"),  # lists no sha256
+    ({"publish": "http://team:s3cret@host:99999/"}, "is not an index URL"),
+    ({"prebuilt": 7}, "prebuilt must be a URL"),
 ])
 def test_bad_settings_say_the_fix(table: dict[str, object], said: str) -> None:
     with pytest.raises(ConfigError, match=said) as info:
@@ -77,3 +80,26 @@ def test_prebuilt_candidates() -> None:
                 "flash_attn-2.8.3+cu130torch2.14-cp311-cp311-linux_aarch64.whl",
                 "flash_attn-2.8.3-cp311-cp311-linux_x86_64.whl", "not a wheel"):
         assert not prebuilt.candidate(bad, "flash-attn", **kw), bad  # type: ignore[arg-type]
+
+
+def test_no_secret_in_a_message() -> None:
+    with pytest.raises(ConfigError) as info:
+        sharing.choose([], "team:s3cret@host/simple", False, {}, [])
+    assert "s3cret" not in str(info.value)
+
+
+def test_the_travelling_key_leaves_out_secrets_and_gpu_only_settings() -> None:
+    base = {"packages": ["dir:1"], "torch": "2.14.1+cu130", "torch_cuda": "13.0",
+            "compiler": "13.0.88", "archs": "9.0", "prune": True, "python": "cp311",
+            "cxx11_abi": True, "machine": "x86_64", "host_compiler": "gcc 12.2.0",
+            "variables": {"TORCH_SCATTER_CUDA_ARCH": "90"}, "installer_args": []}
+    no_gpu = {**base, "variables": {**base["variables"], "FORCE_CUDA": "1"},
+              "installer_args": ["--index-url=https://user:tok@h.example/simple"]}
+    shared = sharekey.share_fields(no_gpu)
+    assert "tok" not in str(shared) and shared["installer_args"] == [
+        "--index-url=https://h.example/simple"]
+    assert "FORCE_CUDA" not in shared["variables"]
+    gpu = {**base, "installer_args": ["--index-url=https://h.example/simple"]}
+    assert sharekey.share_id(no_gpu) == sharekey.share_id(gpu)
+    assert sharekey.share_id({**gpu, "host_compiler": "gcc 13.1.0"}) == sharekey.share_id(gpu)
+    assert sharekey.share_id({**gpu, "archs": "12.0"}) != sharekey.share_id(gpu)

@@ -121,6 +121,12 @@ def test_b_installs_what_a_built_and_builds_what_differs(tmp_path: Path,
     assert call.endswith(".whl") and wheel.name in call
     assert ps.PASSWORD not in err
 
+    # what B took from the index is not published again from B (it is A's build)
+    env_b = {**m.env, "WHEELCUDA_CACHE_DIR": str(tmp_path / "cache-b")}
+    again = run("publish", "--all", "--publish", _authed(server.url), env=env_b)
+    assert "its wheels came from an index" in again.stderr
+    assert len(list(server.packages.glob("*.whl"))) == 1
+
     # a second install on B takes its own wheel cache: the index is not asked again
     code, err = m.install("b", "--arch", "9.0", *index)
     assert code == 0 and "found this build" not in err and "wheel cache" in err
@@ -141,6 +147,7 @@ def test_a_second_publisher_is_not_an_error(tmp_path: Path, server: ps.Server) -
     r = run("publish", "--all", "--publish", _authed(server.url), env=env)
     assert r.returncode == 0, r.stderr
     assert "already on the index: demo_ext-1.0.0+wc" in r.stderr
+    assert ps.PASSWORD not in r.stderr  # the URL is shown without its credentials
     bad = run("publish", "--all", "--publish", server.url, env=env)  # no credentials
     assert bad.returncode == 1 and "Traceback" not in bad.stderr
     assert "could not publish" in bad.stderr
@@ -306,6 +313,7 @@ def test_prebuilt_wheels_are_judged_by_their_own_elf(tmp_path: Path) -> None:
     links = "".join(f'<a href="/files/{w.name}#sha256={ps.sha256(w)}">{w.name}</a>'
                     for w in (sm80, sm90, other))
     routes["/simple/demo-ext/"] = ps.Page(links.encode())
+    m.env["WHEELCUDA_INDEX_USERNAME"], m.env["WHEELCUDA_INDEX_PASSWORD"] = "team", "s3cret"
     with ps.pages(routes) as pages:
         code, err = m.install("b", "--arch", "9.0", "--no-fetch")
         assert code == 1 and pages.seen == []  # off unless named
@@ -316,5 +324,23 @@ def test_prebuilt_wheels_are_judged_by_their_own_elf(tmp_path: Path) -> None:
     assert f"not taking {sm80.name}" in err and "it holds SASS for sm_80" in err
     assert f"took the prebuilt {sm90.name}" in err and "SASS for sm_90" in err
     assert f"/files/{other.name}" not in asked
+    assert all(auth is None for _, auth in pages.seen)  # the team's password stays home
     [call] = [c for c in m.calls() if "pip install" in c]
     assert call.endswith(sm90.name)
+
+
+def test_a_bare_name_is_neither_looked_up_nor_published(tmp_path: Path,
+                                                        server: ps.Server) -> None:
+    """`install demo-ext` is whatever the index has today: its key names no source, so
+    it is not taken from a team's index, nor published there."""
+    m = Machines(tmp_path)
+    env = {**m.env, "WHEELCUDA_CACHE_DIR": str(tmp_path / "cache-bare")}
+    r = run("install", "--python", str(m.a), "--arch", "9.0", "--publish",
+            _authed(server.url), "demo-ext", env=env)
+    assert r.returncode == 0, r.stderr
+    assert "published" not in r.stderr and not list(server.packages.glob("*.whl"))
+    _published(m, server)  # the folder's build is on the index now
+    r = run("install", "--python", str(m.b), "--arch", "9.0", "--no-fetch", "--index",
+            _authed(server.simple), "demo-ext", env=env | {
+                "WHEELCUDA_CACHE_DIR": str(tmp_path / "cache-bare-b")})
+    assert "found this build" not in r.stderr and r.returncode == 1

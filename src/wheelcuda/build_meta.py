@@ -226,12 +226,13 @@ def build_wheel(wheel_directory: str, config_settings: Mapping[str, Any] | None 
     with _reported():  # the team's wheel of this key, when an index has it (issue 19)
         ctx = Context.current().with_env(PYTHONPATH=None)
         found = team.lookup(ctx, config, _python(ctx), Path(wheel_directory))
+        key = None if found else team.publishing(ctx, config, _python(ctx))
     if found is not None:
         return found.name
     with _build(config, announce=True):
         name = str(backend.build_wheel(wheel_directory, config.inner, metadata_directory))
     with _reported():
-        team.publish(ctx, config, _python(ctx), Path(wheel_directory, name))
+        team.publish(ctx, Path(wheel_directory, name), key)
     return name
 
 

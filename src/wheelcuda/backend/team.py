@@ -15,37 +15,52 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from packaging.utils import canonicalize_name
+
 from .. import pipeline, report
 from ..context import Context
+from ..data import catalog
 from ..errors import WheelcudaError
 from ..probe import index as index_probe
 from ..probe import shareconf, source
 from ..probe import torch as torch_probe
 from ..rules import arch as archmod
-from ..rules import buildkey, packages, sharekey
+from ..rules import buildkey, checks, packages, sharekey
 from ..store import share, wheelfile
 from .config import Config, read_project
 from .plan import _package_variables, _request
 
-__all__ = ["key_fields", "lookup", "publish"]
+__all__ = ["key_fields", "lookup", "publish", "publishing"]
 
 
 def key_fields(ctx: Context, config: Config, python: str) -> dict[str, Any] | None:
     """This build's key as it travels (read only: no compiler needed); None when the
     build cannot be keyed (no torch, no archs: the build hook says why)."""
     r = pipeline.resolve(ctx, _request(python, config, tree=False))
-    if r.torch is None or r.torch.cuda is None or not r.archs:
+    name = _name(ctx)
+    if r.torch is None or r.torch.cuda is None or not r.archs or name is None:
         return None
-    names = [read_project(ctx.cwd).name]
+    names = [name]
+    # the compiler's release when there is one (as install keys it), else torch's CUDA,
+    # which is what would be fetched (machine B may have no compiler)
+    release = checks.compiler_release(r.toolkit.inventory, r.toolkit.major) \
+        if r.toolkit.inventory.get(catalog.NVCC.name, r.toolkit.major) else None
     archs = () if config.all_archs else r.archs
     variables = buildkey.build_variables(_package_variables(ctx, names, archs), ctx.environ,
                                          packages.prefixes(names))
     fields = buildkey.key_fields(
         packages=[source.source_id(ctx.cwd)], torch=r.torch.version, torch_cuda=r.torch.cuda,
-        compiler=r.torch.cuda, archs=archmod.to_torch(r.archs), prune=not config.all_archs,
+        compiler=release or r.torch.cuda, archs=archmod.to_torch(r.archs),
+        prune=not config.all_archs,
         python_tag=r.target.tag, cxx11_abi=torch_probe.cxx11_abi(r.torch),
         variables=variables, machine=platform.machine())
     return sharekey.share_fields(fields)
+
+
+def _name(ctx: Context) -> str | None:
+    """The project's name, canonical (pyproject's [project], else what setup.py says)."""
+    name = read_project(ctx.cwd).name or source.distribution_name(ctx.cwd)
+    return str(canonicalize_name(name)) if name else None
 
 
 def lookup(ctx: Context, config: Config, python: str, dest: Path) -> Path | None:
@@ -59,7 +74,7 @@ def lookup(ctx: Context, config: Config, python: str, dest: Path) -> Path | None
     if not team.indexes:
         return None
     wanted = key_fields(ctx, config, python)
-    name = read_project(ctx.cwd).name
+    name = _name(ctx)
     if wanted is None or not name:
         return None
     label = sharekey.local_label(sharekey.share_id(wanted))
@@ -91,14 +106,24 @@ def lookup(ctx: Context, config: Config, python: str, dest: Path) -> Path | None
     return None
 
 
-def publish(ctx: Context, config: Config, python: str, wheel: Path) -> None:
-    """Upload ``wheel``, labelled with this build's key, when a publish URL is set."""
+def publishing(ctx: Context, config: Config, python: str) -> dict[str, Any] | None:
+    """This build's key when a publish URL is set (None: nothing to publish)."""
+    try:
+        team = shareconf.read(ctx)
+    except WheelcudaError:
+        return None  # said when publish reads them
+    return key_fields(ctx, config, python) if team.publish else None
+
+
+def publish(ctx: Context, wheel: Path, wanted: dict[str, Any] | None) -> None:
+    """Upload ``wheel``, labelled with this build's key ``wanted`` (taken before the build:
+    a build that writes into the project must not change it), when a publish URL is
+    set."""
     try:
         team = shareconf.read(ctx)
     except WheelcudaError as exc:
         report.warn(f"warning: {exc.message}; not published")
         return
-    wanted = key_fields(ctx, config, python) if team.publish else None
     if not team.publish or wanted is None:
         return
     shown = index_probe.shown(team.publish)

@@ -319,7 +319,7 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
              f"(from {r.arch_source}): {shlex.join(prepared.argv)}")
     code, summary = execute(ctx, prepared)
     note(summary)
-    if code == 0 and team.publish and not prepared.kept and prepared.given.cacheable:
+    if code == 0 and team.publish and install_share.shareable(prepared):
         built = wheels.cached_wheels(r.layout, prepared.key, [n for n in prepared.names if n])
         install_share.publish_wheels(ctx, team.publish, [Path(w) for w in built or ()],
                                      fields=prepared.fields,
@@ -329,16 +329,18 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
 
 def _without_a_build(ctx: Context, given: Given, req: pipeline.Request, extra: Sequence[str],
                      team: Sharing) -> Prepared | None:
-    """The install, when this key's wheels are in the wheel cache or on a team's index:
-    planned without fetching a compiler (none is needed to install a wheel; issue 19:
-    machine B has none); None when a build is needed."""
-    if not given.cacheable:
-        return None
+    """With a team's or a prebuilt index configured: the install, when this key's wheels
+    are in the wheel cache or on an index, planned without fetching a compiler (none is
+    needed to install a wheel; issue 19: machine B has none); None when a build is
+    needed."""
+    if not given.cacheable or not (team.indexes or team.prebuilt):
+        return None  # without an index, the one plan below (a kept wheel included)
     look = replace(req, fetch=False)
     first = prepare(ctx, given, look, extra, explain=True)
     if first.kept:
         return first
     if install_share.from_indexes(ctx, first, team) or \
             install_share.from_prebuilt(ctx, first, team):
-        return prepare(ctx, given, look, extra, explain=True, resolved=first.resolved)
+        again = prepare(ctx, given, look, extra, explain=True, resolved=first.resolved)
+        return again if again.kept else None  # else a build, planned in full
     return None

@@ -20,13 +20,21 @@ from ..errors import WheelcudaError
 from ..probe import fatbin, shareconf
 from ..probe import index as index_probe
 from ..probe import torch as torch_probe
-from ..rules import prebuilt, sharekey
+from ..rules import buildkey, prebuilt, sharekey
 from ..rules.sharing import INDEX_VAR, PUBLISH_VAR, Sharing
 from ..store import share, wheelfile, wheels
 from .install_plan import Prepared
 
-__all__ = ["add_arguments", "from_indexes", "from_prebuilt", "publish_wheels", "release_of",
-           "settings", "wanted_fields"]
+__all__ = [
+    "add_arguments",
+    "from_indexes",
+    "from_prebuilt",
+    "publish_wheels",
+    "release_of",
+    "settings",
+    "shareable",
+    "wanted_fields",
+]
 
 
 def add_arguments(p: argparse.ArgumentParser, *, lookup: bool = True) -> None:
@@ -61,6 +69,14 @@ def wanted_fields(fields: Mapping[str, Any], release: str | None) -> dict[str, A
     return sharekey.share_fields({**fields, "compiler": release or fields.get("compiler")})
 
 
+def shareable(p: Prepared) -> bool:
+    """Whether this install's wheels may come from an index or go to one: every source
+    exact (a folder, a file, ``name==version``: the key names what is built; a bare name
+    is whatever the index has today), kept in the wheel cache, every name known."""
+    return (not p.kept and p.given.cacheable and all(p.names)
+            and all(buildkey.exact(spec) for spec in p.specs))
+
+
 def release_of(p: Prepared) -> str | None:
     r = p.resolved
     if r.home is not None:
@@ -71,7 +87,7 @@ def release_of(p: Prepared) -> str | None:
 def from_indexes(ctx: Context, p: Prepared, s: Sharing) -> str | None:
     """The team's wheels of this key, downloaded into the wheel cache: the index they
     came from, or None (not there, or an index that cannot serve: said, then a build)."""
-    if not s.indexes or p.kept or not p.given.cacheable or not all(p.names):
+    if not s.indexes or not shareable(p):
         return None
     wanted = wanted_fields(p.fields, release_of(p))
     label = sharekey.local_label(sharekey.share_id(wanted))
@@ -94,12 +110,13 @@ def from_prebuilt(ctx: Context, p: Prepared, s: Sharing) -> str | None:
     label (torch's and CUDA's major.minor, the ABI, the Python and platform tags), then
     by the SASS its own shared objects hold: every arch asked for, or it is not taken."""
     r = p.resolved
-    if not s.prebuilt or p.kept or not p.given.cacheable or not all(p.names) \
-            or r.torch is None or r.torch.cuda is None or not r.archs:
+    if not s.prebuilt or not shareable(p) or r.torch is None or r.torch.cuda is None \
+            or not r.archs:
         return None
     wanted = {a.major * 10 + a.minor for a in r.archs}
     for url in s.prebuilt:
-        index = share.credentials(url, ctx.environ)
+        # a third party: the team's credentials (WHEELCUDA_INDEX_*) are not sent there
+        index = share.credentials(url, {"HOME": ctx.get("HOME") or ""})
         with tempfile.TemporaryDirectory(prefix="wheelcuda-prebuilt-") as tmp:
             got = [path for name in p.names if name
                    if (path := _prebuilt_one(index, name, r, wanted, Path(tmp)))]

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..context import Context
 from ..errors import ConfigError
+from ..probe import index as index_probe
 from ..rules import sharekey
 from ..store import wheels
 from ..store.layout import Layout
@@ -55,6 +56,13 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
     failed = 0
     for entry in chosen:
         files = found.get(entry.path.name)
+        runs = entry.record.get("runs") or []
+        if files and any(str(run.get("installer", "")).startswith("downloaded from")
+                         for run in runs):
+            note(f"not publishing {entry.path.name}: its wheels came from an index, not "
+                 "from a build here")
+            found.pop(entry.path.name)
+            continue
         if not files:
             continue
         fields = entry.record.get("fields", {})
@@ -63,5 +71,5 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
                                                fields=fields,
                                                release=str(release) if release else None)
     note(f"{sum(map(len, found.values())) - failed} published or already there, "
-         f"{failed} failed, to {team.publish}")
+         f"{failed} failed, to {index_probe.shown(team.publish)}")
     return 1 if failed else 0

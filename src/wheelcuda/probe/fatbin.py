@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import struct
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -84,13 +85,21 @@ def of_elf(data: bytes) -> DeviceCode:
 
 
 def of_wheel(wheel: Path) -> DeviceCode:
-    """The device code of every shared object in a wheel."""
-    out = DeviceCode()
+    """What every shared object in a wheel that holds device code has for certain: the
+    archs each of them holds (an arch one of them lacks fails there, whatever the others
+    hold)."""
+    found: list[DeviceCode] = []
     try:
         with zipfile.ZipFile(wheel) as z:
             for info in z.infolist():
                 if ".so" in Path(info.filename).name and info.file_size < _LIMIT:
-                    out.update(of_elf(z.read(info)))
-    except (OSError, zipfile.BadZipFile):
-        pass
-    return out
+                    code = of_elf(z.read(info))
+                    if code.sass or code.ptx:
+                        found.append(code)
+    except (OSError, zipfile.BadZipFile, zlib.error, NotImplementedError, RuntimeError,
+            EOFError):
+        return DeviceCode()
+    if not found:
+        return DeviceCode()
+    return DeviceCode(set.intersection(*(c.sass for c in found)),
+                      set.intersection(*(c.ptx for c in found)))

@@ -20,6 +20,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..data.recipes import RECIPES
+
 __all__ = ["KEY_FILE", "LABEL_PREFIX", "compiler_release", "local_label", "matches",
            "share_fields", "share_id"]
 
@@ -32,6 +34,14 @@ LABEL_PREFIX = "wc"
 #: ``compiler_release``; ``host_compiler`` and ``names`` are left out.
 _KEPT = ("packages", "torch", "torch_cuda", "archs", "prune", "python", "cxx11_abi",
          "variables", "installer_args", "machine")
+
+
+#: ``scheme://user:secret@`` in an argument, kept as ``scheme://``.
+_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]*@")
+#: What the recipes set only on a machine without a GPU (FORCE_CUDA=1 and the like): the
+#: same wheel either way, so not part of the key that travels (a GPU-less build box and
+#: a GPU machine share builds).
+_NO_GPU_ONLY = frozenset(k for r in RECIPES.values() for k in r.no_gpu_env)
 
 
 def compiler_release(compiler: Any) -> Any:
@@ -50,10 +60,13 @@ def share_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name in _KEPT:
         value = fields.get(name)
-        if name in ("packages", "installer_args"):
+        if name == "packages":
             value = list(value or [])
-        elif name == "variables":
-            value = dict(sorted((value or {}).items()))
+        elif name == "installer_args":  # an index's token stays on this machine
+            value = [_USERINFO.sub(r"\1", str(a)) for a in value or []]
+        elif name == "variables":  # "build CUDA code without a GPU" changes no wheel
+            value = dict(sorted((k, v) for k, v in (value or {}).items()
+                                if k not in _NO_GPU_ONLY))
         out[name] = value
     release = fields["compiler_release"] if "compiler_release" in fields \
         else fields.get("compiler")

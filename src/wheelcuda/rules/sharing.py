@@ -2,13 +2,15 @@
 each setting from the first place that gives it, in this order: the command line
 (``--index URL``, repeatable; ``--publish URL``), the environment (WHEELCUDA_INDEX_URL,
 space-separated; WHEELCUDA_PUBLISH_URL), the project's ``[tool.wheelcuda]`` (``index``, a
-list or a string; ``publish``), then the user's file (the same keys at its top level or
-under ``[tool.wheelcuda]``). Pure: the callers read the files (:mod:`wheelcuda.probe.
+list or a string; ``publish``; ``prebuilt``), then the user's file (the same keys at its
+top level or under ``[tool.wheelcuda]``). Pure: the callers read the files (:mod:`wheelcuda.probe.
 shareconf`). ``--no-index`` turns the lookup off; an empty list in a file does too.
 """
 
 from __future__ import annotations
 
+import re
+import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -50,11 +52,33 @@ def from_table(table: Mapping[str, Any] | None, where: str
                                   and all(isinstance(u, str) and u for u in index)):
         raise ConfigError(f"{where}: [tool.wheelcuda] index must be a URL or a list of URLs",
                           'index = ["https://pypi.example.com/simple/"]')
+    listed = table.get("prebuilt")
+    if listed is not None and not (isinstance(listed, str) or (
+            isinstance(listed, list) and all(isinstance(u, str) for u in listed))):
+        raise ConfigError(f"{where}: [tool.wheelcuda] prebuilt must be a URL or a list of "
+                          "URLs", 'prebuilt = ["https://wheels.example.com/simple/"]')
     publish = table.get("publish")
     if publish is not None and not (isinstance(publish, str) and publish):
         raise ConfigError(f"{where}: [tool.wheelcuda] publish must be a URL",
                           'publish = "https://pypi.example.com/"')
     return (tuple(index) if index is not None else None), publish
+
+
+def _check(url: str) -> None:
+    """An index wheelcuda can take wheels from: http(s), with a host and a valid port. A
+    folder (file://) lists no sha256 to check a wheel against."""
+    shown = re.sub(r"^([A-Za-z][A-Za-z0-9+.-]*://)?[^/@\s]*@", r"\1", url)  # no secret
+    fix = "--index https://pypi.example.com/simple/ (serve a folder with pypiserver)"
+    if not url.startswith(("http://", "https://")):
+        raise ConfigError(f"{shown} is not an index URL: give an http:// or https:// one",
+                          fix)
+    try:
+        split = urllib.parse.urlsplit(url)
+        split.port  # noqa: B018 (raises for a bad port)
+    except ValueError as exc:
+        raise ConfigError(f"{shown} is not an index URL ({exc})", fix) from None
+    if not split.hostname:
+        raise ConfigError(f"{shown} names no host", fix)
 
 
 def choose(cli_indexes: Sequence[str], cli_publish: str | None, no_index: bool,
@@ -84,7 +108,5 @@ def choose(cli_indexes: Sequence[str], cli_publish: str | None, no_index: bool,
     if no_index:
         indexes, index_origin, prebuilt = (), "--no-index", ()
     for url in [*(indexes or ()), *([publish] if publish else []), *prebuilt]:
-        if not url.startswith(("http://", "https://", "file://")):
-            raise ConfigError(f"{url!r} is not an index URL (http://, https:// or file://)",
-                              "--index https://pypi.example.com/simple/")
+        _check(url)
     return Sharing(indexes or (), publish, index_origin, publish_origin, prebuilt)

@@ -80,6 +80,12 @@ def answers(index: Index) -> str | None:
         return exc.message
 
 
+def _who(index: Index) -> str:
+    """Whether credentials were sent, never which (a token may be the user name)."""
+    return "with the credentials given" if index.username or index.password \
+        else "without credentials"
+
+
 def _same_origin(url: str, other: str) -> bool:
     a, b = urllib.parse.urlsplit(url), urllib.parse.urlsplit(other)
     return (a.scheme.lower(), a.hostname, a.port) == (b.scheme.lower(), b.hostname, b.port)
@@ -87,7 +93,7 @@ def _same_origin(url: str, other: str) -> bool:
 
 def _refused(exc: index_probe.IndexError_, index: Index) -> ShareError:
     if exc.status in (401, 403):
-        who = f"as {index.username}" if index.username else "without credentials"
+        who = _who(index)
         return ShareError(f"{exc.message} ({who})", _AUTH_FIX)
     return ShareError(exc.message, exc.fix or "check that the index is up and its URL")
 
@@ -295,7 +301,7 @@ def upload(index: Index, wheel: Path) -> str:
             return "exists"
         what = f"{url} refused {wheel.name}: HTTP {exc.code} ({exc.reason})"
         if exc.code in (401, 403):
-            who = f"as {index.username}" if index.username else "without credentials"
+            who = _who(index)
             raise ShareError(f"{what} {who}", _AUTH_FIX) from None
         if 300 <= exc.code < 400:
             raise ShareError(f"{what}: the server sends uploads elsewhere",
@@ -310,7 +316,7 @@ def upload(index: Index, wheel: Path) -> str:
             if isinstance(reason, (BrokenPipeError, ConnectionResetError)) else None
         if status in (401, 403):
             # the server answered before it read the wheel, and closed: it refused us
-            who = f"as {index.username}" if index.username else "without credentials"
+            who = _who(index)
             raise ShareError(f"{url} refused {wheel.name}: HTTP {status} {who}",
                              _AUTH_FIX) from None
         raise ShareError(f"could not upload {wheel.name} to {url}: could not connect "

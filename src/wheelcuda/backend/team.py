@@ -26,7 +26,7 @@ from ..probe import shareconf, source
 from ..probe import torch as torch_probe
 from ..rules import arch as archmod
 from ..rules import buildkey, checks, packages, sharekey
-from ..store import share, wheelfile
+from ..store import share, teamindex, wheelfile
 from .config import Config, read_project
 from .plan import _package_variables, _request
 
@@ -78,30 +78,17 @@ def lookup(ctx: Context, config: Config, python: str, dest: Path) -> Path | None
     if wanted is None or not name:
         return None
     label = sharekey.local_label(sharekey.share_id(wanted))
-    tag = str(wanted["python"])
     for url in team.indexes:
         index = share.credentials(url, ctx.environ)
-        shown = index_probe.shown(url)
         with tempfile.TemporaryDirectory(prefix="wheelcuda-index-") as tmp:
-            try:
-                found = share.find(index, name, None, label, tag)
-                path = share.download(found, index, Path(tmp)) if found else None
-            except WheelcudaError as exc:
-                report.warn(f"warning: the index {shown} could not serve {name}: "
-                            f"{exc.message}; building it instead")
-                continue
+            path = teamindex.take(index, name, wanted, str(wanted["python"]), Path(tmp))
             if path is None:
-                continue
-            embedded = wheelfile.read_key(path)
-            if embedded is None or not sharekey.matches(embedded, wanted):
-                report.warn(f"warning: {path.name} on {shown} is labelled {label} but the "
-                            "key inside it is not this build's: building instead")
                 continue
             # the frontend checks the wheel's version against the project's metadata:
             # handed over without the label, the key still inside
             out = wheelfile.labelled(path, dest, wanted, label=False)
-            report.note(f"found this build ({label}) on {shown}: handing it over, "
-                        "nothing to compile")
+            report.note(f"found this build ({label}) on {index_probe.shown(url)}: handing "
+                        "it over, nothing to compile")
             return out
     return None
 
@@ -126,13 +113,6 @@ def publish(ctx: Context, wheel: Path, wanted: dict[str, Any] | None) -> None:
         return
     if not team.publish or wanted is None:
         return
-    shown = index_probe.shown(team.publish)
     with tempfile.TemporaryDirectory(prefix="wheelcuda-publish-") as tmp:
-        try:
-            out = wheelfile.labelled(wheel, Path(tmp), wanted)
-            answer = share.upload(share.credentials(team.publish, ctx.environ), out)
-        except WheelcudaError as exc:
-            report.warn(f"warning: could not publish {wheel.name} to {shown}: {exc.message}")
-            return
-    said = "published" if answer == "uploaded" else "already on the index:"
-    report.note(f"{said} {out.name} to {shown}")
+        teamindex.publish(share.credentials(team.publish, ctx.environ), wheel, wanted,
+                          Path(tmp))

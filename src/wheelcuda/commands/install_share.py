@@ -22,7 +22,7 @@ from ..probe import index as index_probe
 from ..probe import torch as torch_probe
 from ..rules import buildkey, prebuilt, sharekey
 from ..rules.sharing import INDEX_VAR, PUBLISH_VAR, Sharing
-from ..store import share, wheelfile, wheels
+from ..store import share, teamindex, wheels
 from .install_plan import Prepared
 
 __all__ = [
@@ -94,7 +94,7 @@ def from_indexes(ctx: Context, p: Prepared, s: Sharing) -> str | None:
     for url in s.indexes:
         index = share.credentials(url, ctx.environ)
         with tempfile.TemporaryDirectory(prefix="wheelcuda-index-") as tmp:
-            got = _download_all(index, [n for n in p.names if n], label, wanted=wanted,
+            got = _download_all(index, [n for n in p.names if n], wanted=wanted,
                                 tag=p.resolved.target.tag, tmp=Path(tmp))
             if got:
                 wheels.adopt(p.resolved.layout, p.key, p.fields, got, index_probe.shown(url))
@@ -158,24 +158,12 @@ def _prebuilt_one(index: share.Index, name: str, r: pipeline.Resolved, wanted: s
     return None
 
 
-def _download_all(index: share.Index, names: Sequence[str], label: str, *,
-                  wanted: Mapping[str, Any], tag: str, tmp: Path) -> list[Path]:
+def _download_all(index: share.Index, names: Sequence[str], *, wanted: Mapping[str, Any],
+                  tag: str, tmp: Path) -> list[Path]:
     got = []
-    shown = index_probe.shown(index.url)
     for name in names:
-        try:
-            found = share.find(index, name, None, label, tag)
-            if found is None:
-                return []
-            path = share.download(found, index, tmp)
-        except WheelcudaError as exc:
-            report.warn(f"warning: the index {shown} could not serve {name}: {exc.message}; "
-                        "building it instead")
-            return []
-        embedded = wheelfile.read_key(path)
-        if embedded is None or not sharekey.matches(embedded, wanted):
-            report.warn(f"warning: {path.name} on {shown} is labelled {label} but the key "
-                        "inside it is not this build's: not installed; building instead")
+        path = teamindex.take(index, name, wanted, tag, tmp)
+        if path is None:
             return []
         got.append(path)
     return got
@@ -186,19 +174,6 @@ def publish_wheels(ctx: Context, url: str, found: Sequence[Path], *,
     """Label each wheel with its key and upload it to ``url``; how many failed (each
     said as a warning: a failed upload never fails an install)."""
     index = share.credentials(url, ctx.environ)
-    shown = index_probe.shown(url)
     wanted = wanted_fields(fields, release)
-    failed = 0
     with tempfile.TemporaryDirectory(prefix="wheelcuda-publish-") as tmp:
-        for wheel in found:
-            try:
-                out = wheelfile.labelled(wheel, Path(tmp), wanted)
-                answer = share.upload(index, out)
-            except WheelcudaError as exc:
-                failed += 1
-                report.warn(f"warning: could not publish {wheel.name} to {shown}: "
-                            f"{exc.message}" + (f" ({exc.fix})" if exc.fix else ""))
-                continue
-            said = "published" if answer == "uploaded" else "already on the index:"
-            report.note(f"{said} {out.name} to {shown}")
-    return failed
+        return sum(not teamindex.publish(index, wheel, wanted, Path(tmp)) for wheel in found)

@@ -54,16 +54,12 @@ def _dist_info(names: list[str], project: str) -> str:
     return found[0]
 
 
-def _new_version(version: Version, label: str) -> Version:
+def _new_version(version: Version, label: str | None) -> Version:
     """``version`` with ``label`` as the last segment of its local label (an earlier
-    wheelcuda segment replaced)."""
+    wheelcuda segment replaced), or with none (None: wheelcuda's segment removed)."""
     kept = [s for s in (version.local or "").split(".") if s and not _LABEL_SEGMENT.match(s)]
-    return Version(f"{version.public}+{'.'.join([*kept, label])}")
-
-
-def _without_label(version: Version) -> Version:
-    kept = [s for s in (version.local or "").split(".") if s and not _LABEL_SEGMENT.match(s)]
-    return Version(f"{version.public}+{'.'.join(kept)}" if kept else version.public)
+    local = [*kept, *([label] if label else [])]
+    return Version(f"{version.public}+{'.'.join(local)}" if local else version.public)
 
 
 def _digest(raw: bytes) -> str:
@@ -113,8 +109,7 @@ def labelled(wheel: Path, dest: Path, fields: Mapping[str, Any], *, label: bool 
     except (InvalidWheelFilename, InvalidVersion) as exc:
         raise WheelFileError(f"{wheel.name} is not a wheel's file name ({exc})") from None
     share = sharekey.share_id(fields)
-    new_version = _new_version(version, sharekey.local_label(share)) if label else \
-        _without_label(version)
+    new_version = _new_version(version, sharekey.local_label(share) if label else None)
     parts = wheel.name[:-len(".whl")].split("-")
     filename = "-".join([parts[0], str(new_version), *parts[2:]]) + ".whl"
     parse_wheel_filename(filename)  # the name stays a wheel's

@@ -1,0 +1,57 @@
+"""One wheel to or from a team's index (issue 19), as ``install`` and the backend both do
+it: taken (found by its label, downloaded against the index's sha256, its embedded key
+checked), or published (labelled with its key, uploaded). Neither raises: an index that
+cannot serve, or a failed upload, is a warning, and the caller builds or goes on."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .. import report
+from ..errors import WheelcudaError
+from ..probe import index as index_probe
+from ..rules import sharekey
+from . import share, wheelfile
+
+__all__ = ["publish", "take"]
+
+
+def take(index: share.Index, name: str, wanted: Mapping[str, Any], tag: str, tmp: Path
+         ) -> Path | None:
+    """``name``'s wheel of the key ``wanted`` from ``index``, downloaded into ``tmp`` and
+    checked; None when the index has none or cannot serve it (said)."""
+    shown = index_probe.shown(index.url)
+    label = sharekey.local_label(sharekey.share_id(wanted))
+    try:
+        found = share.find(index, name, None, label, tag)
+        path = share.download(found, index, tmp) if found else None
+    except WheelcudaError as exc:
+        report.warn(f"warning: the index {shown} could not serve {name}: {exc.message}; "
+                    "building it instead")
+        return None
+    if path is None:
+        return None
+    embedded = wheelfile.read_key(path)
+    if embedded is None or not sharekey.matches(embedded, wanted):
+        report.warn(f"warning: {path.name} on {shown} is labelled {label} but the key "
+                    "inside it is not this build's: not installed; building instead")
+        return None
+    return path
+
+
+def publish(index: share.Index, wheel: Path, wanted: Mapping[str, Any], tmp: Path) -> bool:
+    """``wheel`` labelled with the key ``wanted`` (written in ``tmp``) and uploaded;
+    whether it is on the index now (uploaded, or there already)."""
+    shown = index_probe.shown(index.url)
+    try:
+        out = wheelfile.labelled(wheel, tmp, wanted)
+        answer = share.upload(index, out)
+    except WheelcudaError as exc:
+        report.warn(f"warning: could not publish {wheel.name} to {shown}: {exc.message}"
+                    + (f" ({exc.fix})" if exc.fix else ""))
+        return False
+    said = "published" if answer == "uploaded" else "already on the index:"
+    report.note(f"{said} {out.name} to {shown}")
+    return True

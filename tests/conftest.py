@@ -45,6 +45,10 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     empty.mkdir(exist_ok=True)
     monkeypatch.setenv("WHEELCUDA_LOCAL_ROOT", str(empty))
     monkeypatch.delenv("WHEELCUDA_TOOLKIT", raising=False)
+    # and its clangs (clang-22, clang-19: .ci/run installs them), which a CUDA 12 torch's
+    # `auto` would turn to when NVIDIA's archives cannot be reached; the clang tests name
+    # theirs (issue 20)
+    monkeypatch.setenv("WHEELCUDA_CLANG", "none")
     path = os.environ.get("PATH", os.defpath).split(os.pathsep)
     monkeypatch.setenv("PATH", os.pathsep.join(
         d for d in path if not os.path.isfile(os.path.join(d, "nvcc"))))

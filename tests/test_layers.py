@@ -18,6 +18,8 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 PKG = SRC / "wheelcuda"
 
 #: Layer of each top-level part, and the layers it may import at run time.
+#: Scripts run inside builds on their own (copied into trees and the clang toolkit).
+STANDALONE = ("_nvcc_wrapper", "_clang_nvcc", "_nvcc_args", "_fatbinary")
 ALLOWED = {
     # the value types (torch, the target, the inventory, the host compiler): the bottom
     "values": {"data", "errors"},
@@ -113,7 +115,7 @@ def _layer(module: str) -> str:
 @pytest.mark.parametrize("module", sorted(_graph()))
 def test_imports_follow_the_layers(module: str) -> None:
     layer = _layer(module)
-    if layer in ("__init__", "__main__", "_nvcc_wrapper"):
+    if layer in ("__init__", "__main__", *STANDALONE):
         return
     allowed = ALLOWED[layer] | {layer}
     bad = sorted(t for t in _graph(types=True)[module]
@@ -151,10 +153,11 @@ def test_no_import_cycles() -> None:
 def test_one_module_reads_the_process_environment() -> None:
     """context.py builds the Context everything else is handed; entry.py is the warm
     path, which runs before anything (dataclasses included) may be imported; the nvcc
-    wrapper runs inside builds, standalone."""
+    wrapper and the clang toolkit's nvcc and fatbinary run inside builds, standalone."""
     readers = sorted(str(p.relative_to(PKG)) for p in PKG.rglob("*.py")
                      if "os.environ" in p.read_text() or "os.getenv" in p.read_text())
-    assert readers == ["_nvcc_wrapper.py", "context.py", "entry.py"]
+    assert readers == ["_clang_nvcc.py", "_fatbinary.py", "_nvcc_wrapper.py", "context.py",
+                       "entry.py"]
 
 
 def test_every_module_says_what_it_exports() -> None:

@@ -24,6 +24,7 @@ class SourceName(str, enum.Enum):
     STORE = "store"  #: the CUDA wheels wheelcuda fetched into its store
     LOCAL = "local"  #: a toolkit on the machine, through a shim of links
     REDIST = "redist"  #: NVIDIA's archives, unpacked in the store
+    CLANG = "clang"  #: clang over NVIDIA's CUDA 12 wheels (issue 20)
     WHEELS = "wheels"  #: venv and store together, as doctor and ``--toolkit`` name them
 
     def __str__(self) -> str:

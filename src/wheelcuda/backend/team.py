@@ -27,6 +27,7 @@ from ..probe import torch as torch_probe
 from ..rules import arch as archmod
 from ..rules import buildkey, checks, packages, sharekey
 from ..store import share, teamindex, wheelfile
+from ..values import SourceName
 from .config import Config, read_project
 from .plan import _package_variables, _request
 
@@ -45,6 +46,8 @@ def key_fields(ctx: Context, config: Config, python: str) -> dict[str, Any] | No
     # which is what would be fetched (machine B may have no compiler)
     release = checks.compiler_release(r.toolkit.inventory, r.toolkit.major) \
         if r.toolkit.inventory.get(catalog.NVCC.name, r.toolkit.major) else None
+    if r.toolkit.source == SourceName.CLANG and r.home is not None:
+        release = r.home.compiler  # clang's builds are shared among clang's (issue 20)
     archs = () if config.all_archs else r.archs
     variables = buildkey.build_variables(_package_variables(ctx, names, archs), ctx.environ,
                                          packages.prefixes(names))

@@ -43,7 +43,8 @@ def add_toolkit(p: argparse.ArgumentParser) -> None:
     p.add_argument("--toolkit", metavar="SOURCE",
                    help="where the CUDA compiler comes from: auto (default: the environment's "
                         "compiler wheels, wheelcuda's store, a local toolkit that fits torch, "
-                        "NVIDIA's archives), wheels, local, redist, or a toolkit folder "
+                        "NVIDIA's archives, then clang over the CUDA 12 wheels when those cannot "
+                        "be reached), wheels, local, redist, clang, or a toolkit folder "
                         "(default: WHEELCUDA_TOOLKIT, else auto)")
     p.add_argument("--redist-manifest", metavar="URL|FILE",
                    help="NVIDIA's release manifest (redistrib_X.Y.Z.json) to use as given, for "

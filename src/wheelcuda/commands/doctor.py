@@ -24,6 +24,7 @@ from ..rules import arch, checks, render
 from ..rules.checks import Kind, Problem, Severity
 from ..store import share, trees
 from ..values import SourceName
+from . import doctor_clang
 from .common import add_arch, add_toolkit, request
 
 __all__ = ["HELP", "NAME", "add_arguments", "diagnose", "main", "to_text"]
@@ -118,6 +119,9 @@ def _fetchable(r: pipeline.Resolved, to_fetch: str | None) -> list[Problem]:
     ``wheelcuda fetch`` for home and run, which never download by themselves."""
     if to_fetch is not None:
         return _redist(r, to_fetch)
+    clang = doctor_clang.problems(r)
+    if clang is not None:
+        return clang
     if not r.fetchable:
         return list(r.problems)
     return [Problem(p.kind, f"{p.message}; `wheelcuda install` and `env` fetch them into "
@@ -229,7 +233,7 @@ def _diagnose(ctx: Context, r: pipeline.Resolved) -> dict[str, Any]:
         "host_compiler": _host(r), "gpus": gpus_seen,
         "arch": {"list": arch.to_torch(r.archs) if r.archs else None,
                  "source": r.arch_source},
-        "team": _team(ctx),
+        "team": _team(ctx), "clang": doctor_clang.section(r),
         "problems": [p.as_json() for p in problems],
     }
 
@@ -331,6 +335,7 @@ def to_text(report: dict[str, Any]) -> str:
               *_text_gpus(report), "Architectures",
               _line("list", f"{a['list']} (from {a['source']})" if a["list"] else "unknown")]
     lines += _text_team(report["team"])
+    lines += doctor_clang.text(report.get("clang"))
     for p in report["problems"]:
         lines += [f"{p['severity'].upper()}: {p['message']}"] + (
             [f"  fix: {p['fix']}"] if p["fix"] else [])

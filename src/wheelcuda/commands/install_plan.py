@@ -91,7 +91,7 @@ def key_fields(r: pipeline.Resolved, pkgs: Sequence[str], variables: dict[str, s
     host = r.host
     return buildkey.key_fields(
         packages=[*(source.source_id(p) for p in pkgs), *more], torch=torch.version,
-        torch_cuda=torch.cuda, compiler=r.home.nvcc_version if r.home else "(not fetched)",
+        torch_cuda=torch.cuda, compiler=r.home.compiler if r.home else "(not fetched)",
         archs=arch.to_torch(r.archs), prune=not r.request.all_archs, python_tag=r.target.tag,
         cxx11_abi=torch_probe.cxx11_abi(torch), variables=variables, installer_args=extra,
         machine=platform.machine(), host_compiler=f"{host.family} {host.version or host.path}")

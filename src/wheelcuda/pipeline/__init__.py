@@ -40,6 +40,7 @@ from ..rules import checks, environ, jobs
 from ..rules import installer as installer_rules
 from ..rules import tree as plan
 from ..rules.checks import Kind, Problem
+from ..sources import clang as clang_source
 from ..store import archives, fs, trees
 from ..store.layout import Layout
 from ..store.trees import Home
@@ -185,8 +186,10 @@ def finish(s: Start) -> Resolved:
     if request.build_needs:
         problems += preflight.build_needs(ctx, target)
     choice = toolkit_choice(ctx, request)
+    numbers = tuple(f"{a.major}.{a.minor}" for a in archs)
     # read: a source that cannot be read or linked offers nothing and says why
-    toolkit = locate_toolkit(target, torch, layout, ctx, choice=choice)
+    toolkit = locate_toolkit(target, torch, layout, ctx, choice=choice, archs=numbers)
+    clang = _clang(ctx, torch, choice, numbers)
     host = hostcc_probe.probe_host_compiler(ctx)
     # What can be known before the compiler is there: a fetch (270 MB) must not come
     # before an error it cannot fix (issue 9 review: doctor said OK, install fetched, then
@@ -200,14 +203,15 @@ def finish(s: Start) -> Resolved:
     report.debug(f"compiler: {toolkit.source}: {toolkit.description or 'nothing found'}"
                  + "".join(f"; {other}" for other in toolkit.others))
     wants = acquire.plan(request, toolkit, [*found, *problems], tool=tool, choice=choice,
-                         torch=torch)
+                         torch=torch, clang=clang is not None)
     report.debug(f"acquire: {wants.compiler or 'no compiler'}"
                  f"{', the library headers' if wants.headers else ''}" if wants else
                  "acquire: nothing (nothing missing, not asked, or a fetch fixes not all)")
     if wants and torch is not None:  # acquire once, then read what it brought, once
         fetched = acquire.run(ctx, layout, request, wants, target=target, torch=torch,
-                              tool=tool, toolkit=toolkit)
-        toolkit = locate_toolkit(target, torch, layout, ctx, fetched, choice=choice)
+                              tool=tool, toolkit=toolkit, clang=clang)
+        toolkit = locate_toolkit(target, torch, layout, ctx, fetched, choice=choice,
+                                 archs=numbers)
         found = _found(toolkit, torch, target)
     problems += found
     release = checks.compiler_release(toolkit.inventory, toolkit.major)
@@ -234,6 +238,16 @@ def finish(s: Start) -> Resolved:
                  f"{sum(p.is_error for p in problems)} error(s)")
     return Resolved(ctx, request, layout, target, torch, toolkit, archs, arch_source, host,
                     tree, home, tuple(problems), foreign, tool, choice)
+
+
+def _clang(ctx: Context, torch: Torch | None, choice: Choice, archs: tuple[str, ...]
+           ) -> str | None:
+    """The clang that would serve the clang toolkit for a CUDA 12 torch, said for people
+    ("clang 22.1.8"), when the choice allows it; else None."""
+    if torch is None or torch.cuda_major != 12 or not choice.allows(SourceName.CLANG):
+        return None
+    chosen = clang_source.choose(ctx, archs).chosen
+    return f"clang {chosen.version}" if chosen is not None else None
 
 
 def _found(toolkit: Toolkit, torch: Torch | None, target: Target) -> list[Problem]:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import report
 from ..context import Context
 from ..data import catalog
 from ..data import redist as archives_data
@@ -21,6 +22,7 @@ from ..rules import installer as installer_rules
 from ..rules.checks import Kind, Problem
 from ..store import archives, toolkits
 from ..store.layout import Layout
+from ..store.transfer import Unreachable
 from ..values import SourceName, Target, Torch
 from .request import Choice, Request
 from .toolkit import Toolkit, missing_headers
@@ -51,15 +53,19 @@ def wheels_hold_compiler(torch: Torch | None) -> bool:
     return torch is not None and torch.cuda_major in catalog.WHEEL_COMPILER_MAJORS
 
 
-def compiler_fix(problems: Sequence[Problem], torch: Torch | None, choice: Choice
-                 ) -> SourceName | None:
+def compiler_fix(problems: Sequence[Problem], torch: Torch | None, choice: Choice, *,
+                 clang: bool = False) -> SourceName | None:
     """The fetch that fixes every error among ``problems``, when one does: NVIDIA's
     archives when nothing else serves (a CUDA 12 torch, whose wheels hold no compiler,
-    or ``--toolkit redist``), else the CUDA wheels into the store when parts are only
-    missing; None when no fetch fixes them all, or nothing is wrong (pure)."""
+    or ``--toolkit redist``), the CUDA 12 wheels for ``--toolkit clang`` when a clang
+    serves (``clang``), else the CUDA wheels into the store when parts are only missing;
+    None when no fetch fixes them all, or nothing is wrong (pure)."""
     errors = [p for p in problems if p.is_error]
     if torch is None or torch.cuda is None or torch.cuda_major is None or not errors:
         return None
+    if choice.only == (SourceName.CLANG,):
+        ok = clang and torch.cuda_major == 12 and all(p.kind in REDIST_FIXES for p in errors)
+        return SourceName.CLANG if ok else None
     redist = choice.only == (SourceName.REDIST,) or not wheels_hold_compiler(torch)
     if redist:
         ok = choice.allows(SourceName.REDIST) and all(p.kind in REDIST_FIXES for p in errors)
@@ -69,14 +75,16 @@ def compiler_fix(problems: Sequence[Problem], torch: Torch | None, choice: Choic
 
 
 def plan(request: Request, toolkit: Toolkit, problems: Sequence[Problem], *,
-         tool: installer_rules.Tool | None, choice: Choice, torch: Torch | None) -> Acquire:
+         tool: installer_rules.Tool | None, choice: Choice, torch: Torch | None,
+         clang: bool = False) -> Acquire:
     """What this run fetches (pure once the toolkit is located): only when asked
     (``Request.fetch``), and only when a fetch fixes everything that is wrong (a fetch of
-    hundreds of MB must not come before an error it cannot fix)."""
+    hundreds of MB must not come before an error it cannot fix). ``clang``: a clang
+    serves the clang toolkit (its wheels are then worth fetching)."""
     if not request.fetch:
         return Acquire()
-    compiler = compiler_fix(problems, torch, choice)
-    if compiler is SourceName.STORE and tool is None:
+    compiler = compiler_fix(problems, torch, choice, clang=clang)
+    if compiler in (SourceName.STORE, SourceName.CLANG) and tool is None:
         compiler = None  # the wheels come through an installer
     errors = any(p.is_error for p in problems)
     headers = bool(request.headers and tool is not None and (compiler or not errors)
@@ -85,13 +93,28 @@ def plan(request: Request, toolkit: Toolkit, problems: Sequence[Problem], *,
 
 
 def run(ctx: Context, layout: Layout, request: Request, wants: Acquire, *, target: Target,
-        torch: Torch, tool: installer_rules.Tool | None, toolkit: Toolkit) -> Path | None:
+        torch: Torch, tool: installer_rules.Tool | None, toolkit: Toolkit,
+        clang: str | None = None) -> Path | None:
     """Fetch what ``wants`` names into the store; the compiler set's folder, if one was
-    fetched (the pipeline then locates the toolkit again, once)."""
+    fetched (the pipeline then locates the toolkit again, once). ``clang`` (the clang
+    that would serve, when ``auto`` allows it): NVIDIA's archives that cannot be reached
+    give way to the clang toolkit (issue 20)."""
     fetched = None
     major = toolkit.major
     if wants.compiler is SourceName.REDIST:
-        fetched = archives.fetch(layout, redist_want(ctx, request, torch))
+        try:
+            fetched = archives.fetch(layout, redist_want(ctx, request, torch))
+        except Unreachable as exc:
+            if clang is None or tool is None:
+                raise
+            report.warn(f"{exc.message}; building with {clang} over NVIDIA's CUDA "
+                        f"{torch.cuda} wheels instead (--toolkit clang; --toolkit redist "
+                        "insists on NVIDIA's archives)")
+            wants = Acquire(SourceName.CLANG, wants.headers)
+    if wants.compiler is SourceName.CLANG:
+        assert tool is not None
+        fetched = toolkits.fetch(layout, ctx, tool, checks.wanted_specifier(torch, major),
+                                 python=target.python, major=major, clang=True)
     elif wants.compiler is SourceName.STORE:
         assert tool is not None
         fetched = toolkits.fetch(layout, ctx, tool, checks.wanted_specifier(torch, major),

@@ -119,7 +119,7 @@ def start(ctx: Context, request: Request, *, scratch: Path | None = None) -> Sta
 #: ``--toolkit`` words and the sources each allows (None: all, in order of preference).
 TOOLKITS: Mapping[str, tuple[str, ...] | None] = {
     "auto": None, SourceName.WHEELS: sources.WHEELS, SourceName.LOCAL: (SourceName.LOCAL,),
-    SourceName.REDIST: (SourceName.REDIST,)}
+    SourceName.REDIST: (SourceName.REDIST,), SourceName.CLANG: (SourceName.CLANG,)}
 TOOLKIT_VAR = "WHEELCUDA_TOOLKIT"
 
 
@@ -134,8 +134,8 @@ def toolkit_choice(ctx: Context, request: Request) -> Choice:
         return Choice((SourceName.LOCAL,), folder, target_libraries=own)
     origin = "--toolkit" if request.toolkit else TOOLKIT_VAR
     raise ComponentError(f"{origin} {word!r} is neither {', '.join(TOOLKITS)} nor a folder",
-                         f"{origin} auto (the default), wheels, local, redist, or the folder "
-                         "of a CUDA toolkit (the one holding bin/nvcc)")
+                         f"{origin} auto (the default), wheels, local, redist, clang, or the "
+                         "folder of a CUDA toolkit (the one holding bin/nvcc)")
 
 
 

@@ -52,14 +52,16 @@ class Toolkit:
 
 
 def locate_toolkit(target: Target, torch: Torch | None, layout: Layout, ctx: Context,
-                   fetched: Path | None = None, *, choice: Choice | None = None) -> Toolkit:
+                   fetched: Path | None = None, *, choice: Choice | None = None,
+                   archs: tuple[str, ...] = ()) -> Toolkit:
     """The compiler set from ONE source, the first whose set is complete for torch's
     CUDA major (the CUDA wheels count as one: the target's and the store's, component by
     component, as before), else the wheels (what a fetch would complete); the headers of
     torch's libraries from the target first (see :class:`Choice`)."""
     choice = choice or Choice()
     offers = sources.offers(target, torch, layout, ctx, only=choice.only, given=choice.given,
-                            skip=() if choice.target_libraries else (SourceName.VENV,))
+                            skip=() if choice.target_libraries else (SourceName.VENV,),
+                            archs=archs)
     groups: list[tuple[str, list[sources.Offer]]] = []
     for o in offers:
         name = SourceName.WHEELS if o.source in sources.WHEELS else o.source
@@ -106,6 +108,14 @@ def unavailable(toolkit: Toolkit, torch: Torch | None, python: str) -> Problem:
     """The one source allowed has nothing: why, and the other ways."""
     cuda = torch.cuda if torch is not None and torch.cuda else f"{toolkit.major}.x"
     folder = f"--toolkit /path/to/cuda-{cuda} (the folder holding bin/nvcc)"
+    if toolkit.source == SourceName.CLANG:
+        hint = toolkit.unavailable.rpartition("(fix: ")[2].rstrip(")") \
+            if toolkit.unavailable and "(fix: " in toolkit.unavailable else None
+        fix = hint or (f"wheelcuda fetch --toolkit clang --python {shlex.quote(python)} "
+                       "(install and env fetch the CUDA 12 wheels by themselves unless "
+                       "--no-fetch), or --toolkit redist")
+        why = (toolkit.unavailable or "").split(" (fix: ")[0]
+        return Problem(Kind.COMPONENTS, f"--toolkit clang: {why}", fix)
     if toolkit.source == SourceName.REDIST:  # install and env fetch by themselves, not home, run
         fix = (f"wheelcuda fetch --toolkit redist --python {shlex.quote(python)} (install "
                f"and env fetch by themselves unless --no-fetch), or {folder}")

@@ -13,6 +13,8 @@ from ..errors import ToolError
 __all__ = ["nvcc_environ", "parse_banner", "probe_nvcc"]
 
 _RELEASE = re.compile(r"release (\d+\.\d+), V([\d.]+)")
+#: The clang toolkit's nvcc says what compiles (_clang_nvcc._version_text).
+_CLANG = re.compile(r"wheelcuda_clang_([\w.]+)/ptxas_([\w.]+)")
 
 
 def nvcc_environ(ctx: Context) -> dict[str, str]:
@@ -38,4 +40,7 @@ def probe_nvcc(nvcc: Path, ctx: Context) -> dict[str, Any]:
     if not banner:
         raise ToolError(f"{nvcc} --version printed no 'release X.Y, VX.Y.Z' line:\n{text}")
     codes = proc.capture([str(nvcc), "--list-gpu-code"], env=env).split()
-    return {"nvcc_release": banner[0], "nvcc_version": banner[1], "gpu_codes": codes}
+    clang = _CLANG.search(text)
+    compiler = f"clang {clang.group(1)} + ptxas {clang.group(2)}" if clang else banner[1]
+    return {"nvcc_release": banner[0], "nvcc_version": banner[1], "gpu_codes": codes,
+            "compiler": compiler}

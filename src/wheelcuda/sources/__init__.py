@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import WheelcudaError
 from ..values import SourceName
-from . import local, redist, store, venv
+from . import clang, local, redist, store, venv
 from .base import Offer, Source
 
 if TYPE_CHECKING:
@@ -25,19 +25,28 @@ if TYPE_CHECKING:
 __all__ = ["SOURCES", "WHEELS", "Offer", "Source", "offers"]
 
 
-SOURCES: tuple[Source, ...] = (venv.SOURCE, store.SOURCE, local.SOURCE, redist.SOURCE)
+SOURCES: tuple[Source, ...] = (venv.SOURCE, store.SOURCE, local.SOURCE, redist.SOURCE,
+                                clang.SOURCE)
 #: The sources of the CUDA wheels: the target's own, and the store's.
 WHEELS = (SourceName.VENV, SourceName.STORE)
 
 
 def offers(target: Target, torch: Torch | None, layout: Layout, ctx: Context, *,
            only: tuple[str, ...] | None = None, given: str | None = None,
-           skip: tuple[str, ...] = ()) -> list[Offer]:
+           skip: tuple[str, ...] = (), archs: tuple[str, ...] = ()) -> list[Offer]:
     """The offers of the sources named in ``only`` (all when None) less those in
     ``skip``, in order of preference; ``given`` is a toolkit folder (``--toolkit PATH``):
-    the local source looks at that one only."""
-    chosen = [local.LocalSource(given, older=only is not None) if s.name == SourceName.LOCAL else s
-              for s in SOURCES if (only is None or s.name in only) and s.name not in skip]
+    the local source looks at that one only; ``archs`` (``"9.0"``): the clang source
+    takes a clang that builds them."""
+    def configured(s: Source) -> Source:
+        if s.name == SourceName.LOCAL:
+            return local.LocalSource(given, older=only is not None)
+        if s.name == SourceName.CLANG:
+            return clang.ClangSource(archs)
+        return s
+
+    chosen = [configured(s) for s in SOURCES
+              if (only is None or s.name in only) and s.name not in skip]
     return [o for s in chosen if (o := _offer(s, target, torch, layout, ctx)) is not None]
 
 

@@ -30,6 +30,7 @@ from packaging.utils import canonicalize_name
 from .. import proc
 from ..context import Context
 from ..data import catalog
+from ..data import clang as clang_data
 from ..errors import ComponentError
 from ..probe import locate
 from ..rules import installer, pins
@@ -44,6 +45,8 @@ _TIMEOUT = 1800.0
 
 #: The second kind of store folder: the headers of torch's libraries (catalog.HEADER_*).
 HEADERS = "headers"
+#: The third: the CUDA 12 wheels the clang toolkit compiles over (data/clang.py).
+CLANG = "clang"
 
 
 def folder_name(specifier: str, machine: str | None = None, kind: str = "") -> str:
@@ -79,6 +82,8 @@ def _components(kind: str) -> tuple[catalog.Component, ...]:
 
 def _problems(root: Path, major: int, kind: str = "") -> list[str]:
     """What of the set is not in ``root`` (empty when it is all there)."""
+    if kind == CLANG:
+        return [rel for rel in clang_data.REQUIRED if not (root / rel).exists()]
     found = locate.locate([str(root)], _components(kind))
     out = []
     for c in _components(kind):
@@ -91,11 +96,13 @@ def _problems(root: Path, major: int, kind: str = "") -> list[str]:
 
 
 def fetch(layout: Layout, ctx: Context, tool: installer.Tool, specifier: str, *,
-          python: str, major: int, headers: list[str] | None = None) -> Path:
+          python: str, major: int, headers: list[str] | None = None,
+          clang: bool = False) -> Path:
     """Download and unpack the compiler set (with ``headers``, those requirements, of
-    which only the headers of torch's libraries are kept) into the store (once; safe
-    when concurrent)."""
-    kind = headers_kind(headers) if headers else ""
+    which only the headers of torch's libraries are kept; with ``clang``, the CUDA 12
+    wheels the clang toolkit compiles over) into the store (once; safe when
+    concurrent)."""
+    kind = CLANG if clang else headers_kind(headers) if headers else ""
     found = existing(layout, specifier, kind)
     if found:
         return found
@@ -109,10 +116,13 @@ def fetch(layout: Layout, ctx: Context, tool: installer.Tool, specifier: str, *,
             fs.discard(old)
         tmp = fs.new_folder(toolkits, final.name, "fetch")
         try:
-            requirements = headers or catalog.toolkit_requirements(specifier)
+            requirements = (clang_data.requirements(catalog.release_of(specifier) or "")
+                            if clang else headers or catalog.toolkit_requirements(specifier))
             _download(ctx, tool, requirements, tmp, python=python, major=major, kind=kind)
             if headers:
                 _headers_only(tmp, pins.header_wheels(major))
+            if clang:
+                _libraries_out(tmp, clang_data.HEADER_WHEELS)
             missing = _problems(tmp, major, kind)
             if missing:
                 raise ComponentError(
@@ -160,12 +170,30 @@ def _headers_only(root: Path, wheels: tuple[str, ...]) -> None:
                 fs.discard(part)
 
 
+def _libraries_out(root: Path, wheels: tuple[str, ...]) -> None:
+    """Keep only the headers of ``wheels`` (curand: clang's CUDA wrapper includes one of
+    its headers; its 100 MB library is torch's business)."""
+    keep = {canonicalize_name(w) for w in wheels}
+    for info in sorted(root.glob("*.dist-info")):
+        dist = metadata.PathDistribution(info)
+        if canonicalize_name(dist.metadata["Name"] or "") not in keep:
+            continue
+        for rel in dist.files or ():
+            path = Path(os.path.normpath(root / str(rel)))
+            if root in path.parents and "include" not in path.relative_to(root).parts \
+                    and path.suffix != "" and ".dist-info" not in str(rel) \
+                    and (path.is_file() or path.is_symlink()):
+                path.unlink()
+
+
 def _download(ctx: Context, tool: installer.Tool, requirements: list[str], target: Path, *,
               python: str, major: int, kind: str = "") -> None:
     argv = installer.target_argv(tool, requirements, str(target), python)
     requirement = requirements[0]
-    names = ", ".join(c.wheels[major] for c in _components(kind))
-    size = ("about 900 MB to download unless the installer's cache holds them; only the "
+    names = (", ".join(r.split("=")[0] for r in requirements) if kind == CLANG else
+             ", ".join(c.wheels[major] for c in _components(kind)))
+    size = ("about 110 MB to download; curand's headers only are kept" if kind == CLANG else
+            "about 900 MB to download unless the installer's cache holds them; only the "
             "headers are kept" if kind else "about 270 MB")
     print(f"wheelcuda: fetching {requirement} into {target.parent} with {tool.name} "
           f"({names}: {size}); its output follows", file=sys.stderr)

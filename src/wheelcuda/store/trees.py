@@ -41,6 +41,9 @@ class Home:
     gpu_codes: tuple[str, ...]  # nvcc --list-gpu-code: ("sm_75", ..., "sm_121")
     gcc_max_major: int | None
     clang_max_major: int | None
+    #: what compiles, for the wheel cache's key: "12.8.93" (NVIDIA's nvcc) or "clang
+    #: 22.1.8 + ptxas 12.8.93" (the clang toolkit, issue 20)
+    compiler: str = ""
 
 
 def _plan_digest(tree: plan.TreePlan) -> str:
@@ -51,7 +54,8 @@ def _plan_digest(tree: plan.TreePlan) -> str:
 def _home(path: Path, manifest: dict[str, Any]) -> Home:
     return Home(path, manifest["nvcc_version"], manifest["nvcc_release"],
                 tuple(manifest["gpu_codes"]), manifest.get("gcc_max_major"),
-                manifest.get("clang_max_major"))
+                manifest.get("clang_max_major"),
+                manifest.get("compiler") or manifest["nvcc_version"])
 
 
 def python_gone(home: Path) -> str | None:

@@ -1,0 +1,181 @@
+"""The clang toolkit's ``bin/nvcc``: nvcc's command language, compiled by clang.
+
+Standalone on purpose, like _nvcc_wrapper: a tree's ``bin/.nvcc-real`` leads here through
+a sh trampoline that runs it on wheelcuda's Python with ``-I -S``, so it imports nothing
+but the standard library. The trampoline sets ``WHEELCUDA_CLANG`` (the clang++ to run),
+``WHEELCUDA_CLANG_VERSION`` and ``WHEELCUDA_PTXAS_VERSION`` (for ``--version``) and
+``WHEELCUDA_NVCC_HERE`` (the path it was invoked through: the tree is the folder above
+its ``bin``, as ``TOP = $(_HERE_)/..`` in nvcc.profile).
+
+Why: no CUDA 12 wheel holds nvcc, cicc or cudafe++ (FACTS.md), but they hold ptxas,
+libdevice, the headers and libnvfatbin; clang compiles CUDA itself from those
+(``--cuda-path``), with the tree's ``bin/fatbinary`` (_fatbinary.py) in place of NVIDIA's.
+
+What it translates: the forms torch's cpp_extension, setuptools recipes and the packages
+wheelcuda knows use to compile (``-c``, ``-E``, ``-M``, dependency output, ``-gencode`` /
+``-arch`` / ``-code``, ``-Xcompiler``, ``-Xptxas``, the math switches, ``--version``) and to
+link without device linking. Anything else (``-rdc``, ``-dlink``, an unknown option)
+stops with a message naming it and the other toolkits: it never silently does something
+else (issue 20). Mapping choices that differ from nvcc are listed in docs/clang.md.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+
+try:
+    from ._nvcc_args import CLANG_FOR_ARCH, OTHERS, Refused, Translation, translate
+except ImportError:  # run as a script from the clang toolkit's folder, beside it
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from _nvcc_args import (  # type: ignore[no-redef,import-not-found]
+        CLANG_FOR_ARCH,
+        OTHERS,
+        Refused,
+        Translation,
+        translate,
+    )
+
+__all__ = ["check_archs", "command", "fatbin_select", "main"]
+
+
+def clang_major(version: str) -> int:
+    try:
+        return int(version.split(".", maxsplit=1)[0])
+    except ValueError:
+        return 0
+
+
+def check_archs(t: Translation, version: str) -> None:
+    """Stop before clang does, naming the clang an arch needs."""
+    major = clang_major(version)
+    for number in dict.fromkeys(t.sass + t.ptx):
+        need = CLANG_FOR_ARCH.get(number.rstrip("af"), 0)
+        if major and need and major < need:
+            raise Refused(f"sm_{number} needs clang {need} or newer; this toolkit's clang is "
+                          f"{version}", f"install clang-{max(need, 22)} (apt install "
+                          f"clang-{max(need, 22)}) and run wheelcuda again, or use {OTHERS}")
+        if number.endswith("f"):
+            raise Refused(f"sm_{number}: family-specific archs need CUDA 12.9's nvcc",
+                          f"ask for sm_{number[:-1]}, or use {OTHERS}")
+
+
+def command(t: Translation, clang: str, home: str) -> list[str]:  # noqa: PLR0912
+    """The clang call for ``t`` (pure)."""
+    cuda_inputs = [p for p, lang in t.inputs if lang == "cuda"]
+    argv = [clang]
+    if cuda_inputs or t.mode in ("E", "M", "MM"):
+        argv += [f"--cuda-path={home}", "-Wno-unknown-cuda-version", "--no-cuda-version-check"]
+        sass = t.sass or (["52"] if not t.ptx else [])
+        ptx = t.ptx if (t.sass or t.ptx) else ["52"]
+        for number in dict.fromkeys(sass + ptx):
+            argv.append(f"--cuda-gpu-arch=sm_{number}")
+            argv.append(f"--{'' if number in ptx else 'no-'}cuda-include-ptx=sm_{number}")
+        if t.device_debug:
+            argv += ["--cuda-noopt-device-debug", "-Xarch_device", "-g"]
+        else:  # nvcc optimizes device code at -O3 whatever -O the host gets
+            argv += ["-Xarch_device", "-O3"]
+        if t.opt is not None:
+            argv += ["-Xarch_host", f"-O{t.opt}"]
+        argv += [w for d in t.device for w in ("-Xarch_device", d)]
+        argv += [w for h in t.host for w in ("-Xarch_host", h)]
+    else:
+        if t.opt is not None:
+            argv.append(f"-O{t.opt}")
+        argv += t.host
+    argv += t.common
+    if t.mode == "E":
+        argv += ["-E", "--cuda-host-only"]
+    elif t.mode in ("M", "MM"):
+        argv += [f"-{t.mode}", "--cuda-host-only"]
+    elif t.mode == "c":
+        argv.append("-c")
+    argv += t.depfile
+    if t.out is not None:
+        argv += ["-o", t.out]
+    current: str | None = None
+    for path, lang in t.inputs:
+        if lang != current:
+            argv += ["-x", lang or "none"]
+            current = lang
+        argv.append(path)
+    if t.mode == "link":
+        argv += [f"-L{os.path.join(home, 'lib64')}", *t.link]
+        if t.cudart == "shared":
+            argv += ["-lcudart"]
+        elif t.cudart == "static":
+            raise Refused("nvcc --cudart static: the CUDA 12 wheels hold no static cudart",
+                          f"--cudart shared, or use {OTHERS}")
+    return argv
+
+
+def fatbin_select(t: Translation) -> str:
+    """What the tree's fatbinary keeps: SASS only for the archs asked (clang makes SASS
+    for every arch it compiles, also one asked only as PTX)."""
+    sass = t.sass or (["52"] if not t.ptx else [])
+    return ",".join(sass)
+
+
+def _version_text(clang_version: str, ptxas_version: str) -> str:
+    release = ".".join(ptxas_version.split(".")[:2])
+    return (f"nvcc: wheelcuda's clang-based nvcc (clang {clang_version} over NVIDIA's "
+            "CUDA 12 wheels)\n"
+            f"Cuda compilation tools, release {release}, V{ptxas_version}\n"
+            f"Build wheelcuda_clang_{clang_version}/ptxas_{ptxas_version}\n")
+
+
+def _arch_list(version: str, prefix: str) -> str:
+    major = clang_major(version)
+    known = ["50", "52", "53", "60", "61", "62", "70", "72", "75", "80", "86", "87", "89",
+             "90", "90a", "100", "100a", "101", "101a", "120", "120a"]
+    return "\n".join(f"{prefix}_{n}" for n in known
+                     if major >= CLANG_FOR_ARCH.get(n.rstrip("a"), 0)) + "\n"
+
+
+def main() -> None:
+    args = sys.argv[1:]
+    clang = os.environ.get("WHEELCUDA_CLANG", "")
+    clang_version = os.environ.get("WHEELCUDA_CLANG_VERSION", "")
+    ptxas_version = os.environ.get("WHEELCUDA_PTXAS_VERSION", "")
+    here = os.environ.get("WHEELCUDA_NVCC_HERE") or sys.argv[0]
+    home = os.path.dirname(os.path.dirname(os.path.abspath(here)))
+    try:
+        t = translate(args)
+        if t.mode == "version":
+            sys.stdout.write(_version_text(clang_version, ptxas_version))
+            return
+        if t.mode == "help":
+            sys.stdout.write(__doc__ or "")
+            return
+        if t.mode in ("list-arch", "list-code"):
+            sys.stdout.write(_arch_list(clang_version,
+                                        "compute" if t.mode == "list-arch" else "sm"))
+            return
+        if not t.inputs:
+            raise Refused("nvcc: no input files", "name a .cu file")
+        if not os.path.exists(os.path.join(home, "include", "cuda.h")):
+            raise Refused(f"nvcc: {home} is not a CUDA_HOME (no include/cuda.h)",
+                          "run it as $CUDA_HOME/bin/nvcc of a tree wheelcuda made "
+                          "(eval \"$(wheelcuda env --toolkit clang)\")")
+        check_archs(t, clang_version)
+        argv = command(t, clang, home)
+    except Refused as exc:
+        sys.stderr.write(f"nvcc (wheelcuda, clang toolkit): error: {exc.message}\n"
+                         f"  fix: {exc.fix}\n")
+        sys.exit(1)
+    env = dict(os.environ)
+    env["WHEELCUDA_FATBIN_SASS"] = fatbin_select(t)
+    if t.verbose:
+        sys.stderr.write("#$ " + " ".join(shlex.quote(a) for a in argv) + "\n")
+    try:
+        os.execve(clang, argv, env)  # noqa: S606 - argv list
+    except OSError as exc:
+        sys.stderr.write(f"nvcc (wheelcuda, clang toolkit): error: cannot run {clang}: "
+                         f"{exc.strerror}\n  fix: wheelcuda doctor --toolkit clang says "
+                         "which clang it found\n")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

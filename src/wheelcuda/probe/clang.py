@@ -1,0 +1,105 @@
+"""The clangs on this machine that could compile CUDA: where, which version, whether
+they carry clang's CUDA wrapper headers and an NVPTX backend (reads only).
+
+Candidates, in order: the one the user names (``WHEELCUDA_CLANG``: then only that one);
+else the system's LLVM installs (``/usr/lib/llvm-N/bin/clang++``, Debian's and
+Ubuntu's packages), then ``clang++-N`` and ``clang++`` on PATH, each real file once.
+What the package index carries is data (:mod:`wheelcuda.data.clang`): no package there
+holds a CUDA-capable clang with its wrapper headers, and an installed one is named with
+why it does not serve. Which candidate serves is a pure decision
+(:func:`wheelcuda.rules.clangfit.fit`).
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+from collections.abc import Callable
+from importlib import metadata
+
+from .. import proc
+from ..context import Context
+from ..data import clang as clang_data
+from ..errors import ToolError
+from ..rules.clangfit import Clang
+
+__all__ = ["candidate_paths", "find", "index_packages", "probe"]
+
+_VERSION = re.compile(r"clang version (\d+\.\d+\.\d+)")
+_WRAPPER = "include/__clang_cuda_runtime_wrapper.h"
+
+
+def candidate_paths(ctx: Context) -> list[tuple[str, str]]:
+    """(path, origin) of every clang++ to look at, each real file once."""
+    named = (ctx.get(clang_data.NAMED_VAR) or "").strip()
+    if named == clang_data.OFF:
+        return []
+    if named:
+        return [(os.path.expanduser(named), clang_data.NAMED_VAR)]
+    root = ctx.get(clang_data.ROOT_VAR) or "/usr/lib"
+    found: list[tuple[str, str]] = []
+    installs = glob.glob(os.path.join(root, "llvm-*", "bin", "clang++"))
+    found += [(p, "system package") for p in sorted(installs, key=_major_of_path, reverse=True)]
+    for folder in (ctx.get("PATH") or "").split(os.pathsep):
+        if not folder:
+            continue
+        names = sorted(glob.glob(os.path.join(folder, "clang++-[0-9]*")),
+                       key=_major_of_path, reverse=True)
+        names += [p for p in [os.path.join(folder, "clang++")] if os.path.exists(p)]
+        found += [(p, "PATH") for p in names]
+    seen: set[str] = set()
+    out = []
+    for path, origin in found:
+        real = os.path.realpath(path)
+        if real not in seen and os.access(path, os.X_OK):
+            seen.add(real)
+            out.append((path, origin))
+    return out
+
+
+def _major_of_path(path: str) -> int:
+    m = re.search(r"(\d+)(?:/bin/clang\+\+)?$", path)
+    return int(m.group(1)) if m else 0
+
+
+def probe(path: str, origin: str, ctx: Context,
+          run: Callable[[list[str]], str] | None = None) -> Clang:
+    """What ``path`` is; a clang that does not run says why."""
+    env = proc.child_environ(ctx.environ)
+
+    def default(argv: list[str]) -> str:
+        return proc.capture(argv, env=env)
+
+    ask = run or default
+    try:
+        banner = ask([path, "--version"])
+    except ToolError as exc:
+        return Clang(path, origin, None, why=f"does not run: {exc.message.splitlines()[0]}")
+    m = _VERSION.search(banner)
+    if not m:
+        return Clang(path, origin, None, why="--version names no clang version")
+    try:
+        resource = ask([path, "-print-resource-dir"]).strip()
+        targets = ask([path, "-print-targets"])
+    except ToolError as exc:
+        return Clang(path, origin, m.group(1), why=f"does not run: {exc.message}")
+    return Clang(path, origin, m.group(1), resource_dir=resource,
+                 wrappers=os.path.isfile(os.path.join(resource, _WRAPPER)),
+                 nvptx="nvptx64" in targets)
+
+
+def find(ctx: Context) -> list[Clang]:
+    """Every candidate, probed."""
+    return [probe(path, origin, ctx) for path, origin in candidate_paths(ctx)]
+
+
+def index_packages(site_dirs: tuple[str, ...]) -> list[tuple[str, str, str]]:
+    """(name, version, why it does not serve) for each package-index clang installed in
+    the target (data.clang.INDEX_PACKAGES)."""
+    out = []
+    for name, why in clang_data.INDEX_PACKAGES.items():
+        for dist in metadata.distributions(name=name, path=list(site_dirs)):
+            out.append((name, str(dist.version), why))
+            break
+    return out

@@ -1,0 +1,75 @@
+"""The clang toolkit: clang compiling CUDA over NVIDIA's CUDA 12 wheels, for a CUDA 12
+torch on a machine that can reach neither NVIDIA's archives nor a local toolkit
+(issue 20). Chosen by ``--toolkit clang``, and by ``auto`` when NVIDIA's archives cannot
+be reached (pipeline.acquire) or when the store already holds it.
+
+The offer needs a clang that serves (:mod:`wheelcuda.probe.clang`,
+:func:`wheelcuda.rules.clangfit.fit`) and the CUDA 12 wheels in the store
+(``toolkits.fetch(clang=True)``); then it links the root (store/clangroot.py) when
+missing, as the local source links its shim.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ..data import clang as clang_data
+from ..probe import clang as clang_probe
+from ..probe import locate
+from ..rules import checks, clangfit
+from ..store import clangroot, toolkits
+from ..values import SourceName
+from .base import Offer
+
+if TYPE_CHECKING:
+    from ..context import Context
+    from ..store.layout import Layout
+    from ..values import Target, Torch
+
+__all__ = ["SOURCE", "ClangSource", "choose"]
+
+
+@functools.lru_cache(maxsize=8)
+def _find(named: str, root: str, path: str, ctx: Context) -> tuple[clangfit.Clang, ...]:
+    del named, root, path  # the cache key: what the search reads
+    return tuple(clang_probe.find(ctx))
+
+
+def choose(ctx: Context, archs: Sequence[str]) -> clangfit.Fit:
+    """The clang for ``archs`` and why not the others (reads only; probed once a run)."""
+    named = (ctx.get(clang_data.NAMED_VAR) or "").strip()
+    found = _find(named, ctx.get(clang_data.ROOT_VAR) or "", ctx.get("PATH") or "", ctx)
+    return clangfit.fit(found, archs, off=named == clang_data.OFF)
+
+
+class ClangSource:
+    """The ``clang`` source for the archs asked (``"9.0"``)."""
+
+    name = SourceName.CLANG
+
+    def __init__(self, archs: Sequence[str] = ()) -> None:
+        self.archs = tuple(archs)
+
+    def offer(self, target: Target,  # noqa: ARG002 (the protocol's)
+              torch: Torch | None, layout: Layout, ctx: Context) -> Offer | None:
+        if torch is None or torch.cuda is None or torch.cuda_major != 12:
+            return None
+        fit = choose(ctx, self.archs)
+        if fit.chosen is None:
+            return Offer(self.name, (), f"{fit.why} (fix: {fit.fix})")
+        clang = fit.chosen
+        wheels = toolkits.existing(layout, checks.wanted_specifier(torch, 12), toolkits.CLANG)
+        if wheels is None:
+            return Offer(self.name, (), f"{clang.describe()}; the CUDA {torch.cuda} wheels it "
+                                        "compiles over are fetched by the first build "
+                                        "(about 110 MB)")
+        ptxas = locate.dist_version(str(wheels), "nvidia-cuda-nvcc-cu12") or torch.cuda
+        root = clangroot.ensure(layout, wheels, clang, ctx.executable,
+                                cuda=".".join(ptxas.split(".")[:2]), ptxas_version=ptxas)
+        return Offer(self.name, (str(root),), f"{clang.describe()} over NVIDIA's CUDA "
+                                              f"{ptxas} wheels (ptxas {ptxas})")
+
+
+SOURCE = ClangSource()

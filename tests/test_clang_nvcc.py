@@ -1,0 +1,209 @@
+"""The clang toolkit's decisions, pure (issue 20): how nvcc's words become a clang call,
+what the fatbinary stand-in keeps, which clang serves. The real clang, the real CUDA 12
+wheels and the builds are in tests/integration/test_clang.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from wheelcuda import _clang_nvcc as cn
+from wheelcuda import _fatbinary as fb
+from wheelcuda._nvcc_args import Refused, translate
+from wheelcuda.data import clang as clang_data
+from wheelcuda.rules import clangfit
+
+HOME = "/cache/homes/cu12.8-x"
+#: what torch 2.9.1's ninja rule runs for a .cu (cpp_extension), with the arch pruned
+TORCH_NINJA = [
+    "--generate-dependencies-with-compile", "--dependency-output", "k.o.d",
+    "-I/t/include", "-I/t/include/torch/csrc/api/include", "-c", "k.cu", "-o", "k.o",
+    "-D__CUDA_NO_HALF_OPERATORS__", "-D__CUDA_NO_HALF_CONVERSIONS__",
+    "-D__CUDA_NO_BFLOAT16_CONVERSIONS__", "-D__CUDA_NO_HALF2_OPERATORS__",
+    "--expt-relaxed-constexpr", "--compiler-options", "'-fPIC'", "-O3",
+    "-gencode", "arch=compute_90,code=sm_90", "--split-compile", "2",
+    "-DTORCH_API_INCLUDE_EXTENSION_H", "-DTORCH_EXTENSION_NAME=_C", "-std=c++17",
+]
+
+
+def clang_call(args: list[str]) -> list[str]:
+    return cn.command(translate(args), "/usr/bin/clang++-22", HOME)
+
+
+def test_torchs_ninja_rule_becomes_one_clang_compile() -> None:
+    argv = clang_call(TORCH_NINJA)
+    assert argv[0] == "/usr/bin/clang++-22"
+    assert f"--cuda-path={HOME}" in argv
+    assert "--cuda-gpu-arch=sm_90" in argv and "--no-cuda-include-ptx=sm_90" in argv
+    assert argv[argv.index("-MD") + 1:argv.index("-MD") + 3] == ["-MF", "k.o.d"]
+    # -fPIC and -O3 reach the host compile only; device code is always -O3, as nvcc's
+    assert ["-Xarch_host", "-fPIC"] == argv[argv.index("-fPIC") - 1:argv.index("-fPIC") + 1]
+    assert ["-Xarch_device", "-O3"] == argv[argv.index("-Xarch_device"):][:2]
+    assert ["-x", "cuda", "k.cu"] == argv[-3:]
+    assert "-c" in argv and argv[argv.index("-o") + 1] == "k.o"
+    assert "-std=c++17" in argv and "-DTORCH_EXTENSION_NAME=_C" in argv
+    assert not any("split" in a or "expt" in a for a in argv)
+
+
+@pytest.mark.parametrize(("args", "sass", "ptx"), [
+    (["-arch=sm_90"], ["90"], ["90"]),  # nvcc: -arch=sm_X is SASS and PTX for X
+    (["-arch=compute_80"], [], ["80"]),  # -code defaults to -arch: PTX only
+    (["-arch=compute_90", "-code=sm_90"], ["90"], []),
+    (["-gencode=arch=compute_90a,code=sm_90a"], ["90a"], []),
+    (["-gencode", "arch=compute_90,code=[sm_90,compute_90]"], ["90"], ["90"]),
+    (["--generate-code=arch=compute_120,code=compute_120"], [], ["120"]),
+])
+def test_gpu_targets_in_each_spelling(args: list[str], sass: list[str], ptx: list[str]) -> None:
+    t = translate([*args, "-c", "k.cu"])
+    assert (t.sass, t.ptx) == (sass, ptx)
+
+
+def test_ptx_only_targets_keep_no_sass() -> None:
+    t = translate(["-gencode", "arch=compute_90,code=compute_90", "-c", "k.cu"])
+    argv = cn.command(t, "clang++", HOME)
+    assert "--cuda-gpu-arch=sm_90" in argv and "--cuda-include-ptx=sm_90" in argv
+    assert cn.fatbin_select(t) == ""  # fatbinary drops clang's SASS on the way to PTX
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["-rdc=true", "-c", "k.cu"], "relocatable device code"),
+    (["--relocatable-device-code", "true", "-c", "k.cu"], "relocatable device code"),
+    (["-dc", "k.cu"], "nvlink"),
+    (["-dlink", "k.o"], "nvlink"),
+    (["--banana", "-c", "k.cu"], "nvcc option --banana"),
+    (["-gencode", "arch=compute_80,code=sm_86", "-c", "k.cu"], "SASS for sm_86 from compute_80"),
+    (["-arch=native", "-c", "k.cu"], "named archs"),
+    (["-ptx", "k.cu"], "-ptx"),
+    (["-x", "fortran", "k.f"], "not a language"),
+    (["-ftz=maybe", "-c", "k.cu"], "not true or false"),
+])
+def test_what_it_does_not_translate_stops_with_the_other_toolkits(args: list[str],
+                                                                   says: str) -> None:
+    with pytest.raises(Refused) as exc:
+        translate(args)
+    assert says in exc.value.message
+    assert "--toolkit redist" in exc.value.fix or "give" in exc.value.fix or \
+        "name them" in exc.value.fix or "-x cu" in exc.value.fix or "true" in exc.value.fix
+
+
+def test_rdc_false_and_nvcc_only_switches_are_fine() -> None:
+    t = translate(["-rdc=false", "--expt-extended-lambda", "-Wno-deprecated-gpu-targets",
+                   "-t", "4", "-Xcudafe", "--diag_suppress=177", "-lineinfo", "-c", "k.cu"])
+    assert t.mode == "c" and t.device == ["-gline-directives-only"]
+
+
+def test_fast_math_and_the_precision_switches() -> None:
+    fast = translate(["--use_fast_math", "-c", "k.cu"]).common
+    assert "-fgpu-flush-denormals-to-zero" in fast and "-fgpu-approx-transcendentals" in fast
+    assert "-nvptx-prec-sqrtf32=0" in fast
+    exact = translate(["-ftz=false", "-prec-div=true", "-fmad=false", "-c", "k.cu"]).common
+    assert exact == ["-fno-gpu-flush-denormals-to-zero", "-mllvm", "-nvptx-prec-divf32=2",
+                     "-ffp-contract=off"]
+
+
+def test_preprocess_and_dependencies_take_the_host_side() -> None:
+    assert clang_call(["-E", "k.cu", "-o", "k.i"])[-6:-3] == ["--cuda-host-only", "-o", "k.i"]
+    argv = clang_call(["-M", "k.cu", "-arch=sm_90"])
+    assert "-M" in argv and "--cuda-host-only" in argv
+
+
+def test_link_uses_the_shared_runtime_and_refuses_the_static_one() -> None:
+    argv = clang_call(["k.o", "-o", "k", "-lfoo", "-Xlinker", "-rpath,/x"])
+    assert argv[-4:] == ["-lfoo", "-Wl,-rpath", "-Wl,/x", "-lcudart"]
+    assert f"-L{HOME}/lib64" in argv
+    with pytest.raises(Refused, match="no static cudart"):
+        clang_call(["k.o", "-o", "k", "--cudart", "static"])
+
+
+def test_unknown_flags_go_to_the_host_when_asked() -> None:
+    t = translate(["-forward-unknown-to-host-compiler", "-fopenmp", "-c", "k.cu"])
+    assert t.host == ["-fopenmp"]
+
+
+def test_options_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    opts = tmp_path / "o.txt"
+    opts.write_text("-c -O2 '-DNAME=a b'\n")
+    t = translate(["--options-file", str(opts), "k.cu"])
+    assert t.mode == "c" and t.opt == "2" and "-DNAME=a b" in t.common
+    with pytest.raises(Refused, match="options-file"):
+        translate(["-optf", str(tmp_path / "missing"), "k.cu"])
+
+
+def test_an_old_clang_names_the_clang_an_arch_needs() -> None:
+    t = translate(["-arch=sm_120", "-c", "k.cu"])
+    with pytest.raises(Refused) as exc:
+        cn.check_archs(t, "19.1.7")
+    assert "sm_120 needs clang 20 or newer" in exc.value.message
+    assert "apt install clang-22" in exc.value.fix
+    cn.check_archs(t, "22.1.8")
+
+
+def test_version_reads_like_nvcc_and_names_clang() -> None:
+    text = cn._version_text("22.1.8", "12.8.93")
+    assert "release 12.8, V12.8.93" in text and "wheelcuda_clang_22.1.8/ptxas_12.8.93" in text
+
+
+# -- fatbinary ---------------------------------------------------------------------------
+
+def test_fatbinary_reads_both_clang_forms() -> None:
+    out, images = fb.parse(["-64", "--create", "o.fatbin",
+                            "--image3=kind=elf,sm=90,file=a.cubin",
+                            "--image3=kind=ptx,sm=90,file=a.s",
+                            "--image=profile=sm_80,file=b.cubin",
+                            "--image=profile=compute_80,file=b.s"])
+    assert out == "o.fatbin"
+    assert [(i.kind, i.arch) for i in images] == [("elf", "90"), ("ptx", "90"), ("elf", "80"),
+                                                  ("ptx", "80")]
+    assert [i.arch for i in fb.select(images, "90")] == ["90", "90", "80"]
+    assert fb.select(images, None) == images
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--create", "o", "--image3=kind=lto,sm=90,file=a"], "image kind 'lto'"),
+    (["--create", "o", "--image=profile=gfx90,file=a"], "neither sm_X nor compute_X"),
+    (["--create", "o", "--banana"], "--banana"),
+    (["--image3=kind=elf,sm=90,file=a"], "no --create"),
+])
+def test_fatbinary_refuses_what_it_does_not_make(args: list[str], says: str) -> None:
+    with pytest.raises(fb.Usage, match=says):
+        fb.parse(args)
+
+
+# -- which clang -------------------------------------------------------------------------
+
+def clang(version: str | None, path: str = "/usr/bin/clang++", *, wrappers: bool = True,
+          nvptx: bool = True) -> clangfit.Clang:
+    return clangfit.Clang(path, "system package", version, "/r", wrappers, nvptx)
+
+
+def test_the_newest_clang_that_builds_the_archs_serves() -> None:
+    fit = clangfit.fit([clang("19.1.7", "/a"), clang("22.1.8", "/b")], ["9.0"])
+    assert fit.chosen is not None and fit.chosen.path == "/b"
+    assert fit.passed_over == ("clang 19.1.7 (/a, system package): a newer one serves",)
+
+
+@pytest.mark.parametrize(("c", "archs", "says"), [
+    (clang("19.1.7"), ["12.0"], "cannot build sm_120 (needs clang 20 or newer)"),
+    (clang("22.1.8", wrappers=False), ["9.0"], "lacks clang's CUDA wrapper headers"),
+    (clang("23.1.4", nvptx=False), ["9.0"], "no NVPTX backend"),
+    (clang("16.0.6"), ["9.0"], "older than clang 19"),
+    (clangfit.Clang("/x", "WHEELCUDA_CLANG", None, why="does not run: no such file"), ["9.0"],
+     "does not run"),
+])
+def test_why_a_clang_does_not_serve(c: clangfit.Clang, archs: list[str], says: str) -> None:
+    fit = clangfit.fit([c], archs)
+    assert fit.chosen is None and says in fit.why
+    assert "apt install clang-22" in fit.fix
+
+
+def test_no_clang_names_the_package_to_install() -> None:
+    fit = clangfit.fit([], ["12.0"])
+    assert fit.why == "no clang 20 or newer with CUDA support was found"
+    assert fit.fix.startswith("apt install clang-22")
+    off = clangfit.fit([clang("22.1.8")], ["9.0"], off=True)
+    assert off.chosen is None and "WHEELCUDA_CLANG=none" in off.why
+
+
+def test_which_clang_each_arch_needs() -> None:
+    assert clang_data.clang_for("9.0") == 19 and clang_data.clang_for("12.0") == 20
+    assert clang_data.clang_for("10.0a") == 20 and clang_data.clang_for("12.1") == 21
+    assert clang_data.requirements("12.8")[:1] == ["nvidia-cuda-nvcc-cu12==12.8.*"]

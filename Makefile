@@ -20,6 +20,7 @@ VENV := .venv
 TORCH_VENV := .venv-torch
 WHEELS_VENV := .venv-wheels
 CU128_VENV := .venv-cu128
+CU128_FULL_VENV := .venv-cu128-full
 TOOLKIT := cuda-toolkit[nvcc,cccl]==13.0.3
 # one folder per run (a name only: pytest makes it), so that runs side by side never remove
 # each other's folders
@@ -34,7 +35,7 @@ export WHEELCUDA_TEST_TORCH_VENV := $(abspath $(TORCH_VENV))
 export WHEELCUDA_TEST_WHEELS_VENV := $(abspath $(WHEELS_VENV))
 export WHEELCUDA_TEST_CU128_VENV := $(abspath $(CU128_VENV))
 
-.PHONY: dev torch-venv wheels-venv cu128-venv lint unit test live corpus demo bench causal-conv1d uv-add-causal-conv1d gpu-toolkits clean
+.PHONY: dev torch-venv wheels-venv cu128-venv cu128-full-venv clang-cu128 lint unit test live corpus demo bench causal-conv1d uv-add-causal-conv1d gpu-toolkits clean
 
 dev: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
@@ -55,6 +56,13 @@ $(WHEELS_VENV)/.installed: $(TORCH_VENV)/.installed
 	$(TORCH_VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' \
 	    > $(WHEELS_VENV)/lib/python3.11/site-packages/torch-venv.pth
 	$(WHEELS_VENV)/bin/python -m pip install -q --ignore-installed '$(TOOLKIT)' 'setuptools>=77' wheel
+	touch $@
+
+# torch 2.9.1+cu128 with all its CUDA 12 dependencies (about 7 GB), for `make clang-cu128`
+cu128-full-venv: $(CU128_FULL_VENV)/.installed
+$(CU128_FULL_VENV)/.installed:
+	$(PYTHON) -m venv $(CU128_FULL_VENV)
+	$(CU128_FULL_VENV)/bin/python -m pip install -q torch==2.9.1 numpy setuptools wheel ninja packaging
 	touch $@
 
 cu128-venv: $(CU128_VENV)/.installed
@@ -99,6 +107,13 @@ demo: dev torch-venv
 causal-conv1d: dev torch-venv
 	bash examples/causal_conv1d.sh $(abspath $(VENV))/bin/wheelcuda $(TORCH_VENV) $(or $(ARCH),9.0)
 
+# The clang toolkit (issue 20) end to end under a whole cu128 torch, system toolkit hidden:
+# examples/torch_ext and causal-conv1d built with --toolkit clang, archs checked, imported.
+# About 6 min on 2 cores; needs clang-22 (apt install clang-22).
+clang-cu128: dev cu128-full-venv
+	bash examples/clang_cu128.sh $(abspath $(VENV))/bin/wheelcuda $(CU128_FULL_VENV) \
+	    $$(ls $(VENV)/lib/python*/site-packages/nvidia/cu*/bin/cuobjdump) $(or $(ARCH),9.0)
+
 # On the GPU machine (no network; ../shared/GPU.md): causal-conv1d 1.7.0 by an unchanged
 # `uv add` after `wheelcuda uv-config`, isolation on, its kernels checked against its
 # reference. WHEELS holds the compiler wheels, tomlkit and the sdist; VENV has torch.
@@ -122,4 +137,4 @@ bench: dev torch-venv
 	$(VENV)/bin/python benchmarks/run.py --torch-venv $(TORCH_VENV)
 
 clean:
-	rm -rf $(VENV) $(TORCH_VENV) $(WHEELS_VENV) $(CU128_VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(TORCH_VENV) $(WHEELS_VENV) $(CU128_VENV) $(CU128_FULL_VENV) .pytest_cache .mypy_cache .ruff_cache

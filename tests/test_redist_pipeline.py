@@ -102,7 +102,8 @@ def test_wheels_only_names_the_gap(cu128: Path, server: rs.Server) -> None:
 def test_a_bad_toolkit_word_is_refused(cu128: Path) -> None:
     r = run("env", "--python", str(cu128), "--toolkit", "banana", "--arch", "9.0", env={})
     assert r.returncode == 1 and "Traceback" not in r.stderr
-    assert "--toolkit 'banana' is neither auto, wheels, local, redist, clang nor a folder" in r.stderr
+    assert ("--toolkit 'banana' is neither auto, wheels, local, redist, clang nor a folder"
+            in r.stderr)
 
 
 def test_explain_shows_the_real_cu128_plan_offline(cu128: Path) -> None:

@@ -103,7 +103,9 @@ def command(t: Translation, clang: str, home: str) -> list[str]:  # noqa: PLR091
     if t.mode == "link":
         argv += [f"-L{os.path.join(home, 'lib64')}", *t.link]
         if t.cudart == "shared":
-            argv += ["-lcudart"]
+            # nvcc links cudart statically by default: a program it links runs anywhere;
+            # the wheels hold only libcudart.so.12, so the program is told where it is
+            argv += ["-lcudart", f"-Wl,-rpath,{os.path.join(home, 'lib64')}"]
         elif t.cudart == "static":
             raise Refused("nvcc --cudart static: the CUDA 12 wheels hold no static cudart",
                           f"--cudart shared, or use {OTHERS}")

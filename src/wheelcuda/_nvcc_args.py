@@ -323,7 +323,8 @@ def _bool(value: str, word: str) -> bool:
         return True
     if v in ("false", "0", "no"):
         return False
-    raise Refused(f"nvcc {word}={value}: not true or false", f"{word}=true or {word}=false")
+    key = word.split("=", 1)[0]
+    raise Refused(f"nvcc {key}={value}: not true or false", f"{key}=true or {key}=false")
 
 
 def _valued(t: Translation, name: str, value: str, word: str) -> None:  # noqa: PLR0912, PLR0915
@@ -354,7 +355,7 @@ def _valued(t: Translation, name: str, value: str, word: str) -> None:  # noqa: 
         t.depfile += ["-MT", value]
     elif name == "rdc":
         if _bool(value, word):
-            raise _rdc(f"{word}={value}")
+            raise _rdc(word if "=" in word else f"{word} {value}")
     elif name == "ftz":
         t.common.append("-fgpu-flush-denormals-to-zero" if _bool(value, word)
                         else "-fno-gpu-flush-denormals-to-zero")

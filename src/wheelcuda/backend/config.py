@@ -24,7 +24,7 @@ DEFAULT_BACKEND = "setuptools.build_meta"
 _SELF = "wheelcuda.build_meta"
 
 _SETTINGS_FIX = ("wheelcuda takes -C wheelcuda.arch=9.0, -C wheelcuda.all-archs=true, "
-                 "-C wheelcuda.toolkit=auto|wheels|local|redist|PATH and "
+                 "-C wheelcuda.toolkit=auto|wheels|local|redist|clang|PATH and "
                  "-C wheelcuda.build-backend=MODULE")
 _BACKEND_NAME = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*(:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*)?$")
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")

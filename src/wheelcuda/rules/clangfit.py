@@ -92,7 +92,8 @@ def fit(candidates: Sequence[Clang], archs: Sequence[str], *, off: bool = False)
                                     if p.isdigit()), reverse=True)
     if usable:
         chosen = usable[0]
-        passed = [f"{c.describe()}: a newer one serves" for c in usable[1:]] + passed
+        passed = [f"{c.describe()}: {chosen.describe()} is newer or found first"
+                  for c in usable[1:]] + passed
         return Fit(chosen, tuple(passed))
     why = (f"no clang {need} or newer with CUDA support was found" if not passed else
            f"no clang found serves: {'; '.join(passed)}")

@@ -306,7 +306,8 @@ def fetch(layout: Layout, want: Want, *, note: Note = report.note, every: float 
             bring = listing(want, network=False)
         except ComponentError:  # the manifest named is what cannot be read
             raise exc from None
-        raise ComponentError(exc.message, f"{exc.fix}; without the network, {bring}") from exc
+        raise transfer.Unreachable(exc.message, f"{exc.fix}; without the network, {bring}") \
+            from exc
 
 
 def _fetch(layout: Layout, want: Want, note: Note, every: float) -> Path:

@@ -59,13 +59,12 @@ def _source(name: str) -> str:
 
 def _absent(rel: str, what: str) -> str:
     name = rel.rsplit("/", 1)[1]
-    return "\n".join([
-        "#!/bin/sh",
-        f"echo '{name} (wheelcuda, clang toolkit): error: the clang toolkit has no {name} "
-        f"({what}): clang compiles CUDA itself' >&2",
-        "echo '  fix: build with the toolkit from NVIDIA archives (--toolkit redist) or "
-        "one on this machine (--toolkit local)' >&2",
-        "exit 1", ""])
+    error = (f"{name} (wheelcuda, clang toolkit): error: the clang toolkit has no {name} "
+             f"({what}): clang compiles CUDA itself")
+    fix = ("  fix: build with the toolkit from NVIDIA's archives (--toolkit redist) or one on "
+           "this machine (--toolkit local)")
+    return "\n".join(["#!/bin/sh", f"echo {shlex.quote(error)} >&2",
+                      f"echo {shlex.quote(fix)} >&2", "exit 1", ""])
 
 
 def _trampoline(python: str, script: str, variables: dict[str, str]) -> str:

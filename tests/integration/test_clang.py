@@ -1,0 +1,232 @@
+"""The clang toolkit for real (issue 20): clang 22 (Debian's clang-22, which .ci/run
+installs) over NVIDIA's real CUDA 12.8 wheels from PyPI, for torch 2.9.1+cu128
+(`make cu128-venv`), with the system CUDA 13.0 out of sight (sandbox.py). The wheels are
+fetched once per session into a shared store; each test has its own cache and trees.
+
+What runs here: the tree and its nvcc, a CUDA program using bf16/fp16, CUB, cooperative
+groups and wmma compiled, linked to the wheels' libcudart.so.12 and checked with
+cuobjdump; a torch extension's kernel compiled in the exact form torch's ninja rule
+writes, against torch 2.9.1's headers; doctor; and the bad inputs. No GPU here: the
+programs run on the GPU machine (examples/clang_gpu, `make clang-gpu`), and a torch
+extension is built and imported under a whole cu128 torch by `make clang-cu128`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.integration import sandbox
+
+pytestmark = pytest.mark.integration
+
+CLANG = "/usr/bin/clang++-22"
+OLD_CLANG = "/usr/bin/clang++-19"
+ROOT = Path(__file__).resolve().parents[2]
+PROGRAM = r"""
+#include <cstdio>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cub/cub.cuh>
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+#include <mma.h>
+namespace cg = cooperative_groups;
+__global__ void all(const float* x, float* out, __nv_bfloat16* b, half* h) {
+  auto tile = cg::tiled_partition<32>(cg::this_thread_block());
+  float v = x[threadIdx.x];
+  out[0] = cg::reduce(tile, v, cg::plus<float>());
+  typedef cub::BlockReduce<float, 128> R;
+  __shared__ typename R::TempStorage tmp;
+  float s = R(tmp).Sum(v);
+  if (threadIdx.x == 0) out[1] = s;
+  b[threadIdx.x] = __float2bfloat16(v) * __float2bfloat16(2.0f);
+  h[threadIdx.x] = __hfma(__float2half(v), __float2half(0.5f), __float2half(1.0f));
+#if __CUDA_ARCH__ >= 700
+  __shared__ half a[256], w[256];
+  __shared__ float c[256];
+  nvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, half, nvcuda::wmma::row_major> fa;
+  nvcuda::wmma::fragment<nvcuda::wmma::matrix_b, 16, 16, 16, half, nvcuda::wmma::col_major> fb;
+  nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> fc;
+  nvcuda::wmma::fill_fragment(fc, 0.0f);
+  nvcuda::wmma::load_matrix_sync(fa, a, 16);
+  nvcuda::wmma::load_matrix_sync(fb, w, 16);
+  nvcuda::wmma::mma_sync(fc, fa, fb, fc);
+  nvcuda::wmma::store_matrix_sync(c, fc, 16, nvcuda::wmma::mem_row_major);
+#endif
+}
+int main() {
+  float *x, *o; __nv_bfloat16* b; half* h;
+  cudaMalloc(&x, 512); cudaMalloc(&o, 8); cudaMalloc(&b, 256); cudaMalloc(&h, 256);
+  all<<<1, 128>>>(x, o, b, h);
+  printf("%s\n", cudaGetErrorString(cudaDeviceSynchronize()));
+  return 0;
+}
+"""
+
+
+#: A torch extension's kernel: torch's headers, AT_DISPATCH over Half and BFloat16, the
+#: current stream (CUDAContext.h itself needs cuSPARSE's headers, which the no-deps
+#: cu128 venv lacks; `make clang-cu128` builds examples/torch_ext with them).
+TORCH_KERNEL = r"""
+#include <torch/extension.h>
+#include <ATen/Dispatch.h>
+#include <c10/cuda/CUDAStream.h>
+template <typename T>
+__global__ void scaled_add(const T* x, const T* y, T* out, float a, int64_t n) {
+  int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+  if (i < n) out[i] = static_cast<T>(static_cast<float>(x[i]) + a * static_cast<float>(y[i]));
+}
+torch::Tensor run(torch::Tensor x, torch::Tensor y, double a) {
+  auto out = torch::empty_like(x);
+  int64_t n = x.numel();
+  auto stream = c10::cuda::getCurrentCUDAStream();
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::ScalarType::Half, at::ScalarType::BFloat16,
+                                  x.scalar_type(), "scaled_add", [&] {
+    scaled_add<scalar_t><<<(n + 255) / 256, 256, 0, stream>>>(
+        x.data_ptr<scalar_t>(), y.data_ptr<scalar_t>(), out.data_ptr<scalar_t>(),
+        static_cast<float>(a), n);
+  });
+  return out;
+}
+"""
+
+
+@pytest.fixture(scope="session")
+def clang_store(tmp_path_factory: pytest.TempPathFactory, wheelcuda_cmd: str,
+                cu128_venv: Path) -> Path:
+    """A store holding the CUDA 12.8 wheels the clang toolkit compiles over (fetched once
+    from PyPI), and uv's cache for the test that fetches them again."""
+    if not os.access(CLANG, os.X_OK):
+        pytest.fail(f"{CLANG} missing: apt install clang-22 (.ci/run does)")
+    base = tmp_path_factory.mktemp("clang-store")
+    env = {**_env(base), "PATH": sandbox.SCRUBBED_PATH, "HOME": str(base),
+           "WHEELCUDA_CACHE_DIR": str(base / "cache")}
+    done = subprocess.run([wheelcuda_cmd, "fetch", "--toolkit", "clang", "--python",
+                           str(cu128_venv)], capture_output=True, text=True, env=env,
+                          check=False, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return base
+
+
+def _env(store: Path, **extra: str) -> dict[str, str]:
+    cert = os.environ.get("SSL_CERT_FILE") or os.environ.get("PIP_CERT")
+    return {"WHEELCUDA_STORE_DIR": str(store / "store"), "UV_CACHE_DIR": str(store / "uv"),
+            "WHEELCUDA_CLANG": CLANG, **({"SSL_CERT_FILE": cert} if cert else {}), **extra}
+
+
+def test_the_clang_toolkit_compiles_and_links_real_cuda(
+        wheelcuda_cmd: str, cu128_venv: Path, clang_store: Path, tmp_path: Path,
+        cuobjdump: str) -> None:
+    (tmp_path / "all.cu").write_text(PROGRAM)
+    (tmp_path / "scaled_add.cu").write_text(TORCH_KERNEL)
+    torch_inc = next(cu128_venv.glob("lib/python*/site-packages/torch/include"))
+    py_inc = subprocess.run([str(cu128_venv / "bin" / "python"), "-c", "import sysconfig; "
+                             "print(sysconfig.get_paths()['include'])"], capture_output=True,
+                            text=True, check=True).stdout.strip()
+    py = f"--python {cu128_venv}"
+    r = sandbox.shell(f"""set -e
+cd {tmp_path}
+{wheelcuda_cmd} doctor --json --toolkit clang --arch 9.0 {py} > doctor.json || true
+eval "$({wheelcuda_cmd} env --toolkit clang --arch 9.0 {py})"
+nvcc --version
+# a package's own targets (80 and 90): the tree's nvcc prunes them to --arch
+nvcc -O3 -std=c++17 -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
+    -c all.cu -o all.o
+nvcc all.o -o all
+echo "LDD $(ldd all | grep cudart)"
+# torch 2.9.1's ninja rule for a .cu, word for word (cpp_extension, BuildExtension)
+nvcc --generate-dependencies-with-compile --dependency-output scaled_add.o.d \
+    -I{torch_inc} -I{torch_inc}/torch/csrc/api/include -I{py_inc} -c scaled_add.cu -o scaled_add.o \
+    -D__CUDA_NO_HALF_OPERATORS__ -D__CUDA_NO_HALF_CONVERSIONS__ \
+    -D__CUDA_NO_BFLOAT16_CONVERSIONS__ -D__CUDA_NO_HALF2_OPERATORS__ --expt-relaxed-constexpr \
+    --compiler-options ''"'"'-fPIC'"'"'' -O3 -gencode=arch=compute_90,code=sm_90 \
+    -DTORCH_API_INCLUDE_EXTENSION_H -DTORCH_EXTENSION_NAME=_C -std=c++17
+test -s scaled_add.o.d
+echo "CUDA_HOME=$CUDA_HOME"
+""", tmp_path, extra_env=_env(clang_store))
+    out = sandbox.assert_ok(r)
+    assert "wheelcuda's clang-based nvcc (clang 22.1.8" in out
+    assert "release 12.8, V12.8.93" in out
+    assert "libcudart.so.12 => " in out and "/lib64/libcudart.so.12" in out.split("LDD", 1)[1]
+    for obj in ("all", "scaled_add.o"):
+        listing = subprocess.run([cuobjdump, "--list-elf", "--list-ptx", str(tmp_path / obj)],
+                                 capture_output=True, text=True, check=False)
+        assert ".sm_90.cubin" in listing.stdout and "sm_80" not in listing.stdout, listing
+        assert "PTX file" not in listing.stdout
+    report = json.loads((tmp_path / "doctor.json").read_text())
+    assert report["toolkit"]["source"] == "clang", report["toolkit"]
+    assert report["clang"]["chosen"].startswith(f"clang 22.1.8 ({CLANG}, WHEELCUDA_CLANG)")
+    sandbox.assert_no_system_toolkit(out + r.stderr)
+
+
+def test_what_the_clang_toolkit_does_not_do_stops_with_the_fix(
+        wheelcuda_cmd: str, cu128_venv: Path, clang_store: Path, tmp_path: Path) -> None:
+    (tmp_path / "k.cu").write_text("__global__ void k(float* x) { x[0] = 1; }\n")
+    r = sandbox.shell(f"""cd {tmp_path}
+eval "$({wheelcuda_cmd} env --toolkit clang --arch 9.0 --python {cu128_venv})"
+nvcc -rdc=true -c k.cu -o k.o; echo "RDC=$?"
+nvcc --banana -c k.cu; echo "UNKNOWN=$?"
+"$CUDA_HOME/bin/fatbinary" --create o.fatbin --image3=kind=lto,sm=90,file=k.cu; echo "KIND=$?"
+"$CUDA_HOME/bin/nvlink" k.o; echo "NVLINK=$?"
+""", tmp_path, extra_env=_env(clang_store))
+    assert r.returncode == 0, r.stderr
+    for code in ("RDC=1", "UNKNOWN=1", "KIND=1", "NVLINK=1"):
+        assert code in r.stdout, r.stdout + r.stderr
+    assert "-rdc=true: relocatable device code and device linking need NVIDIA's nvlink" \
+        in r.stderr
+    assert "nvcc option --banana: the clang toolkit does not translate it" in r.stderr
+    assert "image kind 'lto' is not one this fatbinary makes" in r.stderr
+    assert r.stderr.count("--toolkit redist") >= 3 and "Traceback" not in r.stderr
+
+
+def test_a_clang_too_old_for_the_arch_names_the_one_needed(
+        wheelcuda_cmd: str, cu128_venv: Path, clang_store: Path, tmp_path: Path,
+        cuobjdump: str) -> None:
+    if not os.access(OLD_CLANG, os.X_OK):
+        pytest.fail(f"{OLD_CLANG} missing: apt install clang-19 (.ci/run does)")
+    env = _env(clang_store, WHEELCUDA_CLANG=OLD_CLANG)
+    r = sandbox.shell(f"{wheelcuda_cmd} env --toolkit clang --arch 12.0 --python {cu128_venv}",
+                      tmp_path, extra_env=env)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert "cannot build sm_120 (needs clang 20 or newer)" in r.stderr, r.stderr
+    assert "fix: apt install clang-22" in r.stderr
+    # the same clang builds sm_90, and clang 22 builds sm_120
+    ok = sandbox.shell(f"{wheelcuda_cmd} env --toolkit clang --arch 9.0 --python {cu128_venv}",
+                       tmp_path, extra_env=env)
+    assert "export CUDA_HOME=" in sandbox.assert_ok(ok)
+    (tmp_path / "k.cu").write_text("__global__ void k(float* x) { x[0] = 1; }\n")
+    new = sandbox.shell(f"""set -e; cd {tmp_path}
+eval "$({wheelcuda_cmd} env --toolkit clang --arch 12.0 --python {cu128_venv})"
+nvcc -gencode arch=compute_90,code=sm_90 -gencode arch=compute_120,code=sm_120 -c k.cu
+""", tmp_path, extra_env=_env(clang_store))
+    sandbox.assert_ok(new)
+    listing = subprocess.run([cuobjdump, "--list-elf", str(tmp_path / "k.o")],
+                             capture_output=True, text=True, check=False).stdout
+    assert ".sm_120.cubin" in listing and "sm_90" not in listing, listing
+    # no clang at all: the package to install
+    none = sandbox.shell(f"{wheelcuda_cmd} env --toolkit clang --arch 12.0 --python "
+                         f"{cu128_venv}", tmp_path, extra_env=_env(
+                             clang_store, WHEELCUDA_CLANG=str(tmp_path / "no-clang++")))
+    assert none.returncode == 1 and "does not run" in none.stderr, none.stderr
+
+
+def test_auto_turns_to_clang_when_nvidias_archives_cannot_be_reached(
+        wheelcuda_cmd: str, cu128_venv: Path, clang_store: Path, tmp_path: Path) -> None:
+    """A fresh store (the wheels come again, from uv's cache) and a mirror that refuses
+    connections: auto warns, and builds the clang toolkit."""
+    env = _env(clang_store, WHEELCUDA_STORE_DIR=str(tmp_path / "store"),
+               WHEELCUDA_REDIST_URL="http://127.0.0.1:9/")
+    r = sandbox.shell(f"{wheelcuda_cmd} env --arch 9.0 --python {cu128_venv}", tmp_path,
+                      extra_env=env)
+    out = sandbox.assert_ok(r)
+    assert "could not read http://127.0.0.1:9/" in r.stderr, r.stderr
+    assert "building with clang 22.1.8 over NVIDIA's CUDA 12.8 wheels instead" in r.stderr
+    home = out.split("export CUDA_HOME='", 1)[1].split("'", 1)[0]
+    assert "clang-based nvcc" in subprocess.run([f"{home}/bin/nvcc", "--version"],
+                                                capture_output=True, text=True,
+                                                check=False).stdout

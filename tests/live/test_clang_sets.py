@@ -1,0 +1,31 @@
+"""`make live` for the clang toolkit (issue 20): the CUDA 12 wheels it compiles over are
+on PyPI today, of one release, for the CUDA 12 release of the last torch PyPI serves
+built with CUDA 12 (2.9.1, cu128) and the newest CUDA 12 release. When NVIDIA stops
+publishing one of them (nvfatbin, the runtime), this says so first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.live.test_pypi import _compile, _release
+from wheelcuda.data import clang as clang_data
+
+pytestmark = pytest.mark.live
+
+
+def test_the_cu12_torch_on_pypi_still_pins_a_release_the_clang_set_has(tmp_path: Path) -> None:
+    runtime = _compile(["torch==2.9.1"], tmp_path).get("nvidia-cuda-runtime-cu12")
+    assert runtime and _release(runtime) == "12.8", runtime
+    got = _compile(clang_data.requirements("12.8"), tmp_path)
+    assert got["nvidia-cuda-runtime-cu12"] == runtime
+
+
+@pytest.mark.parametrize("release", ["12.8", "12.9"])
+def test_the_clang_toolkits_wheels_are_on_pypi_of_one_release(release: str,
+                                                               tmp_path: Path) -> None:
+    got = _compile(clang_data.requirements(release), tmp_path)
+    for wheel in clang_data.WHEELS:
+        assert wheel in got and _release(got[wheel]) == release, (wheel, got)
+    assert set(clang_data.HEADER_WHEELS) <= set(got), got

@@ -1,0 +1,91 @@
+"""The clang source in the pipeline, with a fake cu128 torch and fake clangs (issue 20):
+which clang is taken and why not the others, and that a clang that cannot serve stops a
+build before anything is fetched. The real clang: tests/integration/test_clang.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests import fakes
+
+
+def run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    full = fakes.pythonpath_env()
+    full["WHEELCUDA_CACHE_DIR"] = os.environ["WHEELCUDA_CACHE_DIR"]
+    full.update(env)
+    return subprocess.run([sys.executable, "-m", "wheelcuda", *args], capture_output=True,
+                          text=True, env=full, check=False)
+
+
+@pytest.fixture
+def cu128(tmp_path: Path) -> Path:
+    site = fakes.build_needs(fakes.cu12_site(tmp_path / "site"))
+    fakes.torch(site, version="2.9.1+cu128", cuda="12.8", pin=None)
+    return fakes.python(tmp_path, [site])
+
+
+def fake_clang(folder: Path, version: str, *, wrappers: bool = True,
+               nvptx: bool = True) -> Path:
+    """A clang++ that answers what probe/clang.py asks (it compiles nothing)."""
+    resource = folder / f"resource-{version}"
+    (resource / "include").mkdir(parents=True)
+    if wrappers:
+        (resource / "include" / "__clang_cuda_runtime_wrapper.h").write_text("")
+    script = folder / f"clang++-{version.split('.', maxsplit=1)[0]}"
+    targets = "    nvptx64     - NVIDIA PTX 64-bit" if nvptx else "    x86-64 - 64-bit X86"
+    script.write_text(f"""#!/bin/sh
+case "$1" in
+  --version) echo "Debian clang version {version} (1~deb12u1)";;
+  -print-resource-dir) echo "{resource}";;
+  -print-targets) echo "{targets}";;
+esac
+""")
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return script
+
+
+def test_doctor_names_the_clang_it_takes_and_why_not_the_others(cu128: Path,
+                                                                tmp_path: Path) -> None:
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    fake_clang(folder, "19.1.7")
+    fake_clang(folder, "22.1.8")
+    env = {"WHEELCUDA_CLANG": "", "WHEELCUDA_LLVM_ROOT": str(tmp_path / "no-llvm"),
+           "PATH": str(folder)}  # this machine's clangs (/usr/bin) out of sight
+    r = run("doctor", "--json", "--python", str(cu128), "--arch", "12.0", env=env)
+    section = json.loads(r.stdout)["clang"]
+    assert section["chosen"] == f"clang 22.1.8 ({folder}/clang++-22, PATH)"
+    assert section["passed_over"] == [f"{folder}/clang++-19 (PATH, clang 19.1.7): cannot build "
+                                      "sm_120 (needs clang 20 or newer)"]
+    text = run("doctor", "--python", str(cu128), "--arch", "12.0", env=env).stdout
+    assert "Clang (the clang toolkit" in text and "ziglang: clang 22 with NVPTX" in text
+
+
+@pytest.mark.parametrize(("clang", "says"), [
+    ("none", "--toolkit clang: WHEELCUDA_CLANG=none: no clang is looked at"),
+    ("headers", "lacks clang's CUDA wrapper headers"),
+    ("nvptx", "has no NVPTX backend"),
+    ("old", "cannot build sm_120 (needs clang 20 or newer)"),
+    ("missing", "does not run"),
+])
+def test_a_clang_that_cannot_serve_stops_before_any_fetch(cu128: Path, tmp_path: Path,
+                                                          isolated: Path, clang: str,
+                                                          says: str) -> None:
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    named = {"none": "none", "headers": str(fake_clang(folder, "22.1.8", wrappers=False)),
+             "nvptx": str(fake_clang(folder, "23.1.4", nvptx=False)),
+             "old": str(fake_clang(folder, "19.1.7")), "missing": str(folder / "nothing")}
+    r = run("env", "--toolkit", "clang", "--python", str(cu128), "--arch", "12.0",
+            env={"WHEELCUDA_CLANG": named[clang]})
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert says in r.stderr, r.stderr
+    assert "fix: " in r.stderr
+    assert not (isolated / "toolkits").exists()  # nothing fetched

@@ -19,6 +19,10 @@ B9  a team's index (issue 19): on machine B (its own cache and venv), installing
     example extension that machine A built and published to a pypiserver on 127.0.0.1,
     against B's own build of it (`--b9` runs only these)
 
+B10 the clang toolkit (issue 20) against NVIDIA's nvcc on causal-conv1d's kernels, sm_90:
+    compile time, size, registers here; kernel times from the H200 run
+    (benchmarks/b10_clang.py; `--b10` runs only these)
+
 Prints one table and writes it to benchmarks/results.md (quoted by the README).
 Needs `make torch-venv wheels-venv`, network for causal-conv1d's sdist (or a uv
 cache holding it), and about 40 minutes on 2 cores (B1's full build is 25 of them).
@@ -37,6 +41,8 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+
+import b10_clang  # beside this script (run as benchmarks/run.py)
 
 REPO = Path(__file__).resolve().parents[1]
 WHEELCUDA = str(Path(sys.executable).parent / "wheelcuda")
@@ -357,6 +363,8 @@ def table(r: dict[str, float], machine: str) -> str:
         rows += b8_rows(r)
     if "b9_b" in r:
         rows += b9_rows(r)
+    if "clang_build" in r:
+        rows += b10_clang.b10_rows(r)
     return render(rows, machine)
 
 
@@ -373,6 +381,8 @@ def main() -> int:
                         help="B7 only: uv's route against wheelcuda's (about 10 minutes)")
     parser.add_argument("--b8", action="store_true",
                         help="B8 only: a compiler from each source (about 2 minutes)")
+    parser.add_argument("--b10", action="store_true",
+                        help="B10 only: the clang toolkit against nvcc (about 6 minutes)")
     parser.add_argument("--b9", action="store_true",
                         help="B9 only: a team's index against a build (about 5 minutes)")
     args = parser.parse_args()
@@ -392,6 +402,9 @@ def main() -> int:
         if args.b9:
             print(render(b9_rows(b9(args.torch_venv.absolute(), env, work)), machine))
             return 0
+        if args.b10:
+            print(render(b10_clang.b10_rows(b10_clang.b10(work)), machine))
+            return 0
         if args.b8:
             print(render(b8_rows(b8(args.torch_venv.absolute(), args.wheels_venv.absolute(),
                                     env, work)), machine))
@@ -407,6 +420,7 @@ def main() -> int:
             results.update(b8(args.torch_venv.absolute(), args.wheels_venv.absolute(), env,
                               work))
             results.update(b9(args.torch_venv.absolute(), env, work))
+            results.update(b10_clang.b10(work))
         shutil.rmtree(work / "fresh", ignore_errors=True)
     text = table(results, machine)
     print(text)

@@ -114,6 +114,12 @@ def test_link_uses_the_shared_runtime_and_refuses_the_static_one() -> None:
         clang_call(["k.o", "-o", "k", "--cudart", "static"])
 
 
+def test_a_cpp_file_sees_the_toolkits_headers_as_with_nvcc() -> None:
+    argv = clang_call(["-c", "h.cpp", "-O3"])
+    assert f"-I{HOME}/include" in argv and argv[-3:] == ["-x", "c++", "h.cpp"]
+    assert f"-I{HOME}/include" not in clang_call(["-c", "k.cu"])
+
+
 def test_unknown_flags_go_to_the_host_when_asked() -> None:
     t = translate(["-forward-unknown-to-host-compiler", "-fopenmp", "-c", "k.cu"])
     assert t.host == ["-fopenmp"]

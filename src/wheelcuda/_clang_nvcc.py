@@ -85,6 +85,9 @@ def command(t: Translation, clang: str, home: str) -> list[str]:  # noqa: PLR091
             argv.append(f"-O{t.opt}")
         argv += t.host
     argv += t.common
+    if any(lang not in (None, "cuda") for _, lang in t.inputs):
+        # nvcc.profile's INCLUDES: a .cpp nvcc compiles sees the toolkit's headers too
+        argv.append(f"-I{os.path.join(home, 'include')}")
     if t.mode == "E":
         argv += ["-E", "--cuda-host-only"]
     elif t.mode in ("M", "MM"):

@@ -18,7 +18,7 @@ from ..rules import hostcc
 from ..rules import installer as installer_rules
 from ..rules.checks import Kind, Problem, Severity
 from ..store.trees import Home
-from ..values import HostCompiler, Target
+from ..values import HostCompiler, SourceName, Target
 from .request import BUILD_NEEDS, Request
 from .toolkit import Toolkit
 
@@ -102,6 +102,8 @@ def host_problems(toolkit: Toolkit, host: HostCompiler) -> list[Problem]:
     ``crt/host_config.h`` (read before the tree is built: the tree's driver stub is
     compiled with that host compiler)."""
     if host.path is None:  # said before the fetch (_before_fetch)
+        return []
+    if toolkit.source == SourceName.CLANG:  # clang compiles the host half, not this one
         return []
     crt = toolkit.inventory.get(catalog.CRT.name, toolkit.major)
     nvcc = toolkit.inventory.get(catalog.NVCC.name, toolkit.major)

@@ -12,6 +12,9 @@ Routes (--routes):
   uv-pip    wheelcuda uv-config --write uv.toml SDIST; uv pip install SDIST   (isolation)
   pip       wheelcuda constraints; eval "$(wheelcuda env)"; pip install
             --build-constraint SDIST   (isolation)
+  clang     wheelcuda install --toolkit clang --python VENV --arch A SDIST, VENV over
+            torch 2.9.1+cu128 (`make cu128-full-venv`), clang-22 (issue 20; not in the
+            default routes: python corpus/run.py --routes clang --only NAME,...)
 
     python corpus/run.py --where here --arch 9.0 --torch-python .venv-torch/bin/python
     python corpus/run.py --table        # docs/compat.md from the results kept
@@ -52,6 +55,9 @@ PACKAGES = REPO / "corpus/packages.toml"
 RESULTS = REPO / "corpus/results"
 COMPAT = REPO / "docs/compat.md"
 ROUTES = ("install", "uv-pip", "pip")
+#: The columns of docs/compat.md: the routes, and the clang toolkit under a cu128 torch.
+COLUMNS = (*ROUTES, "clang")
+CU128_FULL = REPO / ".venv-cu128-full"
 TOOLS = Path(sys.executable).parent
 UV = str(TOOLS / "uv")
 WHEELCUDA = str(TOOLS / "wheelcuda")
@@ -122,10 +128,20 @@ def _venv(folder: Path, torch_python: str) -> str:
             f"torch=={version} setuptools wheel ninja packaging numpy 'pip>=25.3'")
 
 
+def _cu128_venv(folder: Path) -> str:
+    """A venv over the whole cu128 torch (a .pth to its site folder: 7 GB, not copied)."""
+    site = next(CU128_FULL.glob("lib/python3*/site-packages"))
+    return (f"{UV} venv -q -p {CU128_FULL}/bin/python {folder} && echo {site} > "
+            f"$(echo {folder}/lib/python3*/site-packages)/_cu128.pth")
+
+
 def script(route: str, sdist: Path, w: Path, arch: str, torch_python: str) -> str:
     venv = w / "venv"
-    make = _venv(venv, torch_python)
     a = f"--arch {arch}"
+    if route == "clang":
+        return (f"{_cu128_venv(venv)}\nWHEELCUDA_CLANG=/usr/bin/clang++-22 {WHEELCUDA} "
+                f"install --toolkit clang --python {venv} {a} {sdist} -- --no-deps")
+    make = _venv(venv, torch_python)
     return {
         "install": f"{make}\n{WHEELCUDA} install --python {venv} {a} {sdist} -- --no-deps",
         "uv-pip": f"{make}\ncd {w}\n{WHEELCUDA} uv-config --python {venv} {a} --write "
@@ -268,9 +284,13 @@ def write_table() -> None:
         "  decide the torch entry `uv-config` writes (match-runtime only for static + torch).",
         "- **setup.py**: the variables its setup.py reads, and what wheelcuda sets of them.",
         "",
+        "- **clang toolkit (cu128)**: `wheelcuda install --toolkit clang` under torch",
+        "  2.9.1+cu128 with clang 22 over NVIDIA's CUDA 12.8 wheels (docs/clang.md); run",
+        "  for the packages named there, with `--routes clang --only ...`.",
+        "",
         "| package | version | family | form | setup.py: reads / wheelcuda sets | install | "
-        "uv-config + uv pip | constraints + pip |",
-        "|---|---|---|---|---|---|---|---|",
+        "uv-config + uv pip | constraints + pip | clang toolkit (cu128) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     notes = []
     for pkg in packages():
@@ -286,9 +306,9 @@ def write_table() -> None:
             setup = f"{reads} / {sets}"
         else:
             form = setup = "-"
-        cells = [_cell(routes.get(r)) for r in ROUTES]
+        cells = [_cell(routes.get(r)) for r in COLUMNS]
         if pkg["where"] == "skip":
-            cells = [f"not built: {pkg.get('note', '')}"] * 3
+            cells = [f"not built: {pkg.get('note', '')}"] * len(COLUMNS)
         lines.append(f"| {pkg['name']} | {pkg['version']} | {pkg['family']} | {form} | "
                      f"{setup} | " + " | ".join(cells) + " |")
         if pkg.get("note") and pkg["where"] != "skip":

@@ -5,30 +5,14 @@ build before anything is fetched. The real clang: tests/integration/test_clang.p
 from __future__ import annotations
 
 import json
-import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests import fakes
+from tests.test_redist_pipeline import cu128, run
 
-
-def run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    full = fakes.pythonpath_env()
-    full["WHEELCUDA_CACHE_DIR"] = os.environ["WHEELCUDA_CACHE_DIR"]
-    full.update(env)
-    return subprocess.run([sys.executable, "-m", "wheelcuda", *args], capture_output=True,
-                          text=True, env=full, check=False)
-
-
-@pytest.fixture
-def cu128(tmp_path: Path) -> Path:
-    site = fakes.build_needs(fakes.cu12_site(tmp_path / "site"))
-    fakes.torch(site, version="2.9.1+cu128", cuda="12.8", pin=None)
-    return fakes.python(tmp_path, [site])
+__all__ = ["cu128"]  # the fixture, from there
 
 
 def fake_clang(folder: Path, version: str, *, wrappers: bool = True,

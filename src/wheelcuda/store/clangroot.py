@@ -127,16 +127,7 @@ def existing(layout: Layout, wheels: Path, clang: Clang, python: str, *, cuda: s
 
 
 def _write(tmp: Path, plan: shims.ShimPlan, wheels: Path, clang: Clang) -> None:
-    for rel, target in plan.links:
-        dest = tmp / rel
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        os.symlink(target, dest)
-    for rel, text in plan.files:
-        dest = tmp / rel
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_text(text)
-        if rel in EXECUTABLES:
-            dest.chmod(0o755)
+    shims.write_plan(tmp, plan, EXECUTABLES)
     manifest = {"format": FORMAT, "plan": plan.digest, "toolkit": str(wheels),
                 "clang": clang.path, "clang_version": clang.version, "origin": clang.origin}
     (tmp / shims.MARK).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")

@@ -43,7 +43,7 @@ from . import fs
 from .layout import Layout
 
 __all__ = ["MARK", "ShimPlan", "ensure", "existing", "folder", "plan_shim", "problem",
-           "read_valid"]
+           "read_valid", "write_plan"]
 
 #: The shim's manifest: what it was built from, and the digest of its plan.
 MARK = "wheelcuda-shim.json"
@@ -261,7 +261,9 @@ def existing(layout: Layout, c: Candidate) -> Path | None:
     return path if read_valid(path, plan) else None
 
 
-def _write(tmp: Path, plan: ShimPlan, c: Candidate) -> None:
+def write_plan(tmp: Path, plan: ShimPlan, executables: frozenset[str] = frozenset()) -> None:
+    """The plan's links and files into ``tmp`` (the folder :func:`fs.build` swaps in);
+    ``executables``: files to mark executable."""
     for rel, target in plan.links:
         dest = tmp / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
@@ -270,6 +272,12 @@ def _write(tmp: Path, plan: ShimPlan, c: Candidate) -> None:
         dest = tmp / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_text(text)
+        if rel in executables:
+            dest.chmod(0o755)
+
+
+def _write(tmp: Path, plan: ShimPlan, c: Candidate) -> None:
+    write_plan(tmp, plan)
     manifest = {"format": FORMAT, "plan": plan.digest, "toolkit": c.real, "path": c.path,
                 "origin": c.origin, "version": c.version, "version_from": c.version_from,
                 "cuda": c.cuda}

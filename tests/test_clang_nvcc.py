@@ -185,7 +185,7 @@ def test_the_newest_clang_that_builds_the_archs_serves() -> None:
     fit = clangfit.fit([clang("19.1.7", "/a"), clang("22.1.8", "/b")], ["9.0"])
     assert fit.chosen is not None and fit.chosen.path == "/b"
     assert fit.passed_over == ("clang 19.1.7 (/a, system package): clang 22.1.8 (/b, system "
-                               "package) is newer or found first",)
+                               "package) comes first",)
 
 
 @pytest.mark.parametrize(("c", "archs", "says"), [
@@ -200,6 +200,20 @@ def test_why_a_clang_does_not_serve(c: clangfit.Clang, archs: list[str], says: s
     fit = clangfit.fit([c], archs)
     assert fit.chosen is None and says in fit.why
     assert "apt install clang-22" in fit.fix
+
+
+def test_named_then_the_index_in_the_store_then_the_systems_then_the_index_to_fetch() -> None:
+    system = clang("22.1.8", "/usr/bin/clang++-22")
+    stored = clangfit.Clang("/s/clang++", "package index", "22.1.8", "/r", True, True, rank=1)
+    to_fetch = clangfit.Clang("/f/clang++", "package index, to fetch", "22.1.8", "/r", True,
+                              True, rank=3, fetch=True)
+    named = clangfit.Clang("/n/clang++", "WHEELCUDA_CLANG", "19.1.7", "/r", True, True, rank=0)
+    assert clangfit.fit([system, to_fetch], ["12.0"]).chosen == system
+    assert clangfit.fit([stored, system, to_fetch], ["12.0"]).chosen == stored
+    assert clangfit.fit([to_fetch], ["12.0"]).chosen == to_fetch
+    assert clangfit.fit([named, system], ["9.0"]).chosen == named
+    # a clang that cannot build the archs gives way to the one to fetch
+    assert clangfit.fit([clang("19.1.7"), to_fetch], ["12.0"]).chosen == to_fetch
 
 
 def test_no_clang_names_the_package_to_install() -> None:

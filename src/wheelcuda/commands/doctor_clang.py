@@ -23,7 +23,7 @@ def section(r: pipeline.Resolved) -> dict[str, Any] | None:
     if r.torch is None or r.torch.cuda_major != 12:
         return None
     numbers = [f"{a.major}.{a.minor}" for a in r.archs]
-    fit = clang_source.choose(r.ctx, numbers)
+    fit = clang_source.choose(r.ctx, numbers, r.layout)
     installed = clang_probe.index_packages(r.target.site_dirs)
     return {
         "chosen": fit.chosen.describe() if fit.chosen else None,
@@ -31,9 +31,11 @@ def section(r: pipeline.Resolved) -> dict[str, Any] | None:
         "passed_over": list(fit.passed_over),
         "index": [{"name": n, "version": v, "why": w} for n, v, w in installed],
         "index_checked": clang_data.CHECKED,
-        "index_note": "no package on PyPI carries a clang with an NVPTX backend and its CUDA "
-                      "wrapper headers: " + "; ".join(
-                          f"{name}: {why}" for name, why in clang_data.INDEX_PACKAGES.items()),
+        "index_note": "no one package on PyPI carries a clang with an NVPTX backend and its "
+                      "CUDA wrapper headers (" + "; ".join(
+                          f"{name}: {why}" for name, why in clang_data.INDEX_PACKAGES.items())
+                      + "); two together do: " + " + ".join(clang_data.INDEX_CLANG)
+                      + " (WHEELCUDA_CLANG=index, or taken when no clang here serves)",
     }
 
 
@@ -44,15 +46,17 @@ def problems(r: pipeline.Resolved) -> list[Problem] | None:
     if r.choice.only != (SourceName.CLANG,) or r.torch is None or r.torch.cuda_major != 12:
         return None
     numbers = [f"{a.major}.{a.minor}" for a in r.archs]
-    chosen = clang_source.choose(r.ctx, numbers).chosen
+    chosen = clang_source.choose(r.ctx, numbers, r.layout).chosen
     if chosen is None or acquire.compiler_fix(r.problems, r.torch, r.choice,
                                               clang=True) is not SourceName.CLANG:
         return None
     fetch = Problem(
         Kind.MISSING,
         f"torch {r.torch.version} builds with {chosen.describe()} over NVIDIA's CUDA "
-        f"{r.torch.cuda} wheels; `wheelcuda install` and `env` fetch those (about 110 MB) "
-        "into wheelcuda's store by themselves, `home` and `run` need `wheelcuda fetch` first",
+        f"{r.torch.cuda} wheels; `wheelcuda install` and `env` fetch "
+        f"{'that clang and ' if chosen.fetch else ''}those (about "
+        f"{110 + (clang_data.INDEX_CLANG_MB if chosen.fetch else 0)} MB) into wheelcuda's "
+        "store by themselves, `home` and `run` need `wheelcuda fetch` first",
         f"wheelcuda fetch --toolkit clang --python {shlex.quote(r.target.python)}",
         Severity.WARNING)
     return [fetch, *(p for p in r.problems

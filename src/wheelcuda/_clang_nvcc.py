@@ -66,7 +66,11 @@ def command(t: Translation, clang: str, home: str) -> list[str]:  # noqa: PLR091
     cuda_inputs = [p for p, lang in t.inputs if lang == "cuda"]
     argv = [clang]
     if cuda_inputs or t.mode in ("E", "M", "MM"):
-        argv += [f"--cuda-path={home}", "-Wno-unknown-cuda-version", "--no-cuda-version-check"]
+        # --no-offload-new-driver: clang 22 links CUDA objects through clang-linker-wrapper
+        # by default, which a clang without it (ziglang's) cannot run; the fatbin is
+        # embedded at compile time, as nvcc does
+        argv += [f"--cuda-path={home}", "-Wno-unknown-cuda-version", "--no-cuda-version-check",
+                 "--no-offload-new-driver"]
         sass = t.sass or (["52"] if not t.ptx else [])
         ptx = t.ptx if (t.sass or t.ptx) else ["52"]
         for number in dict.fromkeys(sass + ptx):

@@ -242,6 +242,7 @@ def test_a_clang_from_the_package_index_alone(wheelcuda_cmd: str, cu128_venv: Pa
 eval "$({wheelcuda_cmd} env --toolkit clang --arch 12.0 --python {cu128_venv})"
 nvcc -O3 -std=c++17 -c all.cu -o all.o
 nvcc all.o -o all
+nvcc -O3 -std=c++17 all.cu -o one-step  # compile and link in one call
 {wheelcuda_cmd} doctor --json --toolkit clang --arch 12.0 --python {cu128_venv} > doctor.json
 """, tmp_path, extra_env=_env(clang_store, WHEELCUDA_CLANG="index"))
     sandbox.assert_ok(r)

@@ -91,13 +91,58 @@ def test_rdc_false_and_nvcc_only_switches_are_fine() -> None:
     assert t.mode == "c" and t.device == ["-gline-directives-only"]
 
 
-def test_fast_math_and_the_precision_switches() -> None:
-    fast = translate(["--use_fast_math", "-c", "k.cu"]).common
-    assert "-fgpu-flush-denormals-to-zero" in fast and "-fgpu-approx-transcendentals" in fast
-    assert "-nvptx-prec-sqrtf32=0" in fast
-    exact = translate(["-ftz=false", "-prec-div=true", "-fmad=false", "-c", "k.cu"]).common
-    assert exact == ["-fno-gpu-flush-denormals-to-zero", "-mllvm", "-nvptx-prec-divf32=2",
-                     "-ffp-contract=off"]
+def test_fast_math_and_the_precision_switches_reach_device_code_only() -> None:
+    fast = translate(["--use_fast_math", "-c", "k.cu"])
+    assert "-fgpu-flush-denormals-to-zero" in fast.device
+    assert "-fgpu-approx-transcendentals" in fast.device
+    assert fast.device_llvm == ["-nvptx-prec-divf32=1", "-nvptx-prec-sqrtf32=0"]
+    assert not fast.common
+    exact = translate(["-ftz=false", "-prec-div=true", "-fmad=false", "-c", "k.cu"])
+    assert exact.device == ["-fno-gpu-flush-denormals-to-zero", "-ffp-contract=off"]
+    assert exact.device_llvm == ["-nvptx-prec-divf32=2"]
+    argv = clang_call(["--use_fast_math", "-c", "k.cu"])
+    at = argv.index("-ffp-contract=fast")
+    assert argv[at - 1:at + 1] == ["-Xarch_device", "-ffp-contract=fast"]
+    assert not any("gpu" in a or "fp-contract" in a
+                   for a in clang_call(["--use_fast_math", "-c", "h.cpp"]))
+
+
+def test_review_findings_on_the_option_reader(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(Refused, match="not one of nvcc's -Werror kinds"):
+        translate(["-Werror", "-c", "k.cu"])
+    assert "-Werror" in translate(["-Werror", "all-warnings,reorder", "-c", "k.cu"]).common
+    fwd = translate(["-forward-unknown-to-host-compiler", "-march=native", "-mavx2", "-c",
+                     "k.cu"])
+    assert fwd.host == ["-march=native", "-mavx2"]
+    assert translate(["-forward-unknown-to-host-linker", "-Wl,--as-needed", "k.o"]).link == [
+        "-Wl,--as-needed"]
+    assert translate(["-link", "k.o"]).mode == "link"  # nvcc's own -link, not -l ink
+    late = translate(["a.cpp", "b.o", "-x", "cu", "-c"])
+    assert late.inputs == [("a.cpp", "cuda"), ("b.o", None)]
+    with pytest.raises(Refused, match="another virtual arch"):
+        translate(["-arch=compute_80", "-code=sm_90", "-c", "k.cu"])
+    with pytest.raises(Refused, match="link-time optimized"):
+        translate(["-gencode", "arch=compute_90,code=lto_90", "-c", "k.cu"])
+    split = translate(["-Xcompiler", "-O3 -Wall", "-Xcompiler", "-include,pre.h", "-c", "k.cu"])
+    assert split.host == ["-O3", "-Wall"] and split.common[-2:] == ["-include", "pre.h"]
+    assert "-fgpu-default-stream=legacy" in translate(["-default-stream", "null", "-c",
+                                                       "k.cu"]).common
+    with pytest.raises(Refused, match="two things to make at once"):
+        translate(["-c", "-E", "k.cu"])
+    loop = tmp_path / "loop.txt"
+    loop.write_text(f"--options-file {loop}\n")
+    with pytest.raises(Refused, match="includes itself"):
+        translate(["--options-file", str(loop), "k.cu"])
+
+
+def test_the_archs_of_this_clang_and_this_ptxas() -> None:
+    t = translate(["-arch=sm_120", "-c", "k.cu"])
+    with pytest.raises(Refused, match=r"sm_120 needs CUDA 12\.8 or newer"):
+        cn.check_archs(t, "22.1.8", "12.6.85")
+    assert "120" not in cn.arch_list("22.1.8", "12.6.85")
+    assert {"120", "103", "121"} <= set(cn.arch_list("22.1.8", "12.9.86"))
+    assert "103" not in cn.arch_list("22.1.8", "12.8.93")
+    assert "120" not in cn.arch_list("19.1.7", "12.8.93")
 
 
 def test_preprocess_and_dependencies_take_the_host_side() -> None:
@@ -144,8 +189,9 @@ def test_an_old_clang_names_the_clang_an_arch_needs() -> None:
 
 
 def test_version_reads_like_nvcc_and_names_clang() -> None:
-    text = cn._version_text("22.1.8", "12.8.93")
-    assert "release 12.8, V12.8.93" in text and "wheelcuda_clang_22.1.8/ptxas_12.8.93" in text
+    text = cn._version_text("22.1.8", "12.8.93", "abc123")
+    assert "release 12.8, V12.8.93" in text
+    assert "Build wheelcuda_clang_22.1.8/ptxas_12.8.93/abc123" in text
 
 
 # -- fatbinary ---------------------------------------------------------------------------

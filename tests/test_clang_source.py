@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import fakes
 from tests.test_redist_pipeline import cu128, run
 
 __all__ = ["cu128"]  # the fixture, from there
@@ -77,3 +78,28 @@ def test_a_clang_that_cannot_serve_stops_before_any_fetch(cu128: Path, tmp_path:
     assert says in r.stderr, r.stderr
     assert "fix: " in r.stderr
     assert not (isolated / "toolkits").exists()  # nothing fetched
+
+
+def test_a_clang_named_by_its_name_is_taken_with_its_path(cu128: Path, tmp_path: Path) -> None:
+    """The trampoline execs the clang by path: a bare name is looked up on PATH."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    fake_clang(folder, "22.1.8")
+    r = run("doctor", "--json", "--python", str(cu128), "--arch", "9.0",
+            env={"WHEELCUDA_CLANG": "clang++-22", "PATH": str(folder)})
+    assert json.loads(r.stdout)["clang"]["chosen"] == \
+        f"clang 22.1.8 ({folder}/clang++-22, WHEELCUDA_CLANG)"
+
+
+def test_a_torch_older_than_cuda_12_4_is_told_why(tmp_path: Path, isolated: Path) -> None:
+    """libnvfatbin's wheels begin at 12.4: a cu121 torch gets the fix, nothing fetched."""
+    site = fakes.build_needs(fakes.cu12_site(tmp_path / "site"))
+    fakes.torch(site, version="2.3.1+cu121", cuda="12.1", pin=None)
+    python = fakes.python(tmp_path, [site])
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    r = run("env", "--toolkit", "clang", "--python", str(python), "--arch", "9.0",
+            env={"WHEELCUDA_CLANG": str(fake_clang(folder, "22.1.8"))})
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert "libnvfatbin, whose wheels begin at CUDA 12.4" in r.stderr, r.stderr
+    assert not (isolated / "toolkits").exists()

@@ -19,7 +19,7 @@ PKG = SRC / "wheelcuda"
 
 #: Layer of each top-level part, and the layers it may import at run time.
 #: Scripts run inside builds on their own (copied into trees and the clang toolkit).
-STANDALONE = ("_nvcc_wrapper", "_clang_nvcc", "_nvcc_args", "_fatbinary")
+STANDALONE = ("_nvcc_wrapper", "_clang_nvcc", "_nvcc_args", "_nvcc_table", "_fatbinary")
 ALLOWED = {
     # the value types (torch, the target, the inventory, the host compiler): the bottom
     "values": {"data", "errors"},

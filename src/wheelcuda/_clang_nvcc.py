@@ -27,6 +27,7 @@ import sys
 
 try:
     from ._nvcc_args import CLANG_FOR_ARCH, OTHERS, Refused, Translation, translate
+    from ._nvcc_table import ARCHS, PTXAS_FOR_ARCH
 except ImportError:  # run as a script from the clang toolkit's folder, beside it
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from _nvcc_args import (  # type: ignore[no-redef,import-not-found]
@@ -36,8 +37,9 @@ except ImportError:  # run as a script from the clang toolkit's folder, beside i
         Translation,
         translate,
     )
+    from _nvcc_table import ARCHS, PTXAS_FOR_ARCH  # type: ignore[no-redef,import-not-found]
 
-__all__ = ["check_archs", "command", "fatbin_select", "main"]
+__all__ = ["arch_list", "check_archs", "command", "fatbin_select", "main"]
 
 
 def clang_major(version: str) -> int:
@@ -47,10 +49,23 @@ def clang_major(version: str) -> int:
         return 0
 
 
-def check_archs(t: Translation, version: str) -> None:
-    """Stop before clang does, naming the clang an arch needs."""
+def _release(version: str) -> tuple[int, int]:
+    try:
+        major, minor = version.split(".")[:2]
+        return int(major), int(minor)
+    except ValueError:
+        return (0, 0)
+
+
+def check_archs(t: Translation, version: str, ptxas: str = "") -> None:
+    """Stop before clang does, naming the clang (or the CUDA release) an arch needs."""
     major = clang_major(version)
     for number in dict.fromkeys(t.sass + t.ptx):
+        cuda = PTXAS_FOR_ARCH.get(number.rstrip("af"))
+        if ptxas and cuda and _release(ptxas) < cuda:
+            raise Refused(f"sm_{number} needs CUDA {cuda[0]}.{cuda[1]} or newer; this "
+                          f"toolkit's ptxas is {ptxas}", "a torch built with a newer CUDA 12 "
+                          "(cu128 for sm_120), or ask for another arch")
         need = CLANG_FOR_ARCH.get(number.rstrip("af"), 0)
         if major and need and major < need:
             raise Refused(f"sm_{number} needs clang {need} or newer; this toolkit's clang is "
@@ -83,6 +98,8 @@ def command(t: Translation, clang: str, home: str) -> list[str]:  # noqa: PLR091
         if t.opt is not None:
             argv += ["-Xarch_host", f"-O{t.opt}"]
         argv += [w for d in t.device for w in ("-Xarch_device", d)]
+        # NVPTX's own switches: unknown to no LLVM target, used by the device's only
+        argv += [w for o in t.device_llvm for w in ("-mllvm", o)]
         argv += [w for h in t.host for w in ("-Xarch_host", h)]
     else:
         if t.opt is not None:
@@ -126,20 +143,27 @@ def fatbin_select(t: Translation) -> str:
     return ",".join(sass)
 
 
-def _version_text(clang_version: str, ptxas_version: str) -> str:
+def _version_text(clang_version: str, ptxas_version: str, ident: str = "") -> str:
+    """nvcc's banner; the last line says what compiles: clang's version, ptxas's, and
+    ``ident``, a digest of the clang's path and resource folder and of these scripts
+    (the wheel cache keys builds by it)."""
     release = ".".join(ptxas_version.split(".")[:2])
     return (f"nvcc: wheelcuda's clang-based nvcc (clang {clang_version} over NVIDIA's "
             "CUDA 12 wheels)\n"
             f"Cuda compilation tools, release {release}, V{ptxas_version}\n"
-            f"Build wheelcuda_clang_{clang_version}/ptxas_{ptxas_version}\n")
+            f"Build wheelcuda_clang_{clang_version}/ptxas_{ptxas_version}"
+            f"{'/' + ident if ident else ''}\n")
 
 
-def _arch_list(version: str, prefix: str) -> str:
-    major = clang_major(version)
-    known = ["50", "52", "53", "60", "61", "62", "70", "72", "75", "80", "86", "87", "89",
-             "90", "90a", "100", "100a", "101", "101a", "120", "120a"]
-    return "\n".join(f"{prefix}_{n}" for n in known
-                     if major >= CLANG_FOR_ARCH.get(n.rstrip("a"), 0)) + "\n"
+def arch_list(version: str, ptxas: str) -> list[str]:
+    """The archs both this clang and this ptxas build (pure)."""
+    major, release = clang_major(version), _release(ptxas)
+    return [n for n in ARCHS if major >= CLANG_FOR_ARCH.get(n.rstrip("a"), 0)
+            and release >= PTXAS_FOR_ARCH.get(n.rstrip("a"), (0, 0))]
+
+
+def _arch_list(version: str, ptxas: str, prefix: str) -> str:
+    return "".join(f"{prefix}_{n}\n" for n in arch_list(version, ptxas))
 
 
 def main() -> None:
@@ -152,13 +176,14 @@ def main() -> None:
     try:
         t = translate(args)
         if t.mode == "version":
-            sys.stdout.write(_version_text(clang_version, ptxas_version))
+            sys.stdout.write(_version_text(clang_version, ptxas_version,
+                                           os.environ.get("WHEELCUDA_CLANG_ID", "")))
             return
         if t.mode == "help":
             sys.stdout.write(__doc__ or "")
             return
         if t.mode in ("list-arch", "list-code"):
-            sys.stdout.write(_arch_list(clang_version,
+            sys.stdout.write(_arch_list(clang_version, ptxas_version,
                                         "compute" if t.mode == "list-arch" else "sm"))
             return
         if not t.inputs:
@@ -167,7 +192,7 @@ def main() -> None:
             raise Refused(f"nvcc: {home} is not a CUDA_HOME (no include/cuda.h)",
                           "run it as $CUDA_HOME/bin/nvcc of a tree wheelcuda made "
                           "(eval \"$(wheelcuda env --toolkit clang)\")")
-        check_archs(t, clang_version)
+        check_archs(t, clang_version, ptxas_version)
         argv = command(t, clang, home)
     except Refused as exc:
         sys.stderr.write(f"nvcc (wheelcuda, clang toolkit): error: {exc.message}\n"

@@ -99,9 +99,30 @@ def _check(lib: ctypes.CDLL, result: int, what: str) -> None:
         raise Usage(f"libnvfatbin: {what}: {text.decode(errors='replace')}")
 
 
+def _library(path: str) -> ctypes.CDLL:
+    lib = ctypes.CDLL(path)
+    size_p, handle_p = ctypes.POINTER(ctypes.c_size_t), ctypes.POINTER(ctypes.c_void_p)
+    signatures = {
+        "nvFatbinCreate": [handle_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t],
+        "nvFatbinDestroy": [handle_p],
+        "nvFatbinAddPTX": [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
+                           ctypes.c_char_p, ctypes.c_char_p],
+        "nvFatbinAddCubin": [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
+                             ctypes.c_char_p, ctypes.c_char_p],
+        "nvFatbinSize": [ctypes.c_void_p, size_p],
+        "nvFatbinGet": [ctypes.c_void_p, ctypes.c_void_p],
+    }
+    for name, argtypes in signatures.items():
+        function = getattr(lib, name)
+        function.argtypes = argtypes
+        function.restype = ctypes.c_int
+    return lib
+
+
 def build(library: str, images: list[Image]) -> bytes:
-    lib = ctypes.CDLL(library)
+    lib = _library(library)
     handle = ctypes.c_void_p()
+    kept: list[bytes] = []  # each image stays alive until the fatbin is made
     options = (ctypes.c_char_p * 2)(b"-64", b"-cuda")
     _check(lib, lib.nvFatbinCreate(ctypes.byref(handle), options, ctypes.c_size_t(2)),
            "create")
@@ -109,10 +130,12 @@ def build(library: str, images: list[Image]) -> bytes:
         for image in images:
             with open(image.path, "rb") as f:
                 data = f.read()
+            kept.append(data)
             name = os.path.basename(image.path).encode()
             arch = image.arch.encode()
             if image.kind == "ptx":
                 data += b"\0"
+                kept.append(data)
                 _check(lib, lib.nvFatbinAddPTX(handle, data, ctypes.c_size_t(len(data)), arch,
                                                name, b""), f"PTX for {image.arch}")
             else:
@@ -134,7 +157,8 @@ def main() -> None:
         data = build(os.environ.get("WHEELCUDA_NVFATBIN", "libnvfatbin.so.12"), images)
         with open(out, "wb") as f:
             f.write(data)
-    except (Usage, OSError) as exc:
+    except (Usage, OSError, AttributeError) as exc:  # AttributeError: a libnvfatbin without
+        # a function this needs
         sys.stderr.write(f"fatbinary (wheelcuda, clang toolkit): error: {exc}\n")
         sys.exit(1)
 

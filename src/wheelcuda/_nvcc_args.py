@@ -7,110 +7,40 @@ turns a :class:`Translation` into a clang call. Forms it does not carry out rais
 from __future__ import annotations
 
 import os
-import re
 import shlex
+import sys
+
+try:
+    from ._nvcc_table import (
+        C_SOURCES,
+        CLANG_FOR_ARCH,
+        CUDA_SOURCES,
+        FLAGS,
+        GLUED,
+        LEVELS,
+        OTHERS,
+        PAIR,
+        PAIRED,
+        VALUED,
+        WERROR,
+    )
+except ImportError:  # run as a script from the clang toolkit's folder, beside it
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from _nvcc_table import (  # type: ignore[no-redef,import-not-found]
+        C_SOURCES,
+        CLANG_FOR_ARCH,
+        CUDA_SOURCES,
+        FLAGS,
+        GLUED,
+        LEVELS,
+        OTHERS,
+        PAIR,
+        PAIRED,
+        VALUED,
+        WERROR,
+    )
 
 __all__ = ["CLANG_FOR_ARCH", "OTHERS", "Refused", "Translation", "translate"]
-
-#: Options that take a value (as the next word, ``=value``, or for the one-letter ones
-#: glued on: ``-Ifoo``): meaning, then every spelling nvcc takes.
-_VALUED_TEXT = """
-o -o --output-file
-I -I --include-path
-D -D --define-macro
-U -U --undefine-macro
-L -L --library-path
-l -l --library
-isystem -isystem --system-include
-include -include --pre-include
-x -x --x
-std -std --std
-ccbin -ccbin --compiler-bindir
-Xcompiler -Xcompiler --compiler-options
-Xptxas -Xptxas --ptxas-options
-Xlinker -Xlinker --linker-options
-Xnvlink -Xnvlink --nvlink-options
-Xfatbin -Xfatbin --fatbin-options
-Xcudafe -Xcudafe
-Xarchive -Xarchive --archive-options
-gencode -gencode --generate-code
-arch -arch --gpu-architecture
-code -code --gpu-code
-threads -t --threads
-split -split-compile --split-compile
-MF -MF --dependency-output
-MT -MT --dependency-target-name
-rdc -rdc --relocatable-device-code
-ftz -ftz --ftz
-prec-div -prec-div --prec-div
-prec-sqrt -prec-sqrt --prec-sqrt
-fmad -fmad --fmad
-maxrregcount -maxrregcount --maxrregcount
-cudart -cudart --cudart
-ignore -keep-dir --keep-dir -odir --output-directory -diag-suppress --diag-suppress -diag-warn
-ignore --diag-warn -diag-error --diag-error -dopt --dopt
-Werror -Werror --Werror
-default-stream -default-stream --default-stream
-optf -optf --options-file
-m -m --machine
-O -O --optimize
-"""
-_GLUED = ("-I", "-D", "-U", "-L", "-l", "-o", "-O", "-m", "-x")
-#: Options without a value: meaning, then spellings. "ignore": what clang does anyway
-#: (relaxed constexpr, lambdas), or only the cost or diagnostics of nvcc's own steps;
-#: "rdc-mode": relocatable device code and device linking, which need nvlink.
-_FLAGS_TEXT = """
-c -c --compile
-E -E --preprocess
-M -M --generate-dependencies
-MM -MM --generate-nonsystem-dependencies
-MD -MD --generate-dependencies-with-compile
-MMD -MMD --generate-nonsystem-dependencies-with-compile
-MP -MP --generate-dependency-targets
-shared -shared --shared
-g -g --debug
-G -G --device-debug
-lineinfo -lineinfo --generate-line-info
-fast -use_fast_math --use_fast_math
-res-usage -res-usage --resource-usage
-w -w --disable-warnings
-v -v --verbose
-version -V --version
-help -h --help
-list-arch -list-gpu-arch --list-gpu-arch
-list-code -list-gpu-code --list-gpu-code
-forward -forward-unknown-to-host-compiler --forward-unknown-to-host-compiler
-forward-link -forward-unknown-to-host-linker --forward-unknown-to-host-linker
-ignore -expt-relaxed-constexpr --expt-relaxed-constexpr -expt-extended-lambda
-ignore --expt-extended-lambda -extended-lambda --extended-lambda -Wno-deprecated-gpu-targets
-ignore --Wno-deprecated-gpu-targets -allow-unsupported-compiler --allow-unsupported-compiler
-ignore -keep --keep -save-temps --save-temps -extra-device-vectorization
-ignore --extra-device-vectorization -restrict --restrict -display-error-number
-ignore --display-error-number -no-display-error-number --no-display-error-number -Wreorder
-ignore -Wdefault-stream-launch -Wext-lambda-captures-this -Wmissing-launch-bounds
-host -Wno-deprecated-declarations --Wno-deprecated-declarations
-werror-all -Werror=all-warnings
-rdc-mode -dc --device-c -dw --device-w -dlink --device-link
-unsupported -lib --lib -ptx --ptx -cubin --cubin -fatbin --fatbin -run --run -dryrun --dryrun -m32
-"""
-
-
-def _table(text: str) -> dict[str, str]:
-    return {word: line.split()[0] for line in text.strip().splitlines()
-            for word in line.split()[1:]}
-
-
-_VALUED = _table(_VALUED_TEXT)
-_FLAGS = _table(_FLAGS_TEXT)
-_CUDA_SOURCES = (".cu", ".cuh")
-_C_SOURCES = {".c": "c", ".cpp": "c++", ".cc": "c++", ".cxx": "c++", ".c++": "c++",
-              ".C": "c++", ".i": "c++-cpp-output", ".ii": "c++-cpp-output"}
-OTHERS = ("the toolkit from NVIDIA's archives (--toolkit redist) or one on this "
-           "machine (--toolkit local)")
-#: The lowest clang major that knows each arch (clang's Cuda.cpp; FACTS.md).
-CLANG_FOR_ARCH = {"100": 20, "101": 20, "120": 20, "103": 21, "121": 21, "110": 21}
-_PAIR = re.compile(r"^arch=(compute|sm)_(\w+),code=\[?([\w,]+)\]?$")
-
 
 class Refused(Exception):
     """An nvcc form this translator does not carry out: what, and the fix."""
@@ -138,6 +68,8 @@ class Translation:
         self.opt: str | None = None
         self.device_debug = False
         self.forward = False
+        self.forward_link = False
+        self.device_llvm: list[str] = []  # -mllvm options for the device compile
         self.cudart = "shared"
         self.depfile: list[str] = []
         self.verbose = False
@@ -145,15 +77,20 @@ class Translation:
 
 def _value_of(word: str) -> tuple[str, str | None] | None:
     """(name, glued value or None) for a valued option word, else None."""
-    if word in _VALUED:
-        return _VALUED[word], None
+    if word in VALUED:
+        return VALUED[word], None
     if "=" in word:
         key, _, value = word.partition("=")
-        if key in _VALUED:
-            return _VALUED[key], value
-    for short in _GLUED:
-        if word.startswith(short) and len(word) > len(short) and word not in _FLAGS:
-            return _VALUED[short], word[len(short):]
+        if key in VALUED:
+            return VALUED[key], value
+    for short in GLUED:
+        if word.startswith(short) and len(word) > len(short) and word not in FLAGS:
+            value = word[len(short):]
+            if (short == "-m" and not value.isdigit()) or \
+                    (short == "-O" and value not in LEVELS) or \
+                    (short in ("-l", "-o", "-x") and value[:1] in ("-", "=")):
+                return None  # -march=native, -mavx2, -Ofoo: not nvcc's; -link: its own
+            return VALUED[short], value
     return None
 
 
@@ -168,7 +105,7 @@ def _items(value: str) -> list[str]:
     return [_unquote(v.strip()) for v in value.split(",") if v.strip()]
 
 
-def _expand(args: list[str]) -> list[str]:
+def _expand(args: list[str], seen: tuple[str, ...] = ()) -> list[str]:
     """``--options-file F`` replaced by the words F holds."""
     out: list[str] = []
     words = iter(args)
@@ -176,9 +113,12 @@ def _expand(args: list[str]) -> list[str]:
         valued = _value_of(word)
         if valued and valued[0] == "optf":
             path = valued[1] if valued[1] is not None else next(words, "")
+            if os.path.realpath(path) in seen:
+                raise Refused(f"nvcc --options-file {path} includes itself",
+                              "leave the option file out of itself")
             try:
                 with open(path, encoding="utf-8") as f:
-                    out += _expand(shlex.split(f.read()))
+                    out += _expand(shlex.split(f.read()), (*seen, os.path.realpath(path)))
             except OSError as exc:
                 raise Refused(f"nvcc --options-file {path}: {exc.strerror}",
                               "name a file that exists") from None
@@ -187,21 +127,30 @@ def _expand(args: list[str]) -> list[str]:
     return out
 
 
+def _is_source(path: str) -> bool:
+    """Not an object or a library (those are linked as they are, whatever -x says)."""
+    return os.path.splitext(path)[1] not in (".o", ".a", ".so", ".obj", ".lib") and \
+        ".so." not in os.path.basename(path)
+
+
 def _arch_number(name: str) -> str:
     """``sm_90a`` / ``compute_90a`` / ``90`` -> ``90a``."""
     return name.split("_", 1)[1] if "_" in name else name
 
 
-def _targets(t: Translation, kind: str, value: str, arch_seen: list[str]) -> None:
+def _targets(t: Translation, kind: str, value: str,  # noqa: PLR0912
+             arch_seen: list[str]) -> None:
     """Record what -gencode / -arch / -code ask for."""
     if kind == "gencode":
-        m = _PAIR.match(value.replace(" ", ""))
+        m = PAIR.match(value.replace(" ", ""))
         if not m:
             raise Refused(f"nvcc -gencode {value}: not the arch=compute_X,code=sm_X form",
                           "write it as -gencode arch=compute_90,code=sm_90")
         virtual = m.group(2)
         for code in m.group(3).split(","):
             number = _arch_number(code)
+            if code.startswith("lto_"):
+                raise _lto(f"-gencode {value}")
             if code.startswith("compute_"):
                 t.ptx.append(number)
             elif number != virtual:
@@ -220,8 +169,15 @@ def _targets(t: Translation, kind: str, value: str, arch_seen: list[str]) -> Non
             arch_seen.append(a)
     else:  # code
         for c in _items(value):
+            if c.startswith("lto_"):
+                raise _lto(f"-code {value}")
             number = _arch_number(c)
             (t.ptx if c.startswith("compute_") else t.sass).append(number)
+
+
+def _lto(what: str) -> Refused:
+    return Refused(f"nvcc {what}: link-time optimized device code needs NVIDIA's nvlink",
+                   f"ask for sm_X or compute_X, or build with {OTHERS}")
 
 
 def translate(args: list[str]) -> Translation:  # noqa: PLR0912
@@ -235,19 +191,22 @@ def translate(args: list[str]) -> Translation:  # noqa: PLR0912
         if not word.startswith("-") or word == "-":
             lang = t.language
             suffix = os.path.splitext(word)[1]
-            if lang is None and suffix in _CUDA_SOURCES:
+            if lang is None and suffix in CUDA_SOURCES:
                 lang = "cuda"
-            elif lang is None and suffix in _C_SOURCES:
-                lang = _C_SOURCES[suffix]
+            elif lang is None and suffix in C_SOURCES:
+                lang = C_SOURCES[suffix]
             t.inputs.append((word, lang))
             continue
-        if word in _FLAGS:
-            _flag(t, _FLAGS[word], word)
+        if word in FLAGS:
+            _flag(t, FLAGS[word], word)
             continue
         valued = _value_of(word)
         if valued is None:
             if t.forward and word.startswith("-"):
                 t.host.append(word)
+                continue
+            if t.forward_link and word.startswith("-"):
+                t.link.append(word)
                 continue
             raise Refused(f"nvcc option {word}: the clang toolkit does not translate it",
                           f"leave it out, or build with {OTHERS}")
@@ -261,6 +220,16 @@ def translate(args: list[str]) -> Translation:  # noqa: PLR0912
             _targets(t, name, value, arch_seen)
         else:
             _valued(t, name, value, word)
+    if arch_seen and code_given:
+        virtual = {_arch_number(a) for a in arch_seen}
+        odd = [n for n in t.sass if n not in virtual]
+        if odd:
+            raise Refused(f"nvcc -arch {','.join(arch_seen)} with -code sm_{odd[0]}: SASS for "
+                          f"sm_{odd[0]} from another virtual arch (clang compiles each arch "
+                          "from its own)", f"-arch=sm_{odd[0]}, or use {OTHERS}")
+    if t.language is not None:  # nvcc's -x holds for every source file, wherever it stands
+        t.inputs = [(p, t.language if lang is not None or _is_source(p) else None)
+                    for p, lang in t.inputs]
     if arch_seen and not code_given:
         # -arch=sm_X alone: SASS and PTX for X; -arch=compute_X alone: PTX (nvcc's -code
         # defaults to -arch); with -code, -arch only names the virtual arch of the codes
@@ -275,6 +244,10 @@ def translate(args: list[str]) -> Translation:  # noqa: PLR0912
 
 def _flag(t: Translation, meaning: str, word: str) -> None:  # noqa: PLR0912
     if meaning in ("c", "E", "M", "MM", "version", "help", "list-arch", "list-code"):
+        if t.mode not in ("link", meaning) and meaning not in ("version", "help") and \
+                t.mode not in ("version", "help"):
+            raise Refused(f"nvcc {word} with -{t.mode}: two things to make at once",
+                          "one of -c, -E, -M, -MM per call")
         if t.mode == "link" or meaning in ("version", "help"):
             t.mode = meaning
     elif meaning in ("MD", "MMD", "MP"):
@@ -288,9 +261,9 @@ def _flag(t: Translation, meaning: str, word: str) -> None:  # noqa: PLR0912
     elif meaning == "lineinfo":
         t.device.append("-gline-directives-only")
     elif meaning == "fast":
-        t.common += ["-fgpu-flush-denormals-to-zero", "-fgpu-approx-transcendentals",
-                     "-mllvm", "-nvptx-prec-divf32=1", "-mllvm", "-nvptx-prec-sqrtf32=0",
+        t.device += ["-fgpu-flush-denormals-to-zero", "-fgpu-approx-transcendentals",
                      "-ffp-contract=fast"]
+        t.device_llvm += ["-nvptx-prec-divf32=1", "-nvptx-prec-sqrtf32=0"]
     elif meaning == "res-usage":
         t.common += ["-Xcuda-ptxas", "-v"]
     elif meaning == "w":
@@ -300,6 +273,8 @@ def _flag(t: Translation, meaning: str, word: str) -> None:  # noqa: PLR0912
         t.common.append("-v")
     elif meaning == "forward":
         t.forward = True
+    elif meaning == "forward-link":
+        t.forward_link = True
     elif meaning == "host":
         t.host.append(word[1:] if word.startswith("--") else word)
     elif meaning == "werror-all":
@@ -343,7 +318,19 @@ def _valued(t: Translation, name: str, value: str, word: str) -> None:  # noqa: 
     elif name == "std":
         t.common.append(f"-std={value}")
     elif name == "Xcompiler":
-        t.host += _items(value)
+        words = [w for item in _items(value) for w in shlex.split(item)]
+        pending = None
+        for w in words:
+            if pending:
+                t.common += [pending, w]  # the preprocessor's: device compiles see it too
+                pending = None
+            elif w in PAIRED:
+                pending = w
+            else:
+                t.host.append(w)
+        if pending:
+            raise Refused(f"nvcc {word} {value}: {pending} needs a value",
+                          f"give one: {word} {pending},VALUE")
     elif name == "Xptxas":
         for item in _items(value):
             t.common += ["-Xcuda-ptxas", item]
@@ -357,14 +344,14 @@ def _valued(t: Translation, name: str, value: str, word: str) -> None:  # noqa: 
         if _bool(value, word):
             raise _rdc(word if "=" in word else f"{word} {value}")
     elif name == "ftz":
-        t.common.append("-fgpu-flush-denormals-to-zero" if _bool(value, word)
+        t.device.append("-fgpu-flush-denormals-to-zero" if _bool(value, word)
                         else "-fno-gpu-flush-denormals-to-zero")
     elif name == "prec-div":
-        t.common += ["-mllvm", f"-nvptx-prec-divf32={2 if _bool(value, word) else 1}"]
+        t.device_llvm.append(f"-nvptx-prec-divf32={2 if _bool(value, word) else 1}")
     elif name == "prec-sqrt":
-        t.common += ["-mllvm", f"-nvptx-prec-sqrtf32={1 if _bool(value, word) else 0}"]
+        t.device_llvm.append(f"-nvptx-prec-sqrtf32={1 if _bool(value, word) else 0}")
     elif name == "fmad":
-        t.common.append("-ffp-contract=fast" if _bool(value, word) else "-ffp-contract=off")
+        t.device.append("-ffp-contract=fast" if _bool(value, word) else "-ffp-contract=off")
     elif name == "maxrregcount":
         t.common += ["-Xcuda-ptxas", f"--maxrregcount={value}"]
     elif name == "cudart":
@@ -373,10 +360,18 @@ def _valued(t: Translation, name: str, value: str, word: str) -> None:  # noqa: 
                           "--cudart shared")
         t.cudart = value
     elif name == "Werror":
-        if "all-warnings" in _items(value):
+        kinds = _items(value)
+        odd = [k for k in kinds if k not in WERROR]
+        if odd:
+            raise Refused(f"nvcc {word} {value}: {odd[0]!r} is not one of nvcc's -Werror kinds",
+                          f"-Werror {','.join(WERROR[:2])}, ...")
+        if "all-warnings" in kinds:
             t.common.append("-Werror")
     elif name == "default-stream":
-        t.common.append(f"-fgpu-default-stream={value}")
+        if value not in ("legacy", "null", "per-thread"):
+            raise Refused(f"nvcc {word} {value}: not legacy, null or per-thread",
+                          "-default-stream per-thread")
+        t.common.append(f"-fgpu-default-stream={'legacy' if value == 'null' else value}")
     elif name == "m":
         if value != "64":
             raise Refused(f"nvcc -m{value}: only 64-bit code", "-m64")

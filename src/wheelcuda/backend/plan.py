@@ -191,9 +191,9 @@ def plan_build(ctx: Context, config: Config, project: Project, python: str, *,
     mode = " (the project's own arch list kept)" if config.all_archs else ""
     warnings: list[str] = []
     r = pipeline.finish(start)
-    if (r.redist_fetchable or r.fetchable) and not fetch:
+    if (r.redist_fetchable or r.fetchable or r.clang_fetchable) and not fetch:
         return None  # the metadata hooks: no download for metadata (the placeholder serves)
-    if r.redist_fetchable or r.fetchable:
+    if r.redist_fetchable or r.fetchable or r.clang_fetchable:
         # CUDA 12, or --toolkit redist: NVIDIA's archives; or a CUDA 13 set the frontend
         # could not install whole (pip refuses a part of another release beside one the
         # build environment already holds: torch 2.15 brings CCCL 13.3 beside its 13.2):

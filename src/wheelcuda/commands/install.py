@@ -109,6 +109,14 @@ def prepare(ctx: Context, pkgs: Sequence[str] | Given, req: pipeline.Request,
             raise ComponentError(f"torch {r.torch.version} needs a CUDA {r.torch.cuda} "
                                  "compiler, which only NVIDIA's archives hold, and --no-fetch "
                                  "forbids fetching them", listing)
+    clang = pipeline.clang_summary(r)
+    if clang is not None:  # --toolkit clang: its wheels (and clang) are not in the store yet
+        if explain:
+            would_fetch = clang
+        elif not req.fetch:
+            raise ComponentError(f"--toolkit clang needs {clang}, and --no-fetch forbids "
+                                 "fetching them", "run without --no-fetch once, or "
+                                 f"wheelcuda fetch --toolkit clang --python {r.target.python}")
     for p in blocking(r, would_fetch):
         if p.kind is Kind.MISSING and not req.fetch:
             raise ComponentError(f"{p.message} (and --no-fetch forbids fetching them)", p.fix)

@@ -48,7 +48,8 @@ class Prepared:
 def blocking(r: pipeline.Resolved, would_fetch: str | None) -> list[Problem]:
     """The errors that stop an install: all of them, less those the fetch ``--explain``
     says it would make fixes (a missing set; NVIDIA's archives for a CUDA 12 torch)."""
-    fixed = (Kind.MISSING, *(pipeline.REDIST_FIXES if r.redist_fetchable else ()))
+    fixed = (Kind.MISSING, *(pipeline.REDIST_FIXES
+                             if r.redist_fetchable or r.clang_fetchable else ()))
     return [p for p in r.errors() if not (would_fetch and p.kind in fixed)]
 
 
@@ -101,7 +102,7 @@ def explain_refused(r: pipeline.Resolved, given: Given) -> str | None:
     """``--explain`` when something stops the install: the plan as far as it goes and
     every problem with its fix, as doctor shows them (issue 18: it stopped at the first,
     and showed no plan); None when nothing does (then :func:`explain` shows it all)."""
-    would_fetch = pipeline.redist_summary(r) or compiler_fetch(r)
+    would_fetch = pipeline.redist_summary(r) or pipeline.clang_summary(r) or compiler_fetch(r)
     errors = blocking(r, would_fetch)
     if not errors:
         return None

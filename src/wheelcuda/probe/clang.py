@@ -18,6 +18,7 @@ import dataclasses
 import glob
 import os
 import re
+import shutil
 from collections.abc import Callable
 from importlib import metadata
 
@@ -45,7 +46,11 @@ def candidate_paths(ctx: Context, index: str | None = None) -> list[tuple[str, s
     if named == clang_data.INDEX:
         return [(index, INDEX_ORIGIN)] if index else []
     if named:
-        return [(os.path.expanduser(named), clang_data.NAMED_VAR)]
+        path = os.path.expanduser(named)
+        if os.sep not in path:  # a name: where PATH finds it (the trampoline needs a path)
+            path = shutil.which(path, path=ctx.get("PATH") or os.defpath) or path
+        return [(os.path.join(ctx.cwd, path) if os.sep in path else path,
+                 clang_data.NAMED_VAR)]
     root = ctx.get(clang_data.ROOT_VAR) or "/usr/lib"
     found: list[tuple[str, str]] = [(index, INDEX_ORIGIN)] if index else []
     installs = glob.glob(os.path.join(root, "llvm-*", "bin", "clang++"))

@@ -14,7 +14,7 @@ __all__ = ["nvcc_environ", "parse_banner", "probe_nvcc"]
 
 _RELEASE = re.compile(r"release (\d+\.\d+), V([\d.]+)")
 #: The clang toolkit's nvcc says what compiles (_clang_nvcc._version_text).
-_CLANG = re.compile(r"wheelcuda_clang_([\w.]+)/ptxas_([\w.]+)")
+_CLANG = re.compile(r"wheelcuda_clang_([\w.]+)/ptxas_([\w.]+)(?:/(\w+))?")
 
 
 def nvcc_environ(ctx: Context) -> dict[str, str]:
@@ -41,6 +41,8 @@ def probe_nvcc(nvcc: Path, ctx: Context) -> dict[str, Any]:
         raise ToolError(f"{nvcc} --version printed no 'release X.Y, VX.Y.Z' line:\n{text}")
     codes = proc.capture([str(nvcc), "--list-gpu-code"], env=env).split()
     clang = _CLANG.search(text)
-    compiler = f"clang {clang.group(1)} + ptxas {clang.group(2)}" if clang else banner[1]
+    compiler = (f"clang {clang.group(1)} + ptxas {clang.group(2)}"
+                + (f" ({clang.group(3)})" if clang and clang.group(3) else "")
+                if clang else banner[1])
     return {"nvcc_release": banner[0], "nvcc_version": banner[1], "gpu_codes": codes,
             "compiler": compiler}

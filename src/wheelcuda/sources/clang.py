@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from ..store.layout import Layout
     from ..values import Target, Torch
 
-__all__ = ["SOURCE", "ClangSource", "choose"]
+__all__ = ["SOURCE", "ClangSource", "choose", "serves"]
 
 
 @functools.lru_cache(maxsize=8)
@@ -50,6 +50,15 @@ def choose(ctx: Context, archs: Sequence[str], layout: Layout) -> clangfit.Fit:
                         off=named == clang_data.OFF)
 
 
+def serves(torch: Torch) -> bool:
+    """A CUDA 12 torch of a release whose wheels hold libnvfatbin (12.4 on)."""
+    try:
+        release = tuple(int(x) for x in (torch.cuda or "").split(".")[:2])
+    except ValueError:
+        return False
+    return torch.cuda_major == 12 and release >= clang_data.MIN_CUDA
+
+
 class ClangSource:
     """The ``clang`` source for the archs asked (``"9.0"``)."""
 
@@ -62,16 +71,22 @@ class ClangSource:
               torch: Torch | None, layout: Layout, ctx: Context) -> Offer | None:
         if torch is None or torch.cuda is None or torch.cuda_major != 12:
             return None
+        if not serves(torch):
+            low = ".".join(map(str, clang_data.MIN_CUDA))
+            return Offer(self.name, (), f"CUDA {torch.cuda}: the clang toolkit packs GPU code "
+                                        f"with libnvfatbin, whose wheels begin at CUDA {low} "
+                                        f"(fix: a torch built with CUDA {low} or newer, or "
+                                        "--toolkit redist or local)")
         fit = choose(ctx, self.archs, layout)
         if fit.chosen is None:
             return Offer(self.name, (), f"{fit.why} (fix: {fit.fix})")
         clang = fit.chosen
         wheels = toolkits.existing(layout, checks.wanted_specifier(torch, 12), toolkits.CLANG)
         if wheels is None or clang.fetch:
-            what = "it and " if clang.fetch else ""
+            what, size = ("it and ", 110 + clang_data.INDEX_CLANG_MB) if clang.fetch else ("", 110)
             return Offer(self.name, (), f"{clang.describe()}; {what}the CUDA {torch.cuda} "
                                         "wheels it compiles over are fetched by the first "
-                                        "build (about 110 MB)")
+                                        f"build (about {size} MB)")
         ptxas = locate.dist_version(str(wheels), "nvidia-cuda-nvcc-cu12") or torch.cuda
         root = clangroot.ensure(layout, wheels, clang, ctx.executable,
                                 cuda=".".join(ptxas.split(".")[:2]), ptxas_version=ptxas)

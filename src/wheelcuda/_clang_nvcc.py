@@ -26,18 +26,15 @@ import shlex
 import sys
 
 try:
-    from ._nvcc_args import CLANG_FOR_ARCH, OTHERS, Refused, Translation, translate
-    from ._nvcc_table import ARCHS, PTXAS_FOR_ARCH
+    from . import _nvcc_table as _table
+    from ._nvcc_args import Refused, Translation, translate
 except ImportError:  # run as a script from the clang toolkit's folder, beside it
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from _nvcc_args import (  # type: ignore[no-redef,import-not-found]
-        CLANG_FOR_ARCH,
-        OTHERS,
-        Refused,
-        Translation,
-        translate,
-    )
-    from _nvcc_table import ARCHS, PTXAS_FOR_ARCH  # type: ignore[no-redef,import-not-found]
+    import _nvcc_table as _table  # type: ignore[import-not-found,no-redef]
+    from _nvcc_args import Refused, Translation, translate  # type: ignore[import-not-found,no-redef]
+
+ARCHS, CLANG_FOR_ARCH, OTHERS = _table.ARCHS, _table.CLANG_FOR_ARCH, _table.OTHERS
+PTXAS_FOR_ARCH = _table.PTXAS_FOR_ARCH
 
 __all__ = ["arch_list", "check_archs", "command", "fatbin_select", "main"]
 

@@ -11,34 +11,15 @@ import shlex
 import sys
 
 try:
-    from ._nvcc_table import (
-        C_SOURCES,
-        CLANG_FOR_ARCH,
-        CUDA_SOURCES,
-        FLAGS,
-        GLUED,
-        LEVELS,
-        OTHERS,
-        PAIR,
-        PAIRED,
-        VALUED,
-        WERROR,
-    )
+    from . import _nvcc_table as _table
 except ImportError:  # run as a script from the clang toolkit's folder, beside it
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from _nvcc_table import (  # type: ignore[no-redef,import-not-found]
-        C_SOURCES,
-        CLANG_FOR_ARCH,
-        CUDA_SOURCES,
-        FLAGS,
-        GLUED,
-        LEVELS,
-        OTHERS,
-        PAIR,
-        PAIRED,
-        VALUED,
-        WERROR,
-    )
+    import _nvcc_table as _table  # type: ignore[import-not-found,no-redef]
+
+C_SOURCES, CUDA_SOURCES, CLANG_FOR_ARCH = _table.C_SOURCES, _table.CUDA_SOURCES, \
+    _table.CLANG_FOR_ARCH
+FLAGS, GLUED, LEVELS, OTHERS = _table.FLAGS, _table.GLUED, _table.LEVELS, _table.OTHERS
+PAIR, PAIRED, VALUED, WERROR = _table.PAIR, _table.PAIRED, _table.VALUED, _table.WERROR
 
 __all__ = ["CLANG_FOR_ARCH", "OTHERS", "Refused", "Translation", "translate"]
 

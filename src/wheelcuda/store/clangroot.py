@@ -30,14 +30,13 @@ from pathlib import Path
 
 from ..rules import tree as plan_rules
 from ..rules.clangfit import Clang
-from . import fs, shims
+from . import shims
 from .layout import Layout
 
 __all__ = ["PREFIX", "ensure", "existing", "plan_root"]
 
 PREFIX = "clang-"
 FORMAT = 1
-_LOCK_TIMEOUT = 120.0
 _NVCC = "nvidia/cuda_nvcc"
 #: What the wheels hold, linked as they are.
 _LINKED = ("nvidia/cuda_runtime", "nvidia/cuda_cccl", "nvidia/curand", "nvidia/nvfatbin",
@@ -93,10 +92,9 @@ def plan_root(wheels: str, clang: Clang, python: str, *, cuda: str, ptxas_versio
               home: str, listdir: plan_rules.Listdir) -> shims.ShimPlan:
     """The root for the CUDA 12 wheels in ``wheels`` and ``clang``, to be placed at
     ``home`` (the folder the trampolines name) (pure once ``listdir`` lists)."""
-    links = [(rel, os.path.join(wheels, rel)) for rel in _LINKED
-             if listdir(os.path.dirname(os.path.join(wheels, rel))) is not None
-             and any(n == os.path.basename(rel)
-                     for n, _ in listdir(os.path.dirname(os.path.join(wheels, rel))) or ())]
+    links = [(rel, path) for rel in _LINKED
+             if os.path.basename(path := os.path.join(wheels, rel))
+             in {n for n, _ in listdir(os.path.dirname(path)) or ()}]
     links += [(name, os.path.join(wheels, name)) for name, is_dir in listdir(wheels) or ()
               if is_dir and name.endswith(".dist-info")]
     nvcc_py = os.path.join(home, "wheelcuda", "clang_nvcc.py")
@@ -122,10 +120,9 @@ def plan_root(wheels: str, clang: Clang, python: str, *, cuda: str, ptxas_versio
 
 def _plan(layout: Layout, wheels: Path, clang: Clang, python: str, *, cuda: str,
           ptxas_version: str) -> shims.ShimPlan:
-    draft = plan_root(str(wheels), clang, python, cuda=cuda, ptxas_version=ptxas_version,
-                      home="", listdir=plan_rules.os_listdir)
+    home = layout.local / _name(str(wheels), clang, python, cuda)
     return plan_root(str(wheels), clang, python, cuda=cuda, ptxas_version=ptxas_version,
-                     home=str(layout.local / draft.name), listdir=plan_rules.os_listdir)
+                     home=str(home), listdir=plan_rules.os_listdir)
 
 
 def existing(layout: Layout, wheels: Path, clang: Clang, python: str, *, cuda: str,
@@ -152,14 +149,6 @@ def ensure(layout: Layout, wheels: Path, clang: Clang, python: str, *, cuda: str
         return found
     layout = layout.writable()
     plan = _plan(layout, wheels, clang, python, cuda=cuda, ptxas_version=ptxas_version)
-    parent = layout.private(layout.local)
-    final = parent / plan.name
-    if shims.read_valid(final, plan):
-        return final
-    with fs.locked(layout.lock(parent, plan.name), f"linking the clang toolkit {final}",
-                   _LOCK_TIMEOUT):
-        if shims.read_valid(final, plan):
-            return final
-        fs.build(parent, plan.name, lambda tmp: _write(tmp, plan, wheels, clang),
-                 "the clang toolkit's folder")
-    return final
+    return shims.install(layout, plan, lambda tmp: _write(tmp, plan, wheels, clang),
+                         what=f"linking the clang toolkit {layout.local / plan.name}",
+                         called="the clang toolkit's folder")

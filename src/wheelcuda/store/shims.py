@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,8 +43,18 @@ from ..rules.localfit import Candidate
 from . import fs
 from .layout import Layout
 
-__all__ = ["MARK", "ShimPlan", "ensure", "existing", "folder", "plan_shim", "problem",
-           "read_valid", "write_plan"]
+__all__ = [
+    "MARK",
+    "ShimPlan",
+    "ensure",
+    "existing",
+    "folder",
+    "install",
+    "plan_shim",
+    "problem",
+    "read_valid",
+    "write_plan",
+]
 
 #: The shim's manifest: what it was built from, and the digest of its plan.
 MARK = "wheelcuda-shim.json"
@@ -299,14 +310,23 @@ def ensure(layout: Layout, c: Candidate) -> Path:
     if read_valid(layout.local / plan.name, plan):
         return layout.local / plan.name
     layout = layout.writable()  # a run that only looks links in its scratch folder
+    return install(layout, plan, lambda tmp: _write(tmp, plan, c),
+                   what=f"linking the toolkit {c.real}", called="the toolkit's shim")
+
+
+def install(layout: Layout, plan: ShimPlan, write: Callable[[Path], None], *, what: str,
+            called: str) -> Path:
+    """``layout.local/plan.name`` made by ``write`` unless it is there and current: under
+    its lock, checked again once held (two runs link once); ``what`` names the wait,
+    ``called`` the folder in errors. Every folder of links in ``local/`` comes this way
+    (a local toolkit's shim, the clang toolkit's folder)."""
     parent = layout.private(layout.local)
     final = parent / plan.name
     if read_valid(final, plan):
         return final
-    with fs.locked(layout.lock(parent, plan.name), f"linking the toolkit {c.real}",
-                   _LOCK_TIMEOUT):
+    with fs.locked(layout.lock(parent, plan.name), what, _LOCK_TIMEOUT):
         if read_valid(final, plan):
             return final
-        fs.build(parent, plan.name, lambda tmp: _write(tmp, plan, c), "the toolkit's shim")
+        fs.build(parent, plan.name, write, called)
     return final
 

@@ -44,6 +44,8 @@ class Toolkit:
     others: tuple[str, ...] = ()
     #: why the one source allowed has nothing (``--toolkit local`` and none fits)
     unavailable: str | None = None
+    #: what would make it serve, when that source knows (the clang to install)
+    unavailable_fix: str | None = None
 
     def compiler_parts(self) -> list[Found]:
         return [f for c in catalog.COMPILER if (f := self.inventory.get(c.name, self.major))]
@@ -79,7 +81,7 @@ def locate_toolkit(target: Target, torch: Torch | None, layout: Layout, ctx: Con
         chosen = next((g for g in groups if g[0] == SourceName.WHEELS), None) or wheels or \
             (SourceName.WHEELS if not groups else groups[0][0], offers)
     name, picked = chosen
-    others = tuple(f"{n}: {', '.join(o.description for o in g)}" for n, g in groups
+    others = tuple(f"{n}: {', '.join(o.said for o in g)}" for n, g in groups
                    if n != name)
     compiler_roots = _roots(picked)
     own = [o for o in offers if o.source == SourceName.VENV]
@@ -98,10 +100,11 @@ def locate_toolkit(target: Target, torch: Torch | None, layout: Layout, ctx: Con
         # the headers folder is the store's, whatever source the compiler came from
         via.setdefault(f.component.name,
                        next((o.source for o in pool if f.root in o.roots), SourceName.STORE))
-    description = "; ".join(o.description for o in picked)
-    why = description if name != SourceName.WHEELS and not compiler_roots else None
+    unserved = name != SourceName.WHEELS and not compiler_roots
+    why = "; ".join(o.description for o in picked) if unserved else None
+    fix = "; ".join(o.fix for o in picked if o.fix) if unserved else None
     return Toolkit(checks.choose_major(inventory, torch), inventory, via, fetched, name,
-                   description, others, why)
+                   "; ".join(o.said for o in picked), others, why, fix or None)
 
 
 def unavailable(toolkit: Toolkit, torch: Torch | None, python: str) -> Problem:
@@ -109,13 +112,10 @@ def unavailable(toolkit: Toolkit, torch: Torch | None, python: str) -> Problem:
     cuda = torch.cuda if torch is not None and torch.cuda else f"{toolkit.major}.x"
     folder = f"--toolkit /path/to/cuda-{cuda} (the folder holding bin/nvcc)"
     if toolkit.source == SourceName.CLANG:
-        hint = toolkit.unavailable.rpartition("(fix: ")[2].rstrip(")") \
-            if toolkit.unavailable and "(fix: " in toolkit.unavailable else None
-        fix = hint or (f"wheelcuda fetch --toolkit clang --python {shlex.quote(python)} "
-                       "(install and env fetch the CUDA 12 wheels by themselves unless "
-                       "--no-fetch), or --toolkit redist")
-        why = (toolkit.unavailable or "").split(" (fix: ")[0]
-        return Problem(Kind.COMPONENTS, f"--toolkit clang: {why}", fix)
+        fix = toolkit.unavailable_fix or (
+            f"wheelcuda fetch --toolkit clang --python {shlex.quote(python)} (install and "
+            "env fetch the CUDA 12 wheels by themselves unless --no-fetch), or --toolkit redist")
+        return Problem(Kind.COMPONENTS, f"--toolkit clang: {toolkit.unavailable}", fix)
     if toolkit.source == SourceName.REDIST:  # install and env fetch by themselves, not home, run
         fix = (f"wheelcuda fetch --toolkit redist --python {shlex.quote(python)} (install "
                f"and env fetch by themselves unless --no-fetch), or {folder}")

@@ -21,6 +21,14 @@ class Offer:
     source: str
     roots: tuple[str, ...]
     description: str
+    #: with no roots: what would make the source serve, when it knows (said apart, so
+    #: that an error names it as its fix)
+    fix: str = ""
+
+    @property
+    def said(self) -> str:
+        """The description, with the fix when there is one (doctor's lines)."""
+        return f"{self.description} (fix: {self.fix})" if self.fix else self.description
 
 
 class Source(Protocol):

@@ -74,12 +74,11 @@ class ClangSource:
         if not serves(torch):
             low = ".".join(map(str, clang_data.MIN_CUDA))
             return Offer(self.name, (), f"CUDA {torch.cuda}: the clang toolkit packs GPU code "
-                                        f"with libnvfatbin, whose wheels begin at CUDA {low} "
-                                        f"(fix: a torch built with CUDA {low} or newer, or "
-                                        "--toolkit redist or local)")
+                                        f"with libnvfatbin, whose wheels begin at CUDA {low}",
+                         f"a torch built with CUDA {low} or newer, or --toolkit redist or local")
         fit = choose(ctx, self.archs, layout)
         if fit.chosen is None:
-            return Offer(self.name, (), f"{fit.why} (fix: {fit.fix})")
+            return Offer(self.name, (), fit.why, fit.fix)
         clang = fit.chosen
         wheels = toolkits.existing(layout, checks.wanted_specifier(torch, 12), toolkits.CLANG)
         if wheels is None or clang.fetch:

@@ -102,4 +102,9 @@ def test_a_torch_older_than_cuda_12_4_is_told_why(tmp_path: Path, isolated: Path
             env={"WHEELCUDA_CLANG": str(fake_clang(folder, "22.1.8"))})
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert "libnvfatbin, whose wheels begin at CUDA 12.4" in r.stderr, r.stderr
+    assert "fix: a torch built with CUDA 12.4 or newer" in r.stderr
     assert not (isolated / "toolkits").exists()
+    # doctor agrees: no fetch would fix it (it used to say install would fetch)
+    doctor = run("doctor", "--toolkit", "clang", "--python", str(python), "--arch", "9.0",
+                 env={"WHEELCUDA_CLANG": str(folder / "clang++-22")})
+    assert doctor.returncode == 1 and "libnvfatbin, whose wheels begin" in doctor.stdout

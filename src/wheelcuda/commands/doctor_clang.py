@@ -43,12 +43,10 @@ def problems(r: pipeline.Resolved) -> list[Problem] | None:
     """Under ``--toolkit clang`` with a clang that serves and the wheels not yet fetched:
     the errors a fetch fixes, said as what install would fetch (as for NVIDIA's
     archives); None when that is not the case."""
-    if r.choice.only != (SourceName.CLANG,) or r.torch is None or r.torch.cuda_major != 12:
-        return None
-    numbers = [f"{a.major}.{a.minor}" for a in r.archs]
-    chosen = clang_source.choose(r.ctx, numbers, r.layout).chosen
-    if chosen is None or acquire.compiler_fix(r.problems, r.torch, r.choice,
-                                              clang=True) is not SourceName.CLANG:
+    chosen = r.clang  # the pipeline's, as install sees it (None: no clang, CUDA before 12.4)
+    if r.choice.only != (SourceName.CLANG,) or r.torch is None or chosen is None or \
+            acquire.compiler_fix(r.problems, r.torch, r.choice, clang=True) \
+            is not SourceName.CLANG:
         return None
     fetch = Problem(
         Kind.MISSING,

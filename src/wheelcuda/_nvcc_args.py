@@ -16,12 +16,11 @@ except ImportError:  # run as a script from the clang toolkit's folder, beside i
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import _nvcc_table as _table  # type: ignore[import-not-found,no-redef]
 
-C_SOURCES, CUDA_SOURCES, CLANG_FOR_ARCH = _table.C_SOURCES, _table.CUDA_SOURCES, \
-    _table.CLANG_FOR_ARCH
+C_SOURCES, CUDA_SOURCES = _table.C_SOURCES, _table.CUDA_SOURCES
 FLAGS, GLUED, LEVELS, OTHERS = _table.FLAGS, _table.GLUED, _table.LEVELS, _table.OTHERS
 PAIR, PAIRED, VALUED, WERROR = _table.PAIR, _table.PAIRED, _table.VALUED, _table.WERROR
 
-__all__ = ["CLANG_FOR_ARCH", "OTHERS", "Refused", "Translation", "translate"]
+__all__ = ["OTHERS", "Refused", "Translation", "translate"]
 
 class Refused(Exception):
     """An nvcc form this translator does not carry out: what, and the fix."""

@@ -108,3 +108,40 @@ def test_a_torch_older_than_cuda_12_4_is_told_why(tmp_path: Path, isolated: Path
     doctor = run("doctor", "--toolkit", "clang", "--python", str(python), "--arch", "9.0",
                  env={"WHEELCUDA_CLANG": str(folder / "clang++-22")})
     assert doctor.returncode == 1 and "libnvfatbin, whose wheels begin" in doctor.stdout
+
+
+def _dist(root: Path, name: str, files: list[str]) -> None:
+    info = root / f"{name.replace('-', '_')}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    for rel in files:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("x")
+    record = [*files, f"{info.name}/METADATA", f"{info.name}/RECORD"]
+    (info / "RECORD").write_text("".join(f"{r},,\n" for r in record))
+
+
+def test_the_store_keeps_only_the_headers_it_is_told_to(tmp_path: Path) -> None:
+    """curand's library goes, its headers stay, the other wheels are kept whole (the
+    clang set); the header sets keep only their own wheels' headers."""
+    from wheelcuda.store import toolkits  # noqa: PLC0415
+
+    clang = tmp_path / "clang"
+    _dist(clang, "nvidia-curand-cu12", ["nvidia/curand/include/curand.h",
+                                        "nvidia/curand/lib/libcurand.so.10"])
+    _dist(clang, "nvidia-nvfatbin-cu12", ["nvidia/nvfatbin/lib/libnvfatbin.so.12"])
+    toolkits._libraries_out(clang, ("nvidia-curand-cu12",))
+    assert (clang / "nvidia/curand/include/curand.h").exists()
+    assert not (clang / "nvidia/curand/lib/libcurand.so.10").exists()
+    assert (clang / "nvidia/nvfatbin/lib/libnvfatbin.so.12").exists()
+    assert (clang / "nvidia_curand_cu12-1.0.dist-info/METADATA").exists()
+
+    headers = tmp_path / "headers"
+    _dist(headers, "nvidia-cublas-cu12", ["nvidia/cublas/include/cublas.h",
+                                          "nvidia/cublas/lib/libcublas.so.12"])
+    _dist(headers, "nvidia-nvjitlink-cu12", ["nvidia/nvjitlink/include/nvJitLink.h"])
+    toolkits._headers_only(headers, ("nvidia-cublas-cu12",))
+    assert (headers / "nvidia/cublas/include/cublas.h").exists()
+    assert not (headers / "nvidia/cublas/lib").exists()
+    assert not (headers / "nvidia/nvjitlink/include/nvJitLink.h").exists()
+    assert not list(headers.glob("nvidia_nvjitlink*"))

@@ -22,6 +22,7 @@ import platform
 import re
 import shlex
 import sys
+from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
 
@@ -196,15 +197,11 @@ def _headers_only(root: Path, wheels: tuple[str, ...]) -> None:
     is removed file by file (its RECORD): CUDA 13 wheels share one folder, and a tree
     never mixes two releases' headers (issue 16)."""
     keep = {canonicalize_name(w) for w in wheels}
-    for info in sorted(root.glob("*.dist-info")):
-        dist = metadata.PathDistribution(info)
-        if canonicalize_name(dist.metadata["Name"] or "") in keep:
+    for info, name, files in _installed(root):
+        if name in keep:
             continue
-        for rel in dist.files or ():
-            path = Path(os.path.normpath(root / str(rel)))
-            inside = root == path or root in path.parents  # a RECORD may name ../bin/x
-            if inside and (path.is_file() or path.is_symlink()):
-                path.unlink()
+        for path in files:
+            path.unlink()
         fs.discard(info)
     for package in root.glob("nvidia/*"):
         for part in package.iterdir():
@@ -216,16 +213,24 @@ def _libraries_out(root: Path, wheels: tuple[str, ...]) -> None:
     """Keep only the headers of ``wheels`` (curand: clang's CUDA wrapper includes one of
     its headers; its 100 MB library is torch's business)."""
     keep = {canonicalize_name(w) for w in wheels}
+    for info, name, files in _installed(root):
+        if name not in keep:
+            continue
+        for path in files:
+            rel = path.relative_to(root)
+            if "include" not in rel.parts and path.suffix != "" and \
+                    info.name not in rel.parts:
+                path.unlink()
+
+
+def _installed(root: Path) -> Iterator[tuple[Path, str, list[Path]]]:
+    """(dist-info folder, canonical name, the files its RECORD names that are there under
+    ``root``) of each distribution installed in ``root`` (a RECORD may name ../bin/x)."""
     for info in sorted(root.glob("*.dist-info")):
         dist = metadata.PathDistribution(info)
-        if canonicalize_name(dist.metadata["Name"] or "") not in keep:
-            continue
-        for rel in dist.files or ():
-            path = Path(os.path.normpath(root / str(rel)))
-            if root in path.parents and "include" not in path.relative_to(root).parts \
-                    and path.suffix != "" and ".dist-info" not in str(rel) \
-                    and (path.is_file() or path.is_symlink()):
-                path.unlink()
+        paths = [Path(os.path.normpath(root / str(rel))) for rel in dist.files or ()]
+        yield info, canonicalize_name(dist.metadata["Name"] or ""), [
+            p for p in paths if root in p.parents and (p.is_file() or p.is_symlink())]
 
 
 def _download(ctx: Context, tool: installer.Tool, requirements: list[str], target: Path, *,

@@ -85,15 +85,40 @@ def cu13_site(site: Path, version: str = "13.0.88", **versions: str) -> Path:
     return site
 
 
+def _text(rel: str) -> str:
+    """What a fake file holds: the few files wheelcuda reads have real-looking text."""
+    if rel.endswith("host_config.h"):
+        return HOST_CONFIG
+    if rel.endswith("/cuda.h"):
+        return CUDA_H
+    return ""
+
+
+def cu12_wheel(site: Path, wheel: str, *, skip: Iterable[str] = (),
+               duplicate_record: bool = False) -> Path:
+    """Install the CUDA 12 wheel ``wheel`` into ``site`` in its real layout
+    (tests/layouts.py: ``nvidia/__init__.py`` and all), with the catalog's files of its
+    components that the real wheel holds, and the deep headers the recording leaves out."""
+    from tests import layouts  # noqa: PLC0415
+
+    real = set(layouts.recorded()[wheel]["files"])  # type: ignore[arg-type]
+    extra = {}
+    for comp in catalog.COMPONENTS:
+        if comp.wheels.get(12) != wheel:
+            continue
+        for rel in comp.files[12]:
+            path = f"{comp.folders[12]}/{rel}"
+            if path in real or not layouts.kept(path):  # held, or a header not recorded
+                extra[path] = _text(path)
+    return layouts.install(site, wheel, skip=skip, extra=extra,
+                           duplicate_record=duplicate_record)
+
+
 def cu12_site(site: Path) -> Path:
-    """What the CUDA 12 wheels really hold: the nvcc wheel has ptxas but no nvcc/cicc."""
-    nvcc_files = set(catalog.NVCC.files[12]) | set(catalog.NVVM.files[12])
-    shipped = {"bin/ptxas", "nvvm/libdevice/libdevice.10.bc"}
-    component(site, catalog.NVCC, 12, "12.8.93", skip=nvcc_files - shipped)
-    component(site, catalog.NVVM, 12, "12.8.93", skip=nvcc_files - shipped)
-    component(site, catalog.CRT, 12, "12.8.93")
-    component(site, catalog.RUNTIME, 12, "12.8.90")
-    component(site, catalog.CCCL, 12, "12.8.90")
+    """What the CUDA 12 wheels really hold (their recorded layout): the nvcc wheel has
+    ptxas but no nvcc or cicc, and each wheel installs ``nvidia/__init__.py``."""
+    for wheel in ("nvidia-cuda-nvcc-cu12", "nvidia-cuda-runtime-cu12", "nvidia-cuda-cccl-cu12"):
+        cu12_wheel(site, wheel)
     return site
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests import fakes
+from wheelcuda.rules import pins
 from tests.test_redist_pipeline import cu128, run
 
 __all__ = ["cu128"]  # the fixture, from there
@@ -136,12 +137,27 @@ def test_the_store_keeps_only_the_headers_it_is_told_to(tmp_path: Path) -> None:
     assert (clang / "nvidia/nvfatbin/lib/libnvfatbin.so.12").exists()
     assert (clang / "nvidia_curand_cu12-1.0.dist-info/METADATA").exists()
 
+
+
+def test_the_header_trim_takes_the_real_cu12_layout(tmp_path: Path) -> None:
+    """The real CUDA 12 wheels (tests/layouts.py) each install a plain file
+    nvidia/__init__.py (the trim once took it for a folder: NotADirectoryError for every
+    CUDA 12 torch); a RECORD may name a file twice (INSTALLER, in a wheel repacked from
+    an installed distribution) or one already gone (nvidia/__init__.py belongs to every
+    wheel, and the first removal takes it)."""
+    from wheelcuda.store import toolkits  # noqa: PLC0415
+
     headers = tmp_path / "headers"
-    _dist(headers, "nvidia-cublas-cu12", ["nvidia/cublas/include/cublas.h",
-                                          "nvidia/cublas/lib/libcublas.so.12"])
-    _dist(headers, "nvidia-nvjitlink-cu12", ["nvidia/nvjitlink/include/nvJitLink.h"])
-    toolkits._headers_only(headers, ("nvidia-cublas-cu12",))
-    assert (headers / "nvidia/cublas/include/cublas.h").exists()
-    assert not (headers / "nvidia/cublas/lib").exists()
-    assert not (headers / "nvidia/nvjitlink/include/nvJitLink.h").exists()
+    for name in ("nvidia-cublas-cu12", "nvidia-cusparse-cu12", "nvidia-cusolver-cu12"):
+        fakes.cu12_wheel(headers, name)
+    fakes.cu12_wheel(headers, "nvidia-nvjitlink-cu12", duplicate_record=True)
+    assert (headers / "nvidia/__init__.py").is_file()
+    toolkits._headers_only(headers, pins.header_wheels(12))
+    for header in ("cublas/include/cublas_v2.h", "cusparse/include/cusparse.h",
+                   "cusolver/include/cusolverDn.h"):
+        assert (headers / "nvidia" / header).is_file(), header
+    assert not list(headers.glob("nvidia/*/lib"))
+    assert not list(headers.glob("nvidia/*/__init__.py"))  # only include/ stays
+    assert not (headers / "nvidia/nvjitlink").exists()
     assert not list(headers.glob("nvidia_nvjitlink*"))
+    assert len(list(headers.glob("*.dist-info"))) == 3

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import fakes
+from tests import fakes, layouts
 from tests import redist_server as rs
 from tests.test_localcuda import toolkit
 from wheelcuda import pipeline
@@ -293,12 +293,10 @@ def test_uv_config_for_a_cu12_torch(cu128: Path, server: rs.Server, isolated: Pa
                               "nvidia-cusparse-cu12==12.5.8.93",
                               "nvidia-cusolver-cu12==11.7.3.90"])
     links = tmp_path / "links"
-    for name, version, header in (("nvidia-cublas-cu12", "12.8.4.1", "cublas_v2.h"),
-                                  ("nvidia-cusparse-cu12", "12.5.8.93", "cusparse.h"),
-                                  ("nvidia-cusolver-cu12", "11.7.3.90", "cusolverDn.h")):
-        folder = name.removeprefix("nvidia-").removesuffix("-cu12").replace("-", "_")
-        fakes.wheel(links, name, version, {f"nvidia/{folder}/include/{header}": "// fake\n",
-                                           f"nvidia/{folder}/lib/lib{folder}.so.12": ""})
+    # the real wheels' layout (tests/layouts.py): each installs a plain file
+    # nvidia/__init__.py beside its folder, which the header trim once took for a folder
+    for name in ("nvidia-cublas-cu12", "nvidia-cusparse-cu12", "nvidia-cusolver-cu12"):
+        layouts.wheel(links, name)
     fakes.sdist(links, "torch-scatter", "2.1.2")
     uv = Path(sys.executable).parent / "uv"
     env = {"WHEELCUDA_TOOLKIT": "auto", "UV_OFFLINE": "1", "UV_NO_INDEX": "1",
@@ -316,6 +314,9 @@ def test_uv_config_for_a_cu12_torch(cu128: Path, server: rs.Server, isolated: Pa
     assert os.path.realpath(home / "bin/ptxas").startswith(str(isolated / "toolkits/cuda-redist"))
     header = os.path.realpath(home / "include/cusparse.h")
     assert "-headers-" in header and header.startswith(str(isolated / "toolkits"))
+    kept = Path(header).parents[3]  # <store>/nvidia/cusparse/include/cusparse.h
+    assert (kept / "nvidia/cublas/include/cublas_v2.h").is_file()
+    assert not list(kept.glob("nvidia/*/lib/*.so*"))  # the libraries are torch's business
     assert variables["TORCH_CUDA_ARCH_LIST"] == "12.0"
     assert "torch 2.9.1+cu128 (CUDA 12.8); nvcc 12.8" in variables["WHEELCUDA_BUILD_KEY"]
 

@@ -201,12 +201,30 @@ def _headers_only(root: Path, wheels: tuple[str, ...]) -> None:
         if name in keep:
             continue
         for path in files:
-            path.unlink()
+            path.unlink(missing_ok=True)
         fs.discard(info)
+        _empty_folders_out(root, files)
+    # The CUDA 12 wheels each install a plain file nvidia/__init__.py beside their
+    # folders (and one in each folder): only folders are packages to trim.
     for package in root.glob("nvidia/*"):
+        if package.is_symlink() or not package.is_dir():
+            continue
         for part in package.iterdir():
             if part.name != "include":
                 fs.discard(part)
+
+
+def _empty_folders_out(root: Path, files: list[Path]) -> None:
+    """Remove the folders under ``root`` that removing ``files`` left empty."""
+    for folder in sorted({p.parent for p in files}, key=lambda p: len(p.parts), reverse=True):
+        while folder != root and root in folder.parents:
+            try:
+                folder.rmdir()
+            except FileNotFoundError:  # an emptied sibling's walk took it
+                pass
+            except OSError:  # not empty: another distribution's files
+                break
+            folder = folder.parent
 
 
 def _libraries_out(root: Path, wheels: tuple[str, ...]) -> None:
@@ -220,15 +238,17 @@ def _libraries_out(root: Path, wheels: tuple[str, ...]) -> None:
             rel = path.relative_to(root)
             if "include" not in rel.parts and path.suffix != "" and \
                     info.name not in rel.parts:
-                path.unlink()
+                path.unlink(missing_ok=True)
 
 
 def _installed(root: Path) -> Iterator[tuple[Path, str, list[Path]]]:
     """(dist-info folder, canonical name, the files its RECORD names that are there under
-    ``root``) of each distribution installed in ``root`` (a RECORD may name ../bin/x)."""
+    ``root``, each once) of each distribution installed in ``root`` (a RECORD may name
+    ../bin/x, and one repacked from an installed distribution may name INSTALLER twice:
+    seen on 2026-12-01)."""
     for info in sorted(root.glob("*.dist-info")):
         dist = metadata.PathDistribution(info)
-        paths = [Path(os.path.normpath(root / str(rel))) for rel in dist.files or ()]
+        paths = dict.fromkeys(Path(os.path.normpath(root / str(rel))) for rel in dist.files or ())
         yield info, canonicalize_name(dist.metadata["Name"] or ""), [
             p for p in paths if root in p.parents and (p.is_file() or p.is_symlink())]
 

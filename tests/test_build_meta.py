@@ -262,7 +262,11 @@ def test_cuda_12_torch_asks_for_no_wheel(tmp_path: Path) -> None:
     takes it from NVIDIA's archives or a local toolkit (the pipeline's sources)."""
     site = fakes.build_needs(_site(tmp_path, version="2.9.1+cu128", cuda="12.8", pin=None))
     py = str(fakes.python(tmp_path, [site]))
-    assert build_meta.compiler_requirements(_ctx(WHEELCUDA_TOOLKIT="auto"), py, SM90) == []
+    mirror = tmp_path / "mirror"  # the archives answer (NVIDIA is out of reach here)
+    mirror.mkdir()
+    (mirror / "redistrib_12.8.1.json").write_text("{}")
+    ctx = _ctx(WHEELCUDA_TOOLKIT="auto", WHEELCUDA_REDIST_URL=mirror.as_uri())
+    assert build_meta.compiler_requirements(ctx, py, SM90) == []
 
 
 def test_a_complete_source_needs_no_wheels(tmp_path: Path, isolated: Path) -> None:
@@ -603,7 +607,7 @@ def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
     def no_fetch(*args: object, **kw: object) -> Path:
         raise AssertionError("fetched for metadata")
 
-    monkeypatch.setattr(build_meta.pipeline.archives, "fetch", no_fetch)
+    monkeypatch.setattr(build_meta.pipeline.acquire.archives, "fetch", no_fetch)
     monkeypatch.setenv("WHEELCUDA_TOOLKIT", "auto")
     hook = build_meta.__getattr__("prepare_metadata_for_build_wheel")
     assert hook(str(tmp_path / "meta"), {"wheelcuda.arch": "9.0"}) == "x-1.0.dist-info"

@@ -273,4 +273,7 @@ def test_no_clang_names_the_package_to_install() -> None:
 def test_which_clang_each_arch_needs() -> None:
     assert clang_data.clang_for("9.0") == 19 and clang_data.clang_for("12.0") == 20
     assert clang_data.clang_for("10.0a") == 20 and clang_data.clang_for("12.1") == 21
-    assert clang_data.requirements("12.8")[:1] == ["nvidia-cuda-nvcc-cu12==12.8.*"]
+    # pinned where the release is known (the key names ptxas before the fetch)
+    assert clang_data.requirements("12.8")[:1] == ["nvidia-cuda-nvcc-cu12==12.8.93"]
+    assert clang_data.requirements("12.7")[:1] == ["nvidia-cuda-nvcc-cu12==12.7.*"]
+    assert clang_data.ptxas_version("12.9") == "12.9.86" and not clang_data.ptxas_version("12.7")

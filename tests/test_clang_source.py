@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests import fakes
-from wheelcuda.rules import pins
 from tests.test_redist_pipeline import cu128, run
+from wheelcuda.rules import pins
 
 __all__ = ["cu128"]  # the fixture, from there
 

@@ -107,18 +107,41 @@ def test_a_bad_toolkit_word_is_refused(cu128: Path) -> None:
 
 
 def test_explain_shows_the_real_cu128_plan_offline(cu128: Path) -> None:
-    """torch 2.9.1+cu128: release 12.8.1, and the archives as NVIDIA's manifest lists them
-    (FACTS.md), without the network."""
+    """torch 2.9.1+cu128, NVIDIA out of reach (as here) and no clang: --explain says
+    install would stop, and why; --no-fetch lists release 12.8.1's archives as NVIDIA's
+    manifest lists them (FACTS.md), without the network."""
     r = run("install", "--explain", "--python", str(cu128), "--arch", "12.0", "causal-conv1d",
             env={"WHEELCUDA_TOOLKIT": "auto"})
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 1 and "NOT OK: install would stop here" in r.stdout, r.stdout
+    said = " ".join(r.stdout.split())
+    assert "ERROR: torch 2.9.1+cu128 needs a CUDA 12.8 compiler from NVIDIA's archives " \
+           "(release 12.8.1, linux-x86_64, 81 MB" in said
+    assert "and they do not answer: could not read https://developer.download.nvidia.com/" \
+           "compute/cuda/redist/redistrib_12.8.1.json: could not connect" in said
+    offline = run("install", "--no-fetch", "--python", str(cu128), "--arch", "12.0",
+                  "causal-conv1d", env={"WHEELCUDA_TOOLKIT": "auto"})
+    assert offline.returncode == 1 and "Traceback" not in offline.stderr
     base = "https://developer.download.nvidia.com/compute/cuda/redist/"
     assert f"{base}redistrib_12.8.1.json  sha256 249e28a83008d711d5f72880541c8be6253f6d616084" \
-        "61de4fcb715554a6cf17" in r.stdout
+        "61de4fcb715554a6cf17" in offline.stderr
     assert (f"{base}cuda_nvcc/linux-x86_64/cuda_nvcc-linux-x86_64-12.8.93-archive.tar.xz  "
+            "79015464 bytes  sha256 9961b3484b6b71314063709a4f9529654f96782ad39e72bf1e00f070d"
+            "b8210d3") in offline.stderr
+    assert "release 12.8.1, linux-x86_64, 81 MB" in offline.stderr
+
+
+def test_explain_shows_the_plan_when_the_archives_answer(cu128: Path, server: rs.Server
+                                                         ) -> None:
+    """A mirror that answers (WHEELCUDA_REDIST_URL): the archives are the plan, listed
+    with release 12.8.1's known sizes and sha256 under the mirror's URL."""
+    r = run("install", "--explain", "--python", str(cu128), "--arch", "12.0", "causal-conv1d",
+            env={"WHEELCUDA_TOOLKIT": "auto", "WHEELCUDA_REDIST_URL": server.url})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (f"{server.url}cuda_nvcc/linux-x86_64/cuda_nvcc-linux-x86_64-12.8.93-archive.tar.xz  "
             "79015464 bytes  sha256 9961b3484b6b71314063709a4f9529654f96782ad39e72bf1e00f070d"
             "b8210d3") in r.stdout
     assert "release 12.8.1, linux-x86_64, 81 MB" in r.stdout
+    assert "(its compiler's exact version is known after" not in r.stdout  # 12.8.93, known
 
 
 def _smi(folder: Path, driver_cuda: str) -> str:
@@ -137,15 +160,15 @@ def _smi(folder: Path, driver_cuda: str) -> str:
 
 @pytest.mark.parametrize("driver", ["13.0", "12.8"])
 def test_doctor_says_what_it_fetches_and_the_cu130_way(cu128: Path, tmp_path: Path,
-                                                       driver: str) -> None:
+                                                       driver: str, server: rs.Server) -> None:
     fakes.dist_info(tmp_path / "site", "torchvision", "0.24.1+cu128")
     env = {"WHEELCUDA_TOOLKIT": "auto", "WHEELCUDA_NO_GPU_PROBE": "0",
-           "PATH": _smi(tmp_path / "smi", driver)}
+           "PATH": _smi(tmp_path / "smi", driver), "WHEELCUDA_REDIST_URL": server.url}
     r = run("doctor", "--python", str(cu128), env=env)
     assert r.returncode == 0, r.stdout + r.stderr  # install would fetch: not an error
     text = " ".join(r.stdout.split())
     assert "source redist: to fetch: release 12.8.1, linux-x86_64, 81 MB, from " \
-           "https://developer.download.nvidia.com/compute/cuda/redist/" in text
+           f"{server.url}" in text
     assert "WARNING: torch 2.9.1+cu128 needs a CUDA 12.8 compiler; `wheelcuda install` " \
            "and `env` fetch it from NVIDIA's archives (release 12.8.1" in text
     assert f"fix: wheelcuda fetch --python {cu128} " in text

@@ -29,6 +29,10 @@ def test_the_clang_toolkits_wheels_are_on_pypi_of_one_release(release: str,
     for wheel in clang_data.WHEELS:
         assert wheel in got and _release(got[wheel]) == release, (wheel, got)
     assert set(clang_data.HEADER_WHEELS) <= set(got), got
+    # the pins (data/clang.py RELEASE_WHEELS) are still the newest of the release
+    newest = _compile([f"{w}=={release}.*" for w in clang_data.WHEELS], tmp_path)
+    assert {w: newest[w] for w in clang_data.WHEELS} == clang_data.wheel_versions(release), (
+        f"PyPI's newest CUDA {release} wheels moved: {newest}; update RELEASE_WHEELS")
 
 
 def test_the_package_index_clang_is_still_there(tmp_path: Path) -> None:

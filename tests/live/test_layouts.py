@@ -17,7 +17,7 @@ pytestmark = pytest.mark.live
 
 @pytest.mark.parametrize("pin", layouts.WHEELS)
 def test_the_recorded_layout_is_what_pypi_serves(pin: str) -> None:
-    name = pin.split("==")[0]
+    name = pin.split("==", maxsplit=1)[0]
     assert layouts.read_remote(pin) == layouts.recorded()[name], (
         f"{pin} on PyPI today is laid out otherwise than tests/data/cu12_wheels.json "
         "records: run `.venv/bin/python -m tests.layouts --write`, then the tests")

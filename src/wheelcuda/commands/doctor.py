@@ -80,17 +80,25 @@ def _host(r: pipeline.Resolved) -> dict[str, Any]:
     return info
 
 
-def _toolkit(r: pipeline.Resolved, to_fetch: str | None) -> dict[str, Any]:
-    """Where the compiler comes from; NVIDIA's archives when they are still to fetch
-    (``to_fetch``: what, :func:`_archives_to_fetch`)."""
-    if to_fetch is not None:
-        here = ([] if r.toolkit.source == SourceName.REDIST else
+def _toolkit(r: pipeline.Resolved) -> dict[str, Any]:
+    """Where the compiler comes from: the source a fetch would take it from when it is
+    still to fetch (pipeline.Fetch: what install does), with NVIDIA's archives' answer."""
+    f = r.fetch
+    if f:
+        here = ([] if r.toolkit.source == f.source else
                 [f"{r.toolkit.source}: {r.toolkit.description} (no whole compiler set)"])
-        others = [o for o in r.toolkit.others if not o.startswith("redist:")]
-        return {"source": SourceName.REDIST, "description": f"to fetch: {to_fetch}",
-                "others": [*here, *others], "fetched": False}
+        replaced = (f.source, SourceName.REDIST) if f.instead else (f.source,)
+        others = [o for o in r.toolkit.others
+                  if not o.startswith(tuple(f"{name}:" for name in replaced))]
+        if f.instead:
+            here.insert(0, f"{SourceName.REDIST}: {f.instead}: they do not answer "
+                           f"({f.unreachable}); were they reachable, install would take them")
+        return {"source": f.source, "description": f"to fetch: {f.summary}",
+                "others": [*here, *others], "fetched": False, "unreachable": f.unreachable,
+                "instead": f.instead or None}
     return {"source": r.toolkit.source, "description": r.toolkit.description,
-            "others": list(r.toolkit.others), "fetched": True}
+            "others": list(r.toolkit.others), "fetched": True, "unreachable": None,
+            "instead": None}
 
 
 def _run_nvcc(r: pipeline.Resolved) -> tuple[str | None, list[Problem]]:
@@ -107,21 +115,14 @@ def _run_nvcc(r: pipeline.Resolved) -> tuple[str | None, list[Problem]]:
     return (lines[-2] if len(lines) >= 2 else "".join(lines)), []
 
 
-def _archives_to_fetch(r: pipeline.Resolved) -> str | None:
-    """What install would fetch from NVIDIA's archives (release, size, from where; read
-    once: a manifest on disk is read for it), or None when they are not the source."""
-    return pipeline.redist_summary(r)
-
-
-def _fetchable(r: pipeline.Resolved, to_fetch: str | None) -> list[Problem]:
-    """A compiler set that is only missing is what ``install`` fetches by itself: for
+def _fetchable(r: pipeline.Resolved) -> list[Problem]:
+    """A compiler set that is only to fetch is what ``install`` fetches by itself: for
     install's sake not an error (doctor answers "would install work?"), but said, with
     ``wheelcuda fetch`` for home and run, which never download by themselves."""
-    if to_fetch is not None:
-        return _redist(r, to_fetch)
-    clang = doctor_clang.problems(r)
-    if clang is not None:
-        return clang
+    if r.redist_fetchable:
+        return _redist(r)
+    if r.clang_fetchable:
+        return doctor_clang.problems(r)
     if not r.fetchable:
         return list(r.problems)
     return [Problem(p.kind, f"{p.message}; `wheelcuda install` and `env` fetch them into "
@@ -131,23 +132,25 @@ def _fetchable(r: pipeline.Resolved, to_fetch: str | None) -> list[Problem]:
             for p in r.problems]
 
 
-def _redist(r: pipeline.Resolved, to_fetch: str) -> list[Problem]:
+def _redist(r: pipeline.Resolved) -> list[Problem]:
     """The compiler comes from NVIDIA's archives (a CUDA 12 torch, or --toolkit redist):
     what install would fetch (release, size, from where), in place of the errors a fetch
-    fixes."""
+    fixes; an error when they do not answer (install would fail)."""
     assert r.torch is not None
     flags = [f"--python {shlex.quote(r.target.python)}"]
     if r.choice.only == (SourceName.REDIST,):
         flags.append("--toolkit redist")
     if r.request.redist_manifest:
         flags.append(f"--redist-manifest {shlex.quote(r.request.redist_manifest)}")
+    if r.fetch.unreachable:  # the pipeline's own error says it (fetchplan)
+        return [p for p in r.problems if not (p.is_error and p.kind in pipeline.REDIST_FIXES)]
     fetch = Problem(
         Kind.MISSING,
-        f"torch {r.torch.version} needs a CUDA {r.torch.cuda} compiler; `wheelcuda install` "
-        f"and `env` fetch it from NVIDIA's archives ({to_fetch}) into wheelcuda's store by "
-        "themselves, `home` and `run` need `wheelcuda fetch` first",
-        f"wheelcuda fetch {' '.join(flags)}   (offline: wheelcuda install --no-fetch lists "
-        "the files to bring)", Severity.WARNING)
+        f"torch {r.torch.version} needs a CUDA {r.torch.cuda} compiler; `wheelcuda "
+        f"install` and `env` fetch it from NVIDIA's archives ({r.fetch.summary}) into "
+        "wheelcuda's store by themselves, `home` and `run` need `wheelcuda fetch` first",
+        f"wheelcuda fetch {' '.join(flags)}   (offline: wheelcuda install --no-fetch "
+        "lists the files to bring)", Severity.WARNING)
     return [fetch, *(p for p in r.problems
                      if not (p.is_error and p.kind in pipeline.REDIST_FIXES))]
 
@@ -212,8 +215,7 @@ def _diagnose(ctx: Context, r: pipeline.Resolved) -> dict[str, Any]:
     release = (r.home.nvcc_release if r.home
                else checks.compiler_release(r.toolkit.inventory, r.toolkit.major))
     gpus_seen = _gpus(ctx, release)
-    to_fetch = _archives_to_fetch(r)
-    problems = [*_fetchable(r, to_fetch), *nvcc_problems, *_cu130_move(r, gpus_seen),
+    problems = [*_fetchable(r), *nvcc_problems, *_cu130_move(r, gpus_seen),
                 *_uv_project(ctx)]
     home = r.home
     return {
@@ -223,7 +225,7 @@ def _diagnose(ctx: Context, r: pipeline.Resolved) -> dict[str, Any]:
                         "version": ".".join(map(str, r.target.version)),
                         "site_dirs": list(r.target.site_dirs)},
         "torch": _torch(r), "cuda_major": r.toolkit.major, "components": _components(r),
-        "toolkit": _toolkit(r, to_fetch),
+        "toolkit": _toolkit(r),
         "home": str(home.path) if home and r.home_cached else None,
         "home_built": r.home_cached,
         "nvcc": {"path": str(home.path / "bin" / "nvcc") if r.home_cached else None,
@@ -271,7 +273,12 @@ def _line(label: str, value: object) -> str:
 def _text_components(report: dict[str, Any]) -> list[str]:
     """One line per wheel: CUDA 12's nvcc wheel holds three parts (nvcc, crt, nvvm), shown
     once, with the worst status and every file missing."""
-    lines = [f"CUDA {report['cuda_major']} components"]
+    to_fetch = not report["toolkit"]["fetched"]
+    # a compiler still to fetch comes from elsewhere: what this environment lacks is not
+    # what is wrong (MISSING above OK read as a contradiction)
+    lines = [f"CUDA {report['cuda_major']} components" + (
+        f" here (the compiler is to fetch: {report['toolkit']['source']}, see Compiler)"
+        if to_fetch else "")]
     rank = {"ok": 0, "incomplete": 1, "missing": 2}
     rows: dict[str, dict[str, Any]] = {}
     for c in report["components"]:
@@ -283,6 +290,8 @@ def _text_components(report: dict[str, Any]) -> list[str]:
         row["missing_files"] += [f for f in c["missing_files"] if f not in row["missing_files"]]
     for c in rows.values():
         mark = {"ok": "ok", "incomplete": "INCOMPLETE", "missing": "MISSING"}[c["status"]]
+        if to_fetch and c["status"] != "ok":
+            mark = "not here"
         where = c["path"] or ""
         extra = f"  (missing: {', '.join(c['missing_files'])})" if c["missing_files"] else ""
         lines.append(f"  {mark:<10} {c['wheel']:<24} {c['version'] or '-':<12} {where}{extra}")

@@ -9,11 +9,9 @@ from typing import Any
 
 from .. import pipeline
 from ..data import clang as clang_data
-from ..pipeline import acquire
 from ..probe import clang as clang_probe
 from ..rules.checks import Kind, Problem, Severity
 from ..sources import clang as clang_source
-from ..values import SourceName
 
 __all__ = ["problems", "section", "text"]
 
@@ -39,23 +37,23 @@ def section(r: pipeline.Resolved) -> dict[str, Any] | None:
     }
 
 
-def problems(r: pipeline.Resolved) -> list[Problem] | None:
-    """Under ``--toolkit clang`` with a clang that serves and the wheels not yet fetched:
-    the errors a fetch fixes, said as what install would fetch (as for NVIDIA's
-    archives); None when that is not the case."""
-    chosen = r.clang  # the pipeline's, as install sees it (None: no clang, CUDA before 12.4)
-    if r.choice.only != (SourceName.CLANG,) or r.torch is None or chosen is None or \
-            acquire.compiler_fix(r.problems, r.torch, r.choice, clang=True) \
-            is not SourceName.CLANG:
-        return None
+def problems(r: pipeline.Resolved) -> list[Problem]:
+    """The clang toolkit is what a fetch would bring (``--toolkit clang``, or ``auto``
+    with NVIDIA's archives silent): the errors a fetch fixes, said as what install would
+    fetch (as for NVIDIA's archives)."""
+    chosen, torch = r.clang, r.torch
+    assert chosen is not None and torch is not None  # the pipeline's Fetch had both
+    why = (f"NVIDIA's archives do not answer ({r.fetch.unreachable}), so " if
+           r.fetch.unreachable else "")
+    toolkit = "" if r.fetch.unreachable or not r.choice.only else " --toolkit clang"
     fetch = Problem(
         Kind.MISSING,
-        f"torch {r.torch.version} builds with {chosen.describe()} over NVIDIA's CUDA "
-        f"{r.torch.cuda} wheels; `wheelcuda install` and `env` fetch "
-        f"{'that clang and ' if chosen.fetch else ''}those (about "
+        f"torch {torch.version} needs a CUDA {torch.cuda} compiler; {why}it builds with "
+        f"{chosen.describe()} over NVIDIA's CUDA {torch.cuda} wheels; `wheelcuda install` "
+        f"and `env` fetch {'that clang and ' if chosen.fetch else ''}those (about "
         f"{110 + (clang_data.INDEX_CLANG_MB if chosen.fetch else 0)} MB) into wheelcuda's "
         "store by themselves, `home` and `run` need `wheelcuda fetch` first",
-        f"wheelcuda fetch --toolkit clang --python {shlex.quote(r.target.python)}",
+        f"wheelcuda fetch{toolkit} --python {shlex.quote(r.target.python)}",
         Severity.WARNING)
     return [fetch, *(p for p in r.problems
                      if not (p.is_error and p.kind in pipeline.REDIST_FIXES))]

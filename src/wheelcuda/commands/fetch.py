@@ -33,7 +33,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace, ctx: Context) -> int:
     r = pipeline.resolve(ctx, request(args, need_torch=True, need_archs=False, fetch=True,
-                                      redist_from=args.source))
+                                      redist_from=args.source, action="fetching for"))
     r.raise_first(ignore=(Kind.HOST,))
     nvcc = r.toolkit.inventory.get(catalog.NVCC.name, r.toolkit.major)
     via = sorted(set(r.toolkit.found_via.values()))

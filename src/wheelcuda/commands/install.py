@@ -26,11 +26,10 @@ from pathlib import Path
 
 from .. import _nvcc_wrapper, pipeline, proc
 from ..context import Context
-from ..errors import ComponentError, WheelcudaError
+from ..errors import WheelcudaError
 from ..probe import gpus, locate, machine, setup_vars, source
 from ..probe.given import Given, read_given
 from ..rules import arch, buildkey, installer, jobs, packages
-from ..rules.checks import Kind
 from ..rules.sharing import Sharing
 from ..store import wheels
 from . import install_share
@@ -46,12 +45,13 @@ from .common import (
 from .install_plan import (
     Prepared,
     blocking,
-    compiler_fetch,
     explain,
     explain_refused,
+    fetch_text,
     identified,
     kept_sources,
     key_fields,
+    no_fetch_error,
 )
 
 __all__ = ["HELP", "NAME", "SUMMARY", "TAKES_REST", "USAGE", "Given", "Prepared", "add_arguments",
@@ -99,27 +99,10 @@ def prepare(ctx: Context, pkgs: Sequence[str] | Given, req: pipeline.Request,
     given = pkgs if isinstance(pkgs, Given) else Given(tuple(pkgs))
     pkgs = given.specs
     r = resolved or pipeline.resolve(ctx, req)
-    would_fetch = compiler_fetch(r) if explain else None
-    if r.redist_fetchable and r.torch is not None:
-        # a CUDA 12 torch: the compiler comes from NVIDIA's archives (issue 11)
-        listing = pipeline.redist_listing(r)
-        if explain:
-            would_fetch = listing
-        elif not req.fetch:
-            raise ComponentError(f"torch {r.torch.version} needs a CUDA {r.torch.cuda} "
-                                 "compiler, which only NVIDIA's archives hold, and --no-fetch "
-                                 "forbids fetching them", listing)
-    clang = pipeline.clang_summary(r)
-    if clang is not None:  # --toolkit clang: its wheels (and clang) are not in the store yet
-        if explain:
-            would_fetch = clang
-        elif not req.fetch:
-            raise ComponentError(f"--toolkit clang needs {clang}, and --no-fetch forbids "
-                                 "fetching them", "run without --no-fetch once, or "
-                                 f"wheelcuda fetch --toolkit clang --python {r.target.python}")
+    would_fetch = fetch_text(r) if explain else None
+    if r.fetch and not explain and not req.fetch:
+        raise no_fetch_error(r)
     for p in blocking(r, would_fetch):
-        if p.kind is Kind.MISSING and not req.fetch:
-            raise ComponentError(f"{p.message} (and --no-fetch forbids fetching them)", p.fix)
         raise p.error()
     names = [source.distribution_name(p) for p in given.sources]
     recipe, origins = _package_variables(ctx, given.sources, names, r)

@@ -13,17 +13,19 @@ from dataclasses import dataclass, field
 
 from .. import pipeline
 from ..context import Context
-from ..data import catalog
 from ..data.recipes import RECIPES
+from ..errors import ComponentError
+from ..pipeline import acquire
 from ..probe import source, uvforms
 from ..probe import torch as torch_probe
 from ..probe.given import Given
-from ..rules import arch, buildkey, checks, installer
+from ..rules import arch, buildkey, installer
 from ..rules.checks import Kind, Problem
-from ..store import toolkits, wheels
+from ..store import wheels
+from ..values import SourceName
 
-__all__ = ["Prepared", "blocking", "compiler_fetch", "explain", "explain_refused", "identified",
-           "kept_sources", "key_fields"]
+__all__ = ["Prepared", "blocking", "explain", "explain_refused", "fetch_text", "identified",
+           "kept_sources", "key_fields", "no_fetch_error"]
 
 
 @dataclass(frozen=True)
@@ -47,19 +49,40 @@ class Prepared:
 
 def blocking(r: pipeline.Resolved, would_fetch: str | None) -> list[Problem]:
     """The errors that stop an install: all of them, less those the fetch ``--explain``
-    says it would make fixes (a missing set; NVIDIA's archives for a CUDA 12 torch)."""
-    fixed = (Kind.MISSING, *(pipeline.REDIST_FIXES
-                             if r.redist_fetchable or r.clang_fetchable else ()))
-    return [p for p in r.errors() if not (would_fetch and p.kind in fixed)]
+    says it would make fixes (pipeline.Fetch)."""
+    fixed = acquire.fixes(r.fetch.source) if would_fetch and r.fetch.source else ()
+    return [p for p in r.errors() if p.kind not in fixed]
 
 
-def compiler_fetch(r: pipeline.Resolved) -> str | None:
-    """The requirement ``install`` would fetch, and where, when the compiler is missing."""
-    if not r.fetchable:
+def fetch_text(r: pipeline.Resolved) -> str | None:
+    """What ``--explain`` says install would fetch: NVIDIA's archives file by file, else
+    one line; None when nothing is to fetch."""
+    if not r.fetch:
         return None
-    assert r.torch is not None  # fetchable
-    spec = checks.wanted_specifier(r.torch, r.toolkit.major)
-    return f"{catalog.toolkit_requirements(spec)[0]} into {toolkits.folder(r.layout, spec)}"
+    if r.fetch.source is SourceName.REDIST:
+        return r.fetch.listing() or r.fetch.summary
+    return r.fetch.summary
+
+
+def no_fetch_error(r: pipeline.Resolved) -> ComponentError:
+    """``--no-fetch`` when the compiler is still to fetch: what, and what to bring."""
+    f, torch = r.fetch, r.torch
+    assert torch is not None  # nothing is to fetch without torch
+    forbids = "and --no-fetch forbids fetching them"
+    if f.source is SourceName.REDIST:
+        return ComponentError(f"torch {torch.version} needs a CUDA {torch.cuda} compiler, "
+                              f"which only NVIDIA's archives hold, {forbids}", f.listing())
+    if f.source is SourceName.CLANG:
+        why = f" (NVIDIA's archives do not answer: {f.unreachable})" if f.unreachable else ""
+        archives = f"; or bring NVIDIA's archives: {f.listing()}" if f.want else ""
+        return ComponentError(
+            f"the clang toolkit needs {f.summary}{why}, {forbids}",
+            "run without --no-fetch once, or "
+            f"wheelcuda fetch --python {shlex.quote(r.target.python)}"
+            + (f" --toolkit {SourceName.CLANG}" if r.choice.only else "") + archives)
+    missing = next((p for p in r.errors() if p.kind is Kind.MISSING), None)
+    message = missing.message if missing else f"the compiler set is missing: {f.summary}"
+    return ComponentError(f"{message} ({forbids})", missing.fix if missing else None)
 
 
 def kept_sources(r: pipeline.Resolved, key: str, pkgs: Sequence[str],
@@ -92,7 +115,7 @@ def key_fields(r: pipeline.Resolved, pkgs: Sequence[str], variables: dict[str, s
     host = r.host
     return buildkey.key_fields(
         packages=[*(source.source_id(p) for p in pkgs), *more], torch=torch.version,
-        torch_cuda=torch.cuda, compiler=r.home.compiler if r.home else "(not fetched)",
+        torch_cuda=torch.cuda, compiler=r.compiler,
         archs=arch.to_torch(r.archs), prune=not r.request.all_archs, python_tag=r.target.tag,
         cxx11_abi=torch_probe.cxx11_abi(torch), variables=variables, installer_args=extra,
         machine=platform.machine(), host_compiler=f"{host.family} {host.version or host.path}")
@@ -102,7 +125,7 @@ def explain_refused(r: pipeline.Resolved, given: Given) -> str | None:
     """``--explain`` when something stops the install: the plan as far as it goes and
     every problem with its fix, as doctor shows them (issue 18: it stopped at the first,
     and showed no plan); None when nothing does (then :func:`explain` shows it all)."""
-    would_fetch = pipeline.redist_summary(r) or pipeline.clang_summary(r) or compiler_fetch(r)
+    would_fetch = r.fetch.summary or None
     errors = blocking(r, would_fetch)
     if not errors:
         return None
@@ -128,7 +151,16 @@ def _compiler_lines(r: pipeline.Resolved, would_fetch: str | None) -> list[str]:
         lines.append(f"compiler   would fetch {would_fetch.splitlines()[0]}")
     else:
         lines.append(f"compiler   {r.toolkit.source}: {r.toolkit.description}")
-    return lines + [f"also       {other}" for other in r.toolkit.others]
+    return lines + _unreachable_lines(r) + [f"also       {other}" for other in r.toolkit.others]
+
+
+def _unreachable_lines(r: pipeline.Resolved) -> list[str]:
+    """NVIDIA's archives, asked and silent while clang stands in: what they would have
+    brought (when nothing stands in, the pipeline's error says it)."""
+    if not (r.fetch.unreachable and r.fetch.instead):
+        return []
+    return [f"not used   {r.fetch.instead}: they do not answer ({r.fetch.unreachable}); "
+            "were they reachable, install would take them"]
 
 
 def explain(p: Prepared) -> str:
@@ -137,11 +169,13 @@ def explain(p: Prepared) -> str:
     mode = "the package's own list" if r.request.all_archs else "pruned to these"
     lines = [f"target     {r.target.python}   ({r.target.why})", f"installer  {p.tool.name}",
              f"archs      {arch.to_torch(r.archs)} (from {r.arch_source}; {mode})",
-             f"cache key  {p.key}"]
+             f"cache key  {p.key}" + ("" if r.home or r.fetch.compiler else
+                                     "   (its compiler's exact version is known after the "
+                                     "fetch: install keys by that)")]
     if p.would_fetch and "\n" in p.would_fetch:  # NVIDIA's archives: the whole listing
         lines += [f"compiler   would fetch {p.would_fetch.splitlines()[0]}",
                   *(f"           {line}" for line in p.would_fetch.splitlines()[1:])]
-        lines += [f"also       {other}" for other in r.toolkit.others]
+        lines += _unreachable_lines(r) + [f"also       {other}" for other in r.toolkit.others]
     else:
         lines += _compiler_lines(r, p.would_fetch)
     for name in p.names:

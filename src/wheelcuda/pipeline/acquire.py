@@ -28,7 +28,11 @@ from ..values import SourceName, Target, Torch
 from .request import Choice, Request
 from .toolkit import Toolkit, missing_headers
 
-__all__ = ["REDIST_FIXES", "Acquire", "compiler_fix", "plan", "redist_want", "run",
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .fetchplan import Fetch
+
+__all__ = ["REDIST_FIXES", "Acquire", "compiler_fix", "fixes", "plan", "redist_want", "run",
            "wheels_hold_compiler"]
 
 #: The errors a fetch of NVIDIA's archives fixes: no compiler, parts missing, torch's
@@ -75,19 +79,27 @@ def compiler_fix(problems: Sequence[Problem], torch: Torch | None, choice: Choic
     return SourceName.STORE if ok else None
 
 
+def fixes(source: SourceName) -> tuple[Kind, ...]:
+    """The kinds of error a fetch of ``source`` fixes (pure): the wheels of torch's pin
+    only a missing set; NVIDIA's archives and the clang toolkit also a compiler that
+    does not match torch's CUDA."""
+    return (Kind.MISSING,) if source is SourceName.STORE else REDIST_FIXES
+
+
 def plan(request: Request, toolkit: Toolkit, problems: Sequence[Problem], *,
-         tool: installer_rules.Tool | None, choice: Choice, torch: Torch | None,
-         clang: bool = False) -> Acquire:
-    """What this run fetches (pure once the toolkit is located): only when asked
-    (``Request.fetch``), and only when a fetch fixes everything that is wrong (a fetch of
-    hundreds of MB must not come before an error it cannot fix). ``clang``: a clang
-    serves the clang toolkit (its wheels are then worth fetching)."""
+         tool: installer_rules.Tool | None, fetch: Fetch) -> Acquire:
+    """What this run fetches (pure once the toolkit is located and ``fetch`` decided):
+    only when asked (``Request.fetch``), and only when the fetch fixes everything that
+    is wrong (a fetch of hundreds of MB must not come before an error it cannot fix)."""
     if not request.fetch:
         return Acquire()
-    compiler = compiler_fix(problems, torch, choice, clang=clang)
+    errors = any(p.is_error for p in problems)
+    compiler = fetch.source
+    if compiler is not None and not all(p.kind in fixes(compiler)
+                                        for p in problems if p.is_error):
+        compiler = None
     if compiler in (SourceName.STORE, SourceName.CLANG) and tool is None:
         compiler = None  # the wheels come through an installer
-    errors = any(p.is_error for p in problems)
     headers = bool(request.headers and tool is not None and (compiler or not errors)
                    and missing_headers(toolkit))
     return Acquire(compiler, headers)
@@ -95,13 +107,17 @@ def plan(request: Request, toolkit: Toolkit, problems: Sequence[Problem], *,
 
 def run(ctx: Context, layout: Layout, request: Request, wants: Acquire, *, target: Target,
         torch: Torch, tool: installer_rules.Tool | None, toolkit: Toolkit,
-        clang: Clang | None = None) -> Path | None:
+        clang: Clang | None = None, fetch: Fetch | None = None) -> Path | None:
     """Fetch what ``wants`` names into the store; the compiler set's folder, if one was
     fetched (the pipeline then locates the toolkit again, once). ``clang`` (the clang
     that would serve, when ``auto`` allows it): NVIDIA's archives that cannot be reached
-    give way to the clang toolkit (issue 20)."""
+    give way to the clang toolkit, when ``fetch`` found them silent already or when
+    their download fails."""
     fetched = None
     major = toolkit.major
+    if wants.compiler is SourceName.CLANG and fetch is not None and fetch.unreachable \
+            and clang is not None:
+        report.warn(_instead(fetch.unreachable, clang, torch, request))
     if wants.compiler is SourceName.REDIST:
         try:
             fetched = archives.fetch(layout, redist_want(ctx, request, torch))
@@ -111,10 +127,7 @@ def run(ctx: Context, layout: Layout, request: Request, wants: Acquire, *, targe
                 ctx.get(archives_data.MANIFEST_VAR)
             if clang is None or tool is None or named:
                 raise
-            report.warn(f"{exc.message}; building with {clang.describe()} over NVIDIA's "
-                        f"CUDA {torch.cuda} wheels instead (--toolkit clang; --toolkit redist "
-                        "insists on NVIDIA's archives)"
-                        + ("; that clang comes from the package index" if clang.fetch else ""))
+            report.warn(_instead(exc.message, clang, torch, request))
             wants = Acquire(SourceName.CLANG, wants.headers)
     if wants.compiler is SourceName.CLANG:
         assert tool is not None
@@ -133,6 +146,14 @@ def run(ctx: Context, layout: Layout, request: Request, wants: Acquire, *, targe
                        python=target.python, major=major,
                        headers=pins.header_requirements(torch, major))
     return fetched
+
+
+def _instead(why: str, clang: Clang, torch: Torch, request: Request) -> str:
+    """The line that says NVIDIA's archives gave way to the clang toolkit, and why."""
+    return (f"{why}; {request.action} {clang.describe()} over NVIDIA's CUDA "
+            f"{torch.cuda} wheels instead (--toolkit clang; --toolkit redist insists on "
+            "NVIDIA's archives)"
+            + ("; that clang comes from the package index" if clang.fetch else ""))
 
 
 def redist_want(ctx: Context, request: Request, torch: Torch) -> archives.Want:

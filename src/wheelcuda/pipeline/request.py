@@ -47,6 +47,9 @@ class Request:
     jobs: bool = False
     #: fetch a missing compiler set into the store (install without --no-fetch/--explain).
     fetch: bool = False
+    #: what the command does with the compiler, as a warning says it ("building with
+    #: clang ... instead"; ``wheelcuda fetch`` builds nothing)
+    action: str = "building with"
     #: the tree must outlive the target environment (``uv-config``: build environments
     #: wheelcuda cannot see use it): the target's own wheels are no source, neither for
     #: the compiler nor for the headers of torch's libraries (those are fetched).

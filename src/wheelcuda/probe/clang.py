@@ -119,9 +119,14 @@ def find(ctx: Context, index: str | None = None, to_fetch: str | None = None) ->
     found = [probe(path, origin, ctx) for path, origin in candidate_paths(ctx, index)]
     named = (ctx.get(clang_data.NAMED_VAR) or "").strip()
     if to_fetch and not index and named in ("", clang_data.INDEX):
+        # the resource folder it will print once fetched (its trampoline names it), so
+        # that what identifies it in the wheel cache's key is known before the fetch
+        resource = os.path.join(os.path.dirname(os.path.dirname(to_fetch)),
+                                clang_data.INDEX_RESOURCE)
         found.append(Clang(to_fetch, f"{INDEX_ORIGIN}, to fetch ({clang_data.INDEX_CLANG_MB} "
                                      "MB)", clang_data.INDEX_CLANG_VERSION,
-                           wrappers=True, nvptx=True, rank=3, fetch=True))
+                           resource_dir=resource, wrappers=True, nvptx=True, rank=3,
+                           fetch=True))
     return found
 
 

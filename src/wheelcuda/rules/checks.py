@@ -52,6 +52,7 @@ class Kind(str, Enum):
     JOBS = "jobs"  # MAX_JOBS, WHEELCUDA_SPLIT_COMPILE
     CACHE = "cache"
     ENVIRONMENT = "environment"  # a CUDA_HOME of someone else's
+    UNREACHABLE = "unreachable"  # the compiler's only source does not answer
 
 
 class Severity(str, Enum):
@@ -63,6 +64,7 @@ ERRORS: dict[Kind, type[WheelcudaError]] = {
     Kind.MISSING: ComponentError, Kind.COMPONENTS: ComponentError, Kind.TORCH: TorchError,
     Kind.ARCH: ArchError, Kind.HOST: HostCompilerError, Kind.BUILD_NEEDS: ToolError,
     Kind.JOBS: ToolError, Kind.CACHE: CacheError, Kind.ENVIRONMENT: WheelcudaError,
+    Kind.UNREACHABLE: ComponentError,
 }
 
 

@@ -23,7 +23,7 @@ from ..errors import ComponentError
 from .checks import version_key
 
 __all__ = ["Archive", "Download", "Kind", "Manifest", "Package", "Plan", "choose_release",
-           "destination", "dist_info", "join_url", "known_archives", "listing",
+           "destination", "dist_info", "join_url", "known_archives", "known_nvcc", "listing",
            "member_problem", "metadata_text", "parse_manifest", "plan", "platform_of"]
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -269,6 +269,20 @@ def known_archives(label: str, platform: str, cuda: str, base: str
     return tuple(Archive(parts[name], major, version, rel, join_url(base, rel), size, sha)
                  for name, version, size, sha in known if name in parts
                  for rel in [data.relative_path(name, platform, version)])
+
+
+def known_nvcc(cuda: str, machine: str) -> str | None:
+    """nvcc's version in the archives of torch's CUDA ``X.Y`` for ``machine``, when
+    wheelcuda knows them without the network (the wheel cache's key takes it before the
+    fetch); None when it does not (pure)."""
+    try:
+        label, platform = choose_release(cuda).label, platform_of(machine)
+    except ComponentError:
+        return None
+    for name, version, _, _ in data.KNOWN_ARCHIVES.get((label, platform), ()):
+        if name == "cuda_nvcc":
+            return version
+    return None
 
 
 def listing(archives: tuple[Archive, ...], manifest_url: str, manifest_sha256: str

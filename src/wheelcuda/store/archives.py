@@ -41,7 +41,7 @@ from . import fs, redistroots, transfer
 from .layout import Layout
 from .redistroots import PREFIX, existing, folder_name
 
-__all__ = ["ALLOW_HTTP_VAR", "PREFIX", "Note", "Plan", "Want", "download", "existing",
+__all__ = ["ALLOW_HTTP_VAR", "PREFIX", "Note", "Plan", "Want", "answers", "download", "existing",
            "fetch", "folder_name", "listing", "missing_from_source", "read_manifest", "resolve",
            "summary"]
 
@@ -209,6 +209,16 @@ def _known(want: Want) -> tuple[rules.Archive, ...] | None:
     if release is None or want.manifest:
         return None
     return rules.known_archives(release.label, platform_name, want.cuda, _archive_base(want))
+
+
+def answers(want: Want) -> str | None:
+    """None when the manifest a fetch would read answers (a folder's copy is there; a
+    URL's server answers within a few seconds), else why not (:func:`transfer.answers`).
+    A ``--from`` folder without the manifest is said by the fetch itself."""
+    location, _ = _location(want)
+    if want.source is not None:
+        return None
+    return transfer.answers(location)
 
 
 def summary(want: Want) -> str:

@@ -33,7 +33,7 @@ from ..rules.clangfit import Clang
 from . import shims
 from .layout import Layout
 
-__all__ = ["PREFIX", "ensure", "existing", "plan_root"]
+__all__ = ["PREFIX", "compiler_id", "ensure", "existing", "plan_root"]
 
 PREFIX = "clang-"
 FORMAT = 1
@@ -81,6 +81,13 @@ def _ident(clang: Clang, python: str) -> str:
     blob = json.dumps([clang.path, clang.version, clang.resource_dir, python,
                        hashlib.sha256("".join(_source(n) for n in _SOURCES).encode()).hexdigest()])
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def compiler_id(clang: Clang, python: str, ptxas_version: str) -> str:
+    """What the root's nvcc will say compiles (probe/nvcc.py reads it back from its
+    banner), known before the root exists: the wheel cache's key takes it, so that
+    ``install --explain`` names the key the install keeps."""
+    return f"clang {clang.version} + ptxas {ptxas_version} ({_ident(clang, python)})"
 
 
 def _name(wheels: str, clang: Clang, python: str, cuda: str) -> str:

@@ -216,7 +216,8 @@ def _headers_only(root: Path, wheels: tuple[str, ...]) -> None:
 
 def _empty_folders_out(root: Path, files: list[Path]) -> None:
     """Remove the folders under ``root`` that removing ``files`` left empty."""
-    for folder in sorted({p.parent for p in files}, key=lambda p: len(p.parts), reverse=True):
+    for deepest in sorted({p.parent for p in files}, key=lambda p: len(p.parts), reverse=True):
+        folder = deepest
         while folder != root and root in folder.parents:
             try:
                 folder.rmdir()

@@ -17,8 +17,10 @@ gives; a file that cannot be written (a full disk) is the store's
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import http.client
+import os
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -28,7 +30,8 @@ from typing import IO
 
 from ..errors import CacheError, ComponentError
 
-__all__ = ["CHUNK", "Unreachable", "check", "file_sha256", "fill", "loopback", "open_url",
+__all__ = ["ANSWER_TIMEOUT", "CHUNK", "Unreachable", "answers", "check", "file_sha256", "fill",
+           "loopback", "open_url",
            "plain_http", "read", "stream_sha256", "unreachable", "unwritable", "where",
            "writing"]
 
@@ -36,6 +39,8 @@ CHUNK = 256 * 1024
 _SOCKET_TIMEOUT = 60.0
 _ATTEMPTS = 3  # a connection that drops is resumed this many times in one run
 _AGENT = {"User-Agent": "wheelcuda"}
+#: How long :func:`answers` waits: a firewall that drops packets costs this, once a run.
+ANSWER_TIMEOUT = 4.0
 
 
 def where(location: str) -> tuple[str, str]:
@@ -96,6 +101,26 @@ def open_url(url: str, offset: int = 0) -> http.client.HTTPResponse:
     response: http.client.HTTPResponse = urllib.request.urlopen(  # noqa: S310
         request, timeout=_SOCKET_TIMEOUT)
     return response
+
+
+@functools.lru_cache(maxsize=16)
+def answers(location: str, timeout: float = ANSWER_TIMEOUT) -> str | None:
+    """None when ``location`` answers (a file that is there; a URL whose server sends
+    a status below 400 within ``timeout`` seconds, through the proxies a download would
+    use), else why not, as :func:`unreachable` words it (``could not read URL: could
+    not connect (...)``). Nothing is read past the headers; asked once a process."""
+    try:
+        kind, target = where(location)
+    except ComponentError as exc:
+        return exc.message
+    if kind == "file":
+        return None if os.path.exists(target) else f"could not read {location}: no such file"
+    request = urllib.request.Request(target, headers=dict(_AGENT))  # noqa: S310 (http(s))
+    try:
+        with urllib.request.urlopen(request, timeout=timeout):  # noqa: S310
+            return None
+    except (OSError, http.client.HTTPException, ValueError) as exc:
+        return unreachable(location, exc, None).message
 
 
 def read(location: str, most: int, *, fix: str | None) -> bytes:

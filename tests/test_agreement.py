@@ -123,7 +123,8 @@ def _backend(py: Path, arch: str | None, env: dict[str, str]) -> str | None:
 def test_doctor_agrees_with_install(case: str, arch: str | None, tmp_path: Path,
                                     fake_uv: dict[str, str]) -> None:  # noqa: F811
     py, extra = MATRIX[case](tmp_path)
-    env = {**fake_uv, **extra}
+    # UV_OFFLINE: "somepkg" is not looked up on PyPI (the tests reach no index)
+    env = {**fake_uv, "UV_OFFLINE": "1", **extra}
     args = ["--arch", arch] if arch else []
     doctor = run("doctor", "--python", str(py), *args, env=env)
     install = run("install", "--python", str(py), *args, "--explain", "somepkg", env=env)

@@ -127,7 +127,8 @@ def test_killed_fetch_is_cleaned_by_the_next_fetch(tmp_path: Path, isolated: Pat
     old = kits / f".fetch-{name}-k1ll3d"
     fakes.cu13_site(old)  # what a killed fetch had unpacked
     env = fake_uv(tmp_path, unpack=True)
-    r = run("install", "--python", str(torch_only(tmp_path)), "--arch", "9.0", "x", env=env)
+    r = run("install", "--python", str(torch_only(tmp_path)), "--arch", "9.0", "x",
+            env={**env, "UV_OFFLINE": "1"})
     assert r.returncode == 0, r.stderr
     assert "--target" in uv_calls(tmp_path)[0]
     assert not old.exists() and (kits / name / toolkits.MARK).is_file()

@@ -217,7 +217,7 @@ def test_explain_names_the_source_and_the_others(tmp_path: Path, isolated: Path)
     fakes.torch(site)
     py = fakes.python(tmp_path, [site])
     r = run("install", "--explain", "--python", str(py), "--arch", "9.0", "somepkg",
-            env={"WHEELCUDA_TOOLKIT": "auto"})
+            env={"WHEELCUDA_TOOLKIT": "auto", "UV_OFFLINE": "1"})
     assert r.returncode == 0, r.stderr
     assert f"compiler   wheels: the wheels in {py}'s site folders\n" in r.stdout
     assert "also       redist: nothing fetched for CUDA 13.0 yet" in r.stdout

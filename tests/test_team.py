@@ -331,10 +331,11 @@ def test_prebuilt_wheels_are_judged_by_their_own_elf(tmp_path: Path) -> None:
 
 def test_a_bare_name_is_neither_looked_up_nor_published(tmp_path: Path,
                                                         server: ps.Server) -> None:
-    """`install demo-ext` is whatever the index has today: its key names no source, so
-    it is not taken from a team's index, nor published there."""
+    """`install demo-ext` where no index answers (offline) is whatever the index has
+    when it does: its key names no source, so it is not taken from a team's index, nor
+    published there (a bare name an index answers for is pinned first: test_pick.py)."""
     m = Machines(tmp_path)
-    env = {**m.env, "WHEELCUDA_CACHE_DIR": str(tmp_path / "cache-bare")}
+    env = {**m.env, "WHEELCUDA_CACHE_DIR": str(tmp_path / "cache-bare"), "UV_OFFLINE": "1"}
     r = run("install", "--python", str(m.a), "--arch", "9.0", "--publish",
             _authed(server.url), "demo-ext", env=env)
     assert r.returncode == 0, r.stderr

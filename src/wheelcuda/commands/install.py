@@ -52,6 +52,8 @@ from .install_plan import (
     kept_sources,
     key_fields,
     no_fetch_error,
+    pinned,
+    places,
 )
 
 __all__ = ["HELP", "NAME", "SUMMARY", "TAKES_REST", "USAGE", "Given", "Prepared", "add_arguments",
@@ -97,18 +99,20 @@ def prepare(ctx: Context, pkgs: Sequence[str] | Given, req: pipeline.Request,
     """Preflight and the full plan of the install; raises before any build starts.
     With ``explain``, a missing compiler set is what install would fetch, not an error."""
     given = pkgs if isinstance(pkgs, Given) else Given(tuple(pkgs))
-    pkgs = given.specs
     r = resolved or pipeline.resolve(ctx, req)
     would_fetch = fetch_text(r) if explain else None
     if r.fetch and not explain and not req.fetch:
         raise no_fetch_error(r)
     for p in blocking(r, would_fetch):
         raise p.error()
+    given, pins = pinned(ctx, r, given)
+    pkgs = given.specs
+    searched = places(ctx, r)[0]
     names = [source.distribution_name(p) for p in given.sources]
     recipe, origins = _package_variables(ctx, given.sources, names, r)
     in_key = buildkey.build_variables(recipe, ctx.environ, packages.prefixes(names))
     # an editable install and a file's list are other keys than the same folder's wheel
-    fields = key_fields(r, [identified(ctx, p) for p in pkgs], in_key, extra,
+    fields = key_fields(r, [identified(ctx, p, searched) for p in pkgs], in_key, extra,
                         [f"-e {source.source_id(d)}" for d in given.editable]
                         + [f"-r {source.source_id(f)}" for f in given.files])
     fields["names"] = [n or "" for n in names]
@@ -132,7 +136,8 @@ def prepare(ctx: Context, pkgs: Sequence[str] | Given, req: pipeline.Request,
     argv = installer.install_argv(tool, r.target.python, chosen, extra,
                                   editable=given.editable, requirements=given.requirements)
     return Prepared(r, tool, argv, variables, names, key, fields, tuple(pkgs), would_fetch,
-                    origins, kept=chosen != list(pkgs), extra=tuple(extra), given=given)
+                    origins, kept=chosen != list(pkgs), extra=tuple(extra), given=given,
+                    pins=tuple(pins))
 
 
 def _package_variables(ctx: Context, pkgs: Sequence[str], names: Sequence[str | None],
@@ -300,7 +305,7 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
             note(line)
         return 0
     r = prepared.resolved
-    for line in warn_problems(r):
+    for line in [*prepared.pins, *warn_problems(r)]:
         note(line)
     if prepared.kept:  # issue 9 item 8: say what really happens
         note(f"installing the wheel built before for this key ({prepared.key}) from "

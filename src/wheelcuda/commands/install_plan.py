@@ -5,6 +5,7 @@ the wheel cache serves, and what ``--explain`` prints.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import platform
 import shlex
@@ -16,7 +17,7 @@ from ..context import Context
 from ..data.recipes import RECIPES
 from ..errors import ComponentError
 from ..pipeline import acquire
-from ..probe import source, uvforms
+from ..probe import pick, pipconf, source, uvforms
 from ..probe import torch as torch_probe
 from ..probe.given import Given
 from ..rules import arch, buildkey, installer
@@ -25,7 +26,7 @@ from ..store import wheels
 from ..values import SourceName
 
 __all__ = ["Prepared", "blocking", "explain", "explain_refused", "fetch_text", "identified",
-           "kept_sources", "key_fields", "no_fetch_error"]
+           "kept_sources", "key_fields", "no_fetch_error", "pinned", "places"]
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,8 @@ class Prepared:
     kept: bool = False  # every package installs a wheel kept in the wheel cache
     extra: tuple[str, ...] = ()  # the installer arguments after ``--``
     given: Given = field(default_factory=lambda: Given(()))
+    #: the requirements pinned to the release the installer would take (notes)
+    pins: tuple[str, ...] = ()
 
 
 def blocking(r: pipeline.Resolved, would_fetch: str | None) -> list[Problem]:
@@ -96,14 +99,49 @@ def kept_sources(r: pipeline.Resolved, key: str, pkgs: Sequence[str],
     return list(pkgs)
 
 
-def identified(ctx: Context, spec: str) -> str:
+def places(ctx: Context, r: pipeline.Resolved) -> tuple[list[uvforms.Place], bool]:
+    """The indexes the installer would search, and whether it takes the first that has a
+    project (uv) or the best of all (pip)."""
+    if r.installer is not None and r.installer.name == "pip":
+        return pipconf.indexes(ctx, r.target.prefix), False
+    return uvforms.indexes(ctx), True
+
+
+def identified(ctx: Context, spec: str, searched: Sequence[uvforms.Place] | None = None
+               ) -> str:
     """The spec as the key holds it: a folder's or file's content hash (source_id), and
-    for ``name==version`` the sdist's sha256 on the index uv would take it from (or the
-    indexes searched, when none says): the same version from elsewhere is another key."""
+    for ``name==version`` the sdist's sha256 on the index the installer would take it
+    from (or the indexes searched, when none says): the same version from elsewhere is
+    another key."""
     if os.path.exists(os.path.join(ctx.cwd, spec)):
         return spec
-    found = uvforms.pinned_source(spec, ctx)
+    found = uvforms.pinned_source(spec, ctx, searched)
     return f"{spec} @ {found}" if found else spec
+
+
+def pinned(ctx: Context, r: pipeline.Resolved, given: Given) -> tuple[Given, list[str]]:
+    """``given`` with each requirement that names no exact version pinned to the release
+    the installer would take (probe/pick.py), so that the wheel cache keys it by its sdist
+    and serves it the next time; what was pinned, as notes. A requirement whose release
+    comes as a wheel for this machine, or that no index could be read for, stays as it
+    is; one no index has stops here (the installer would fail the same way, later)."""
+    searched, first = places(ctx, r)
+    specs, notes = [], []
+    for spec in given.specs:
+        if os.path.exists(os.path.join(ctx.cwd, spec)):
+            specs.append(spec)
+            continue
+        found = pick.newest(spec, searched, r.target.version, first_index=first)
+        if found is None or found.wheel:
+            specs.append(spec)
+            if found is None and not buildkey.exact(spec):
+                notes.append(f"{spec}: no index answered, so it is not pinned: the wheel "
+                             "cache neither serves nor keeps it")
+            continue
+        specs.append(found.spec)
+        notes.append(f"{spec}: the newest release on {found.where} is {found.version}: "
+                     f"installing {found.spec}")
+    return dataclasses.replace(given, specs=tuple(specs)), notes
 
 
 def key_fields(r: pipeline.Resolved, pkgs: Sequence[str], variables: dict[str, str],
@@ -178,6 +216,7 @@ def explain(p: Prepared) -> str:
         lines += _unreachable_lines(r) + [f"also       {other}" for other in r.toolkit.others]
     else:
         lines += _compiler_lines(r, p.would_fetch)
+    lines += [f"resolved   {pin}" for pin in p.pins]
     for name in p.names:
         recipe = RECIPES.get(name or "")
         if recipe:

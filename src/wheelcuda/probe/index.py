@@ -80,6 +80,10 @@ class IndexFile:
     filename: str
     url: str  # absolute: http(s)://, file://, or a path
     sha256: str | None = None
+    #: PEP 503's ``data-requires-python`` / PEP 691's ``requires-python``
+    requires_python: str | None = None
+    #: PEP 592: installers take a yanked file only when pinned to it exactly
+    yanked: bool = False
 
 
 @dataclass(frozen=True)
@@ -96,17 +100,17 @@ class _Links(html.parser.HTMLParser):
 
     def __init__(self) -> None:
         super().__init__()
-        self.links: list[tuple[str, str]] = []  # (href, text)
-        self._href: str | None = None
+        self.links: list[tuple[str, str, dict[str, str | None]]] = []  # (href, text, attrs)
+        self._attrs: dict[str, str | None] | None = None
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "a":
-            self._href = dict(attrs).get("href")
+        if tag == "a" and dict(attrs).get("href") is not None:
+            self._attrs = dict(attrs)
 
     def handle_data(self, data: str) -> None:
-        if self._href is not None:
-            self.links.append((self._href, data.strip()))
-            self._href = None
+        if self._attrs is not None:
+            self.links.append((str(self._attrs["href"]), data.strip(), self._attrs))
+            self._attrs = None
 
 
 def _is_file(location: str) -> bool:
@@ -175,8 +179,10 @@ def _from_json(body: bytes, base: str) -> list[IndexFile]:
         if isinstance(f, dict) and isinstance(f.get("filename"), str):
             hashes = f.get("hashes")
             sha = hashes.get("sha256") if isinstance(hashes, dict) else None
+            requires = f.get("requires-python")
             out.append(IndexFile(f["filename"], urllib.parse.urljoin(base, str(f.get("url"))),
-                                 sha))
+                                 sha, requires if isinstance(requires, str) else None,
+                                 bool(f.get("yanked"))))
     return out
 
 
@@ -185,13 +191,14 @@ def _from_html(text: str, base: str) -> list[IndexFile]:
     parser.feed(text)
     out = []
     remote = not _is_file(base)
-    for href, label in parser.links:
+    for href, label, attrs in parser.links:
         url, _, fragment = urllib.parse.urljoin(base, href).partition("#")
         if remote and _is_file(url):
             continue  # a page from the network never points at this machine's files
         name = label or os.path.basename(urllib.parse.urlsplit(url).path)
         sha = fragment.split("=", 1)[1] if fragment.startswith("sha256=") else None
-        out.append(IndexFile(urllib.parse.unquote(name), url, sha))
+        out.append(IndexFile(urllib.parse.unquote(name), url, sha,
+                             attrs.get("data-requires-python"), "data-yanked" in attrs))
     return out
 
 

@@ -273,12 +273,13 @@ def _one(spec: str, ctx: Context, places: Sequence[Place], lock: Mapping[str, An
     return Package(spec, name, _from_index(name, pinned[0] if pinned else None, places, lock))
 
 
-def pinned_source(spec: str, ctx: Context) -> str | None:
+def pinned_source(spec: str, ctx: Context, places: Sequence[Place] | None = None
+                  ) -> str | None:
     """What identifies the sdist a ``name==version`` requirement builds from, for the
-    wheel cache's key (issue 17, security 4: the same name and version from another
-    index was served from the cache): ``sha256:<hex>`` of that sdist on the first index
-    uv would search that has it, else the indexes searched, without credentials. None
-    for anything but ``name==version``."""
+    wheel cache's key (the same name and version from another index was once served
+    from the cache): ``sha256:<hex>`` of that sdist on the first of ``places`` (those uv
+    would search, unless given) that has it, else the places searched, without
+    credentials. None for anything but ``name==version``."""
     try:
         req = Requirement(spec)
     except InvalidRequirement:
@@ -286,7 +287,7 @@ def pinned_source(spec: str, ctx: Context) -> str | None:
     pinned = [s.version for s in req.specifier if s.operator in ("==", "===")]
     if len(pinned) != 1 or req.url:
         return None
-    places = indexes(ctx)
+    places = indexes(ctx) if places is None else places
     name = str(canonicalize_name(req.name))
     for place in places:
         try:

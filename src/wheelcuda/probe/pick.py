@@ -1,0 +1,147 @@
+"""Which release an installer would take for a requirement that names no exact version
+(``causal-conv1d``, ``causal-conv1d>=1.6``), read from the indexes it would search.
+
+The wheel cache keys a build by the sdist it builds from; a bare name would otherwise
+build again each time (the same command typed twice rebuilt causal-conv1d for 4.5
+minutes). As installers do: the newest release that the requirement's specifier admits
+(pre-releases only when it names one, as PEP 440 says), not yanked (PEP 592), whose
+``Requires-Python`` admits the target interpreter; uv takes it from the first index that
+has the project (its default ``first-index`` strategy) and the find-links places, pip
+from all of them. When that release has a wheel for this machine and interpreter, the
+installer takes the wheel and nothing is built: there is nothing to key.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from packaging import tags
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    canonicalize_name,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
+from packaging.version import InvalidVersion, Version
+
+from ..errors import WheelcudaError
+from . import index
+from .uvforms import Place
+
+__all__ = ["NotOnIndex", "Pick", "newest"]
+
+
+class NotOnIndex(WheelcudaError):
+    """Every index asked answered, and none has the project."""
+
+
+@dataclass(frozen=True)
+class Pick:
+    """The release an installer would take: ``spec`` pins it (extras kept)."""
+
+    spec: str
+    version: str
+    where: str  # the place it was found, without credentials
+    sdist: index.IndexFile | None
+    #: a wheel for this machine and interpreter: the installer takes it, builds nothing
+    wheel: bool
+
+
+@functools.lru_cache(maxsize=4)
+def _supported(python: tuple[int, int]) -> frozenset[tags.Tag]:
+    """The tags a CPython of ``python`` on this machine installs."""
+    return frozenset([*tags.cpython_tags(python_version=python),
+                      *tags.compatible_tags(python_version=python,
+                                            interpreter=f"cp{python[0]}{python[1]}")])
+
+
+def _admits(requires: str | None, python: tuple[int, int, int]) -> bool:
+    if not requires:
+        return True
+    try:
+        return Version(".".join(map(str, python))) in SpecifierSet(requires)
+    except (InvalidSpecifier, InvalidVersion):
+        return True  # installers ignore what they cannot parse
+
+
+def _release(f: index.IndexFile, name: str) -> tuple[Version, bool] | None:
+    """(version, is a wheel) of a file of project ``name``; None for another's."""
+    try:
+        if f.filename.endswith(".whl"):
+            wname, version, _, _ = parse_wheel_filename(f.filename)
+            return (version, True) if wname == name else None
+        sname, version = parse_sdist_filename(f.filename)
+    except (InvalidSdistFilename, InvalidWheelFilename, InvalidVersion):
+        return None
+    return (version, False) if sname == name else None
+
+
+def _candidates(req: Requirement, places: Sequence[Place], *, first_index: bool
+                ) -> tuple[list[tuple[Place, index.IndexFile]], int]:
+    """The project's files on the places (uv: the first index that has it, and the
+    find-links), and how many places answered."""
+    name = canonicalize_name(req.name)
+    found: list[tuple[Place, index.IndexFile]] = []
+    answered = 0
+    taken_index = False
+    for place in places:
+        if first_index and taken_index and not place.flat:
+            continue
+        try:
+            files = index.files(place.url, name, flat=place.flat)
+        except (WheelcudaError, ValueError) as exc:
+            if isinstance(exc, index.IndexError_) and exc.status == 404:
+                answered += 1  # a simple index without the project answers 404
+            continue
+        answered += 1
+        mine = [(place, f) for f in files if _release(f, name) is not None]
+        found += mine
+        taken_index = taken_index or (bool(mine) and not place.flat)
+    return found, answered
+
+
+def newest(spec: str, places: Sequence[Place], python: tuple[int, int, int], *,
+           first_index: bool) -> Pick | None:
+    """The release an installer would take for ``spec``; None when ``spec`` is not a
+    plain requirement without an exact version, or no place could be read. Raises
+    :class:`NotOnIndex` when the places answered and none has it."""
+    try:
+        req = Requirement(spec)
+    except InvalidRequirement:
+        return None
+    if req.url or req.marker or any(s.operator in ("==", "===") and "*" not in s.version
+                                    for s in req.specifier):
+        return None
+    name = canonicalize_name(req.name)
+    found, answered = _candidates(req, places, first_index=first_index)
+    if not answered:
+        return None
+    shown = ", ".join(index.shown(p.url) for p in places)
+    fits = [(p, f, rel) for p, f in found if not f.yanked
+            and _admits(f.requires_python, python) and (rel := _release(f, name)) is not None]
+    # PEP 440: pre-releases only when the specifier names one, or when nothing else fits
+    admitted = set(req.specifier.filter({rel[0] for _, _, rel in fits}))
+    usable = [(p, f, rel) for p, f, rel in fits if rel[0] in admitted]
+    if not usable:
+        what = f"no release of {req.name} that {spec} admits" if found else \
+            f"no project named {req.name}"
+        raise NotOnIndex(f"{what} on the indexes {'uv' if first_index else 'pip'} would "
+                         f"search ({shown})" + (
+                             f" for Python {python[0]}.{python[1]}" if found else ""),
+                         "check the name and the version (`uv pip install` or `pip "
+                         "install` would fail the same way), or name the index it lives on "
+                         "(UV_INDEX / PIP_EXTRA_INDEX_URL)")
+    best = max(rel[0] for _, _, rel in usable)
+    at_best = [(p, f, rel) for p, f, rel in usable if rel[0] == best]
+    supported = _supported(python[:2])
+    wheel = any(rel[1] and parse_wheel_filename(f.filename)[3] & supported
+                for _, f, rel in at_best)
+    sdists = [(p, f) for p, f, rel in at_best if not rel[1]]
+    extras = f"[{','.join(sorted(req.extras))}]" if req.extras else ""
+    place, sdist = sdists[0] if sdists else (at_best[0][0], None)
+    return Pick(f"{req.name}{extras}=={best}", str(best), index.shown(place.url), sdist, wheel)

@@ -277,14 +277,20 @@ def test_cache_list_shows_trees_and_toolkits(tmp_path: Path, isolated: Path) -> 
     assert data["toolkits"][0]["size"] > 0
 
 
-def test_prune_never_takes_a_lock_file(isolated: Path) -> None:
-    """A key named build-tools-... has the lock .build-tools-<hash>.lock: not a leftover."""
+def test_prune_never_takes_a_lock_file_of_a_kept_key(isolated: Path) -> None:
+    """A key named build-tools-... has the lock .build-tools-<hash>.lock: not a partial
+    folder. It stays while its key does; a key's lock file outlives nothing else of it
+    (empty lock files piled up in builds/, one per key ever tried)."""
     builds = isolated / "builds"
     builds.mkdir(parents=True)
     isolated.chmod(0o700)
     lock = builds / ".build-tools-0123456789abcdef.lock"
     lock.write_text("")
+    (builds / "build-tools-0123456789abcdef").mkdir()
+    (builds / "build-tools-0123456789abcdef" / "build.json").write_text("{}")
+    orphan = builds / ".causal-conv1dd-0123456789abcdef.lock"
+    orphan.write_text("")
     r = prune("--dry-run")
-    assert str(lock) not in r.stderr
+    assert str(lock) not in r.stderr and str(orphan) in r.stderr
     prune()
-    assert lock.exists()
+    assert lock.exists() and not orphan.exists()

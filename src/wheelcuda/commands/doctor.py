@@ -7,6 +7,7 @@ Gathers everything (never stopping at the first problem), as a JSON-ready mappin
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 from pathlib import Path
 from typing import Any
@@ -168,6 +169,23 @@ def _cu130_move(r: pipeline.Resolved, gpus_seen: dict[str, Any]) -> list[Problem
     return [move] if move else []
 
 
+def _isolated(ctx: Context, r: pipeline.Resolved, problems: list[Problem]) -> list[Problem]:
+    """For the environment of a uv project whose builds are isolated, its own build
+    needs matter only to `wheelcuda install` and ``--no-build-isolation`` builds: a
+    warning, not an error (the project's ``uv add`` and ``uv sync`` bring their own)."""
+    project = uvforms.isolated_project(ctx)
+    if project is None:
+        return problems
+    venv = ctx.get("UV_PROJECT_ENVIRONMENT") or os.path.join(os.path.dirname(project), ".venv")
+    if os.path.realpath(os.path.join(ctx.cwd, venv)) != os.path.realpath(r.target.prefix):
+        return problems  # another environment than the project's own
+    return [Problem(p.kind, f"{p.message}; only `wheelcuda install` and --no-build-isolation "
+                            f"builds need them: the uv project here ({project}) builds in "
+                            "isolation, and `uv add`/`uv sync` bring their own", p.fix,
+                    Severity.WARNING) if p.kind is Kind.BUILD_NEEDS and p.is_error else p
+            for p in problems]
+
+
 def _uv_project(ctx: Context) -> list[Problem]:
     """Local folders the uv project here builds without wheelcuda's settings: a
     following `uv sync` builds them with no CUDA_HOME (issue 16: `uv add ./ext` after
@@ -215,7 +233,7 @@ def _diagnose(ctx: Context, r: pipeline.Resolved) -> dict[str, Any]:
     release = (r.home.nvcc_release if r.home
                else checks.compiler_release(r.toolkit.inventory, r.toolkit.major))
     gpus_seen = _gpus(ctx, release)
-    problems = [*_fetchable(r), *nvcc_problems, *_cu130_move(r, gpus_seen),
+    problems = [*_isolated(ctx, r, _fetchable(r)), *nvcc_problems, *_cu130_move(r, gpus_seen),
                 *_uv_project(ctx)]
     home = r.home
     return {
@@ -273,6 +291,10 @@ def _line(label: str, value: object) -> str:
 def _text_components(report: dict[str, Any]) -> list[str]:
     """One line per wheel: CUDA 12's nvcc wheel holds three parts (nvcc, crt, nvvm), shown
     once, with the worst status and every file missing."""
+    if report["torch"] is None:
+        return [f"CUDA {report['cuda_major']} components",
+                "  not judged: torch is not installed, and the CUDA it is built with decides "
+                "which compiler set a build needs"]
     to_fetch = not report["toolkit"]["fetched"]
     # a compiler still to fetch comes from elsewhere: what this environment lacks is not
     # what is wrong (MISSING above OK read as a contradiction)

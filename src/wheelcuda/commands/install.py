@@ -27,11 +27,11 @@ from pathlib import Path
 from .. import _nvcc_wrapper, pipeline, proc
 from ..context import Context
 from ..errors import WheelcudaError
-from ..probe import gpus, locate, machine, setup_vars, source
+from ..probe import gpus, locate, locks, machine, setup_vars, source
 from ..probe.given import Given, read_given
 from ..rules import arch, buildkey, installer, jobs, packages
 from ..rules.sharing import Sharing
-from ..store import wheels
+from ..store import fs, wheels
 from . import install_share
 from .common import (
     NO_FETCH_HELP,
@@ -224,7 +224,11 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
                                                            p.extra), kept=True)
         env = proc.child_environ(ctx.environ, {**p.variables, "WHEELCUDA_NVCC_LOG": log.name})
         start = time.monotonic()
-        with pipeline.in_use(r):  # cache clear and prune leave the tree and toolkit be
+        # uv holds <venv>/.lock for a whole install and waits for it in silence
+        venv_lock = Path(r.target.prefix) / ".lock"
+        with pipeline.in_use(r), locks.watching(
+                venv_lock, f"uv's lock on {r.target.prefix} (another install into this "
+                           "environment)", note, after=fs.NOTE_AFTER_S, every=fs.NOTE_EVERY_S):
             code = proc.call(p.argv, env=env)
         seconds = time.monotonic() - start
         calls = log.read().splitlines()
@@ -240,7 +244,8 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
             else p.fields
         # -e and -r keep no wheel: the wheel cache never serves them (Given.cacheable)
         build.done(fields, done, seconds, p.tool.name,
-                   [n for n in p.names if n] if p.given.cacheable else [])
+                   [n for n in p.names if n] if p.given.cacheable else [],
+                   built=bool(compiles) or p.kept)
         if p.tool.name == "uv":  # keeps the wheels uv built; drops downloads and sources
             with contextlib.suppress(WheelcudaError):
                 proc.capture([*p.tool.command, "cache", "prune", "--ci"],

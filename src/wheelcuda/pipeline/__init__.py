@@ -214,7 +214,7 @@ def finish(s: Start) -> Resolved:
     # refused sm_70 or a missing host compiler).
     tool = preflight.installer(ctx, request, problems)
     problems += preflight.before_fetch(toolkit, archs, host)
-    found = _found(toolkit, torch, target)
+    found = _found(toolkit, torch, target, need_torch=request.need_torch)
     report.debug(f"target {target.python} ({target.why}); torch "
                  f"{torch.version if torch else 'none'}; archs "
                  f"{archmod.to_torch(archs) if archs else 'unknown'} (from {arch_source})")
@@ -231,7 +231,7 @@ def finish(s: Start) -> Resolved:
                               tool=tool, toolkit=toolkit, clang=clang, fetch=fetch)
         toolkit = locate_toolkit(target, torch, layout, ctx, fetched, choice=choice,
                                  archs=numbers)
-        found = _found(toolkit, torch, target)
+        found = _found(toolkit, torch, target, need_torch=request.need_torch)
         fetch = _fetch(ctx, request, layout, [*found, *problems], torch=torch,
                        choice=choice, clang=clang, toolkit=toolkit, tool=tool)
     problems += found
@@ -256,7 +256,8 @@ def _tree(ctx: Context, layout: Layout, request: Request, toolkit: Toolkit, *,
     that need its nvcc; their problems go to ``problems``."""
     tree = home = foreign = None
     tree_wanted = request.tree and not any(
-        p.is_error and p.kind in (Kind.MISSING, Kind.COMPONENTS) for p in found)
+        p.is_error and p.kind in (Kind.MISSING, Kind.COMPONENTS, Kind.TORCH)
+        for p in [*found, *problems])
     if tree_wanted:
         problems += preflight.host_problems(toolkit, host)
     if tree_wanted and not any(p.is_error and p.kind is Kind.HOST for p in problems):
@@ -293,9 +294,14 @@ def _clang(ctx: Context, layout: Layout, torch: Torch | None, choice: Choice,
     return clang_source.choose(ctx, archs, layout).chosen
 
 
-def _found(toolkit: Toolkit, torch: Torch | None, target: Target) -> list[Problem]:
+def _found(toolkit: Toolkit, torch: Torch | None, target: Target, *,
+           need_torch: bool) -> list[Problem]:
     """The toolkit's problems; when the one source allowed has nothing, why, in place of
-    its errors."""
+    its errors. None when torch is needed and missing: its CUDA decides which compiler
+    set a build needs (advice for CUDA 13 was wrong for someone about to install a cu128
+    torch), so the missing torch is the one thing to say."""
+    if torch is None and need_torch:
+        return []
     found = component_problems(toolkit, torch, target)
     if toolkit.unavailable:
         found = [unavailable(toolkit, torch, target.python),

@@ -28,8 +28,8 @@ from ..errors import ConfigError, WheelcudaError
 from ..rules import staticmeta
 from . import index, source, uvlock
 
-__all__ = ["Package", "indexes", "pinned_source", "project_folders", "read", "settings_homes",
-           "uncovered"]
+__all__ = ["Package", "indexes", "isolated_project", "pinned_source", "project_folders", "read",
+           "settings_homes", "uncovered"]
 
 
 @dataclass(frozen=True)
@@ -78,6 +78,19 @@ def _settings_files(ctx: Context) -> list[Mapping[str, Any]]:
         if isinstance(doc, dict):
             tables.append(doc)
     return tables
+
+
+def isolated_project(ctx: Context) -> str | None:
+    """The pyproject.toml of the uv project here (the nearest with a ``[project]``
+    table, as uv finds it), when its builds are isolated (uv's default: ``uv add`` and
+    ``uv sync`` install each build's needs into a build environment of their own, unless
+    ``[tool.uv] no-build-isolation = true``); None otherwise."""
+    path = source.find_up(ctx.cwd, "pyproject.toml")
+    doc = source.toml_file(path) if path else None
+    if not path or not doc or not isinstance(doc.get("project"), dict):
+        return None
+    uv = (doc.get("tool") or {}).get("uv") or {}
+    return None if isinstance(uv, dict) and uv.get("no-build-isolation") is True else path
 
 
 def indexes(ctx: Context) -> list[Place]:

@@ -17,9 +17,10 @@ import filelock
 
 from .. import report
 from ..errors import CacheError
+from ..probe import locks
 
-__all__ = ["LOCK_TIMEOUT", "build", "dangling_link", "discard", "holder", "leftovers",
-           "locked", "new_folder", "shared", "swap_in", "try_locked", "write_text"]
+__all__ = ["LOCK_TIMEOUT", "build", "dangling_link", "discard", "holder", "leftovers", "locked",
+           "new_folder", "shared", "swap_in", "try_locked", "unlink_held", "write_text"]
 
 #: How long a waiting run waits for a lock: a whole-package build holds one for as long
 #: as the build takes (causal-conv1d: 25 min on 2 cores for all archs).
@@ -139,32 +140,8 @@ def dangling_link(folder: Path) -> str | None:
 def holder(lock: Path) -> str | None:
     """Which process holds the flock on ``lock`` ("pid 123: wheelcuda install x"), read
     from /proc/locks; None when nobody does or it cannot be told."""
-    try:
-        inode = os.stat(lock).st_ino
-        with open("/proc/locks") as f:
-            rows = f.read().splitlines()
-    except OSError:
-        return None
-    for row in rows:
-        words = row.split()
-        # "1: FLOCK  ADVISORY  WRITE 1234 00:2a:5678 0 EOF" (a "->" after the number
-        # marks a waiter, not a holder)
-        if len(words) < 6 or words[1] != "FLOCK":
-            continue
-        try:
-            if int(words[5].rsplit(":", 1)[-1]) != inode:
-                continue
-        except ValueError:
-            continue
-        pid = words[4]
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                argv = [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
-        except OSError:
-            return f"pid {pid}"
-        shown = " ".join(os.path.basename(a) if i == 0 else a for i, a in enumerate(argv[:8]))
-        return f"pid {pid}: {shown}"[:200]
-    return None
+    pid = locks.holder_pid(lock)
+    return locks.describe(pid) if pid is not None else None
 
 
 def _who(lock: Path) -> str:
@@ -237,6 +214,15 @@ def shared(locks: list[Path], what: str, timeout: float = 900.0, *,
                         said = True
                     time.sleep(0.2)
         yield
+
+
+def unlink_held(lock: Path) -> None:
+    """Remove the lock file ``lock`` while holding it (a key nothing is left of keeps no
+    empty file). Safe only for locks taken through :func:`locked` and
+    :func:`try_locked`: filelock (3.20.4 on) finds a waiter holding the unlinked file
+    and opens the path again, so two runs never hold one name at once."""
+    with contextlib.suppress(OSError):
+        lock.unlink()
 
 
 @contextlib.contextmanager

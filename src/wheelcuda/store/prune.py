@@ -101,11 +101,27 @@ def candidates(layout: Layout) -> Iterator[tuple[Path, Path, str]]:
     yield from _trees(layout, kept_homes)
     yield from _toolkits(layout, _links_into(kept_homes))
     yield from _shims(layout)
-    for build in _entries(layout.builds):
-        if not build.name.startswith(".") and build.is_dir() \
-                and not (build / wheels.RECORD).is_file():
-            yield build, layout.lock(layout.builds, build.name), "build: nothing recorded"
+    yield from _builds(layout)
     yield from _memo_scraps(layout)
+
+
+def _builds(layout: Layout) -> Iterator[tuple[Path, Path, str]]:
+    """Wheel-cache folders without a record, what stopped builds left in those with one,
+    and the lock files of keys nothing is left of."""
+    for build in _entries(layout.builds):
+        lock = layout.lock(layout.builds, build.name)
+        if build.name.startswith(".") or not build.is_dir():
+            continue
+        if not (build / wheels.RECORD).is_file():
+            yield build, lock, "build: nothing recorded"
+            continue
+        for scrap in wheels.leftovers(build):
+            yield scrap, lock, "left by a build that was stopped"
+    for lock in _entries(layout.builds):
+        name = lock.name[1:].removesuffix(".lock")
+        if lock.name.startswith(".") and lock.name.endswith(".lock") and lock.is_file() \
+                and not (layout.builds / name).exists():
+            yield lock, lock, "the lock file of a key nothing is left of"
 
 
 def _trees(layout: Layout, kept: list[Path]) -> Iterator[tuple[Path, Path, str]]:
@@ -168,6 +184,10 @@ def prune(layout: Layout, *, dry_run: bool = False) -> tuple[list[Removal], list
                 busy.append(path)
                 continue
             if not dry_run:
-                fs.discard(path)
+                if path != lock:
+                    fs.discard(path)
+                if path == lock or (path.parent == layout.builds
+                                    and lock == layout.lock(path.parent, path.name)):
+                    fs.unlink_held(lock)  # a key nothing is left of keeps no lock file
             removed.append(Removal(path, why, size))
     return removed, busy

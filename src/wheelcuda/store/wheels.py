@@ -38,7 +38,7 @@ from . import fs
 from .layout import Layout
 
 __all__ = ["Entry", "adopt", "building", "cached_wheels", "clear", "entries", "installer_cache",
-           "matches"]
+           "leftovers", "matches"]
 
 RECORD = "build.json"
 
@@ -89,10 +89,13 @@ class Build:
         self.succeeded = False
 
     def done(self, fields: Mapping[str, Any], installed: Sequence[str], seconds: float,
-             tool: str, names: Sequence[str]) -> None:
+             tool: str, names: Sequence[str], *, built: bool = True) -> None:
         """Record the build and keep its wheels (still under the lock), then drop what
-        no later run uses (:func:`_slim`)."""
-        _keep_wheels(self.folder, names)
+        no later run uses (:func:`_slim`). A run that built nothing (``built`` False:
+        the package was installed already) and kept no wheel leaves no entry."""
+        kept = _keep_wheels(self.folder, names)
+        if not kept and not built and not (self.folder / RECORD).is_file():
+            return
         _record(self.folder, self.key, fields, installed, seconds=seconds, tool=tool)
         self.succeeded = True
         _slim(self.folder)
@@ -103,13 +106,22 @@ class Build:
 #: cache. uv's cache is pruned by the installer itself (``uv cache prune --ci`` keeps
 #: the wheels it built, which a name without a version installs from).
 _DROPPED = ("setuptools-build", "pip/http", "pip/http-v2")
+#: What an interrupted uv build leaves in its cache: its build folders (uv removes
+#: them itself when it ends normally).
+_UV_SCRAPS = "uv/builds-v0/.tmp*"
+
+
+def leftovers(base: Path) -> list[Path]:
+    """What a finished or stopped build left in its key's folder that no later run uses
+    (the demo's entry was 64 MB for a 3.2 MB wheel; a Ctrl-C left setuptools' objects and
+    uv's build folders)."""
+    return [*(base / rel for rel in _DROPPED if (base / rel).is_dir()),
+            *(p for p in base.glob(_UV_SCRAPS) if p.is_dir())]
 
 
 def _slim(base: Path) -> None:
-    """Issue 17, reliability 8: the demo's entry was 64 MB for a 3.2 MB wheel."""
-    for rel in _DROPPED:
-        if (base / rel).is_dir():
-            fs.discard(base / rel)
+    for path in leftovers(base):
+        fs.discard(path)
 
 
 @contextlib.contextmanager
@@ -117,7 +129,8 @@ def building(layout: Layout, key: str) -> Iterator[Build]:
     """Hold the key's lock for a build; a build that did not call ``done`` (failed,
     interrupted) leaves no entry behind, unless an earlier build recorded one."""
     layout.private(layout.builds)
-    with fs.locked(layout.lock(layout.builds, key), f"a build of {key}"):
+    lock = layout.lock(layout.builds, key)
+    with fs.locked(lock, f"a build of {key}"):
         build = Build(layout, key)
         layout.private(build.folder)
         fs.write_text(setuptools_config(layout, key),
@@ -125,8 +138,13 @@ def building(layout: Layout, key: str) -> Iterator[Build]:
         try:
             yield build
         finally:
-            if not build.succeeded and not (build.folder / RECORD).is_file():
+            if build.succeeded:
+                pass
+            elif (build.folder / RECORD).is_file():
+                _slim(build.folder)  # an earlier build's entry stays, less this one's scraps
+            else:
                 fs.discard(build.folder)
+                fs.unlink_held(lock)  # nothing of this key is left: nor its lock file
 
 
 def adopt(layout: Layout, key: str, fields: Mapping[str, Any], files: Sequence[Path],

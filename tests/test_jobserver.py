@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from wheelcuda import _nvcc_wrapper as w
+from wheelcuda.rules.tree import WRAPPER_MODULES
 from wheelcuda.rules import jobs
 
 # --- arithmetic (pure) ------------------------------------------------------------
@@ -95,6 +96,8 @@ def nvcc(tmp_path: Path) -> Path:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     shutil.copy(w.__file__, bin_dir / "nvcc.py")
+    for name in WRAPPER_MODULES:  # what the tree holds beside it
+        shutil.copy(Path(w.__file__).with_name(name), bin_dir / name)
     real = bin_dir / w.REAL
     real.write_text(FAKE_NVCC)
     real.chmod(0o755)

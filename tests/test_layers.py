@@ -19,7 +19,8 @@ PKG = SRC / "wheelcuda"
 
 #: Layer of each top-level part, and the layers it may import at run time.
 #: Scripts run inside builds on their own (copied into trees and the clang toolkit).
-STANDALONE = ("_nvcc_wrapper", "_clang_nvcc", "_nvcc_args", "_nvcc_table", "_fatbinary")
+STANDALONE = ("_nvcc_wrapper", "_nvcc_pool", "_cxx_std", "_clang_nvcc", "_nvcc_args",
+              "_nvcc_table", "_fatbinary")
 ALLOWED = {
     # the value types (torch, the target, the inventory, the host compiler): the bottom
     "values": {"data", "errors"},
@@ -156,8 +157,8 @@ def test_one_module_reads_the_process_environment() -> None:
     wrapper and the clang toolkit's nvcc and fatbinary run inside builds, standalone."""
     readers = sorted(str(p.relative_to(PKG)) for p in PKG.rglob("*.py")
                      if "os.environ" in p.read_text() or "os.getenv" in p.read_text())
-    assert readers == ["_clang_nvcc.py", "_fatbinary.py", "_nvcc_wrapper.py", "context.py",
-                       "entry.py"]
+    assert readers == ["_clang_nvcc.py", "_cxx_std.py", "_fatbinary.py", "_nvcc_pool.py",
+                       "_nvcc_wrapper.py", "context.py", "entry.py"]
 
 
 def test_every_module_says_what_it_exports() -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from wheelcuda import _nvcc_wrapper as w
+from wheelcuda.rules.tree import WRAPPER_MODULES
 
 CAUSAL_CONV1D = [  # what causal-conv1d 1.7.0's setup.py gives nvcc with CUDA 13
     "-O3", "-gencode", "arch=compute_75,code=sm_75", "-gencode", "arch=compute_80,code=sm_80",
@@ -131,6 +132,8 @@ def test_an_unpruned_call_is_said_and_logged(tmp_path: Path) -> None:
     real.write_text("#!/bin/sh\nexit 0\n")
     real.chmod(0o755)
     shutil.copy(w.__file__, nvcc / "nvcc")
+    for name in WRAPPER_MODULES:  # what the tree holds beside it
+        shutil.copy(Path(w.__file__).with_name(name), nvcc / name)
     log = tmp_path / "log"
     env = {"WHEELCUDA_ARCHS": "9.0", "WHEELCUDA_NVCC_LOG": str(log), "PATH": "/usr/bin:/bin"}
     r = subprocess.run([sys.executable, str(nvcc / "nvcc"), "-gencode",

@@ -30,7 +30,7 @@ def test_share_fields_are_the_subset_that_crosses_machines() -> None:
         "packages": ["sha256:abc"], "torch": "2.9.1+cu128", "torch_cuda": "12.8",
         "compiler_release": "12.8", "archs": "9.0", "prune": True, "python": "cp311",
         "cxx11_abi": True, "variables": {"A": "1", "B": "2"},
-        "installer_args": ["-Cfoo=bar"], "machine": "x86_64"}
+        "installer_args": ["-Cfoo=bar"], "machine": "x86_64", "cxx_std": "the build's own"}
 
 
 @pytest.mark.parametrize("change", [
@@ -44,7 +44,8 @@ def test_what_does_not_change_the_share_id(change: dict[str, Any]) -> None:
     {"packages": ["sha256:abd"]}, {"torch": "2.9.0+cu128"}, {"torch_cuda": "12.6"},
     {"compiler": "12.9.41"}, {"compiler": "13.0"}, {"archs": "12.0"}, {"prune": False},
     {"python": "cp312"}, {"cxx11_abi": False}, {"cxx11_abi": None},
-    {"variables": {"A": "1"}}, {"installer_args": ["-Cfoo=baz"]}, {"machine": "aarch64"}])
+    {"variables": {"A": "1"}}, {"installer_args": ["-Cfoo=baz"]}, {"machine": "aarch64"},
+    {"cxx_std": 20}])
 def test_what_changes_the_share_id(change: dict[str, Any]) -> None:
     assert sharekey.share_id(fields(**change)) != sharekey.share_id(fields())
 

@@ -62,6 +62,31 @@ cd /
                        check=False, capture_output=True)
 
 
+def test_an_older_standard_is_raised_to_torchs(wheelcuda_cmd: str, wheels_venv: Path,
+                                               tmp_path: Path) -> None:
+    """The extension names -std=c++17 for its C++ and CUDA files, as chamferdist 1.0.3
+    does; torch 2.14's headers need C++20: the tree's nvcc and host shim raise it, the
+    build says so, and WHEELCUDA_CXX_STD=keep brings back torch's #error."""
+    src = tmp_path / "torch_ext"
+    shutil.copytree(REPO / "examples/torch_ext", src)
+    target = tmp_path / "target"  # the wheels venv's torch and compiler, installed apart
+    script = f"""set -e
+{wheelcuda_cmd} install --python {wheels_venv} --arch 9.0 {src} -- --no-deps --target {target}
+"""
+    env = {"DEMO_STD": "c++17", "WHEELCUDA_INSTALLER": "pip"}
+    r = sandbox.shell(script, tmp_path, extra_env=env, timeout=1500)
+    sandbox.assert_ok(r)
+    said = " ".join(r.stderr.split())
+    assert "note: the build asked for c++17; torch 2.14.1+cu130's headers need C++20, so " \
+           "wheelcuda raised it in 2 compiles" in said, said
+    assert list(target.glob("wheelcuda_demo/_C*.so"))
+    sandbox.assert_no_system_toolkit(r.stdout + r.stderr)
+    kept = sandbox.shell(script.replace(str(target), str(tmp_path / "kept")), tmp_path,
+                         extra_env={**env, "WHEELCUDA_CXX_STD": "keep"}, timeout=1500)
+    assert kept.returncode != 0
+    assert "C++20 or later compatible compiler is required" in kept.stdout + kept.stderr
+
+
 def test_no_fetch_fails_fast(wheelcuda_cmd: str, torch_venv: Path, tmp_path: Path) -> None:
     r = sandbox.shell(f"{wheelcuda_cmd} install --no-fetch --python {torch_venv} --arch 9.0 "
                       "causal-conv1d==1.7.0", tmp_path)

@@ -56,7 +56,7 @@ def key_fields(ctx: Context, config: Config, python: str) -> dict[str, Any] | No
         compiler=release or r.torch.cuda, archs=archmod.to_torch(r.archs),
         prune=not config.all_archs,
         python_tag=r.target.tag, cxx11_abi=torch_probe.cxx11_abi(r.torch),
-        variables=variables, machine=platform.machine())
+        variables=variables, machine=platform.machine(), cxx_std=r.cxx_std)
     return sharekey.share_fields(fields)
 
 

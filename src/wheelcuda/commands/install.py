@@ -29,7 +29,7 @@ from ..context import Context
 from ..errors import WheelcudaError
 from ..probe import gpus, locate, locks, machine, setup_vars, source
 from ..probe.given import Given, read_given
-from ..rules import arch, buildkey, installer, jobs, packages
+from ..rules import arch, buildkey, cxxstd, installer, jobs, packages
 from ..rules.sharing import Sharing
 from ..store import fs, wheels
 from . import install_share
@@ -110,6 +110,9 @@ def prepare(ctx: Context, pkgs: Sequence[str] | Given, req: pipeline.Request,
     searched = places(ctx, r)[0]
     names = [source.distribution_name(p) for p in given.sources]
     recipe, origins = _package_variables(ctx, given.sources, names, r)
+    if r.cxx_std and r.torch is not None:
+        origins[cxxstd.VAR] = (f"torch {r.torch.version}'s headers need C++{r.cxx_std}: an "
+                               f"older -std is raised; {cxxstd.VAR}=keep keeps the build's own")
     in_key = buildkey.build_variables(recipe, ctx.environ, packages.prefixes(names))
     # an editable install and a file's list are other keys than the same folder's wheel
     fields = key_fields(r, [identified(ctx, p, searched) for p in pkgs], in_key, extra,
@@ -235,9 +238,10 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
         compiles = compile_summary(calls)
         unpruned = unpruned_calls(calls)
         took = _duration(seconds)
+        raised = _raised(r, calls, failed=code != 0)
         if code != 0:
             return code, (f"{p.tool.name} exited with {code} after {took}; nothing was "
-                          f"installed{_upstream(r, p.specs)}")
+                          f"installed{_upstream(r, p.specs)}{raised}")
         done = _installed(p)
         # a wheel with unpruned (LTO) code is recorded as what it is, not as pruned
         fields = {**p.fields, "prune": False, "unpruned_calls": unpruned} if unpruned \
@@ -259,7 +263,23 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
            else "from wheelcuda's wheel cache (nothing compiled)" if p.kept
            else "nothing compiled (already installed, or the key's installer cache had it)")
     return 0, (f"installed {', '.join(done)} with {p.tool.name} in {took}: {how}; "
-               f"cache key {p.key}")
+               f"cache key {p.key}{raised}")
+
+
+def _raised(r: pipeline.Resolved, calls: Sequence[str], *, failed: bool) -> str:
+    """What the tree's compilers did to the build's C++ standard (rules/cxxstd.py)."""
+    count, old = cxxstd.raised(calls)
+    if not count or r.torch is None:
+        return ""
+    std = r.cxx_std
+    said = (f"\n  note: the build asked for {', '.join(sorted(old))}; torch {r.torch.version}'s "
+            f"headers need C++{std}, so wheelcuda raised it in {count} compiles "
+            f"({cxxstd.VAR}=keep keeps the build's own)")
+    if failed:
+        said += (f"; if the errors above are C++{std} ones, the extension is not "
+                 f"C++{std}-clean: build it against a torch whose headers take "
+                 f"{', '.join(sorted(old))} (torch {cxxstd.LAST_CXX17} or older take C++17)")
+    return said
 
 
 def _installed(p: Prepared) -> list[str]:

@@ -156,7 +156,8 @@ def key_fields(r: pipeline.Resolved, pkgs: Sequence[str], variables: dict[str, s
         torch_cuda=torch.cuda, compiler=r.compiler,
         archs=arch.to_torch(r.archs), prune=not r.request.all_archs, python_tag=r.target.tag,
         cxx11_abi=torch_probe.cxx11_abi(torch), variables=variables, installer_args=extra,
-        machine=platform.machine(), host_compiler=f"{host.family} {host.version or host.path}")
+        machine=platform.machine(), host_compiler=f"{host.family} {host.version or host.path}",
+        cxx_std=r.cxx_std)
 
 
 def explain_refused(r: pipeline.Resolved, given: Given) -> str | None:

@@ -36,7 +36,7 @@ from ..errors import CacheError, HostCompilerError, WheelcudaError
 from ..probe import hostcc as hostcc_probe
 from ..probe import torch as torch_probe
 from ..rules import arch as archmod
-from ..rules import checks, environ, jobs
+from ..rules import checks, cxxstd, environ, jobs
 from ..rules import installer as installer_rules
 from ..rules import tree as plan
 from ..rules.checks import Kind, Problem
@@ -154,11 +154,19 @@ class Resolved:
             if p.is_error and p.kind not in ignore:
                 raise p.error()
 
+    @property
+    def cxx_std(self) -> int | None:
+        """The C++ standard builds are raised to: torch's headers' (rules/cxxstd.py),
+        unless WHEELCUDA_CXX_STD says otherwise; None: each build's own."""
+        known = torch_probe.cxx_standard(self.torch) if self.torch is not None else None
+        return cxxstd.wanted(known, self.ctx.environ)
+
     def variables(self) -> dict[str, str]:
         """What ``wheelcuda env`` exports (after :meth:`raise_first`)."""
         assert self.home is not None, "raise_first() first"
         return environ.build_environ(str(self.home.path), self.archs, self.ctx.environ,
-                                     str(self.layout.homes), all_archs=self.request.all_archs)
+                                     str(self.layout.homes), all_archs=self.request.all_archs,
+                                     cxx_std=self.cxx_std)
 
     def run_variables(self) -> dict[str, str]:
         """:meth:`variables` with the target's bin after the tree's (its ninja and

@@ -178,7 +178,8 @@ def tree_for(ctx: Context, layout: Layout, toolkit: Toolkit) -> plan.TreePlan:
     return plan.plan_tree(key, folders, plan.os_listdir, versions=versions,
                           cuda=".".join(cuda.split(".")[:3]), target_dir=catalog.target_dir(),
                           wrapper=plan.wrapper_files(ctx.executable, _wrapper_source(),
-                                                     str(layout.home(key))), hidden=hidden)
+                                                     str(layout.home(key)), _modules()),
+                          hidden=hidden)
 
 
 @functools.cache
@@ -186,5 +187,13 @@ def _wrapper_source() -> str:
     return resources.files("wheelcuda").joinpath("_nvcc_wrapper.py").read_text()
 
 
+@functools.cache
+def _modules() -> tuple[tuple[str, str], ...]:
+    """The standalone modules the wrapper runs with, copied beside it."""
+    return tuple((name, resources.files("wheelcuda").joinpath(name).read_text())
+                 for name in plan.WRAPPER_MODULES)
+
+
 def _wrapper_version() -> str:
-    return hashlib.sha256(_wrapper_source().encode()).hexdigest()[:12]
+    blob = _wrapper_source() + "".join(text for _, text in _modules())
+    return hashlib.sha256(blob.encode()).hexdigest()[:12]

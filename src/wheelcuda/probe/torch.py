@@ -17,9 +17,10 @@ from importlib import metadata
 from packaging.requirements import InvalidRequirement, Requirement
 
 from ..data import catalog
+from ..rules import cxxstd
 from ..values import Torch
 
-__all__ = ["cxx11_abi", "find_torch", "parse_version_py", "toolkit_pin"]
+__all__ = ["cxx11_abi", "cxx_standard", "find_torch", "parse_version_py", "toolkit_pin"]
 
 
 def parse_version_py(text: str) -> dict[str, str | None]:
@@ -81,3 +82,17 @@ def cxx11_abi(torch: Torch) -> bool | None:
             return m.find(b"St7__cxx11") >= 0
     except (OSError, ValueError):
         return None
+
+
+def cxx_standard(torch: Torch) -> int | None:
+    """The C++ standard torch's headers need (``ATen/ATen.h``'s ``__cplusplus`` check:
+    rules/cxxstd.py), else by its version when they cannot be read."""
+    for rel in ("include/ATen/ATen.h", "include/torch/csrc/api/include/torch/all.h"):
+        try:
+            with open(os.path.join(torch.path, rel), encoding="utf-8", errors="replace") as f:
+                found = cxxstd.from_header(f.read(4096))
+        except OSError:
+            continue
+        if found:
+            return found
+    return cxxstd.from_version(torch.version)

@@ -38,16 +38,18 @@ def key_fields(*, packages: Sequence[str], torch: str, torch_cuda: str | None,
                compiler: str, archs: str, prune: bool, python_tag: str,
                cxx11_abi: bool | None, variables: Mapping[str, str],
                installer_args: Sequence[str] = (), machine: str = "",
-               host_compiler: str = "") -> dict[str, Any]:
+               host_compiler: str = "", cxx_std: int | None = None) -> dict[str, Any]:
     """Everything the built binary depends on, as data (pure). ``installer_args`` are
     the arguments after ``--`` (config settings, indexes): they may change the build,
     except :data:`NOT_BUILD_ARGS`. ``host_compiler`` is nvcc's host compiler and its
-    version ("gcc 12.2.0"): it compiles the host half of every file."""
+    version ("gcc 12.2.0"): it compiles the host half of every file. ``cxx_std``: the
+    C++ standard older ones are raised to (rules/cxxstd.py), None when not."""
     return {"packages": list(packages), "torch": torch, "torch_cuda": torch_cuda,
             "compiler": compiler, "archs": archs, "prune": prune, "python": python_tag,
             "cxx11_abi": cxx11_abi, "variables": dict(sorted(variables.items())),
             "installer_args": [a for a in installer_args if a not in NOT_BUILD_ARGS],
-            "machine": machine, "host_compiler": host_compiler}
+            "machine": machine, "host_compiler": host_compiler,
+            "cxx_std": f"raised to c++{cxx_std}" if cxx_std else "the build's own"}
 
 
 def key_id(fields: Mapping[str, Any]) -> str:

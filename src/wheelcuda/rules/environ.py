@@ -7,6 +7,8 @@
 - CUDACXX: how CMake's ``enable_language(CUDA)`` finds the compiler.
 - TORCH_CUDA_ARCH_LIST (torch) and CUDAARCHS (CMake's default CMAKE_CUDA_ARCHITECTURES).
 - WHEELCUDA_ARCHS / WHEELCUDA_ALL_ARCHS: what the tree's nvcc wrapper prunes to.
+- WHEELCUDA_CXX_STD, CXX (the tree's host shim) and WHEELCUDA_REAL_CXX: a build that
+  names an older C++ standard than torch's headers need is raised to it.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import os
 from collections.abc import Mapping, Sequence
 
 from . import arch as archmod
+from . import cxxstd
 
 __all__ = ["build_environ", "clean_path", "foreign_home"]
 
@@ -28,8 +31,10 @@ def clean_path(path: str, bin_dir: str, homes_dir: str) -> str:
 
 
 def build_environ(home: str, archs: Sequence[archmod.Arch], current: Mapping[str, str],
-                  homes_dir: str, *, all_archs: bool = False) -> dict[str, str]:
-    """The variables ``wheelcuda env`` exports, in the order it prints them."""
+                  homes_dir: str, *, all_archs: bool = False,
+                  cxx_std: int | None = None) -> dict[str, str]:
+    """The variables ``wheelcuda env`` exports, in the order it prints them; with
+    ``cxx_std``, what raises a build's C++ standard to it (rules/cxxstd.py)."""
     bin_dir = os.path.join(home, "bin")
     variables = {
         "CUDA_HOME": home,
@@ -44,6 +49,7 @@ def build_environ(home: str, archs: Sequence[archmod.Arch], current: Mapping[str
         # whatever -gencode list the package hard-coded (issue 4). --all-archs keeps it.
         variables["WHEELCUDA_ARCHS"] = archmod.to_torch(archs)
         variables["WHEELCUDA_ALL_ARCHS"] = "1" if all_archs else "0"
+    variables.update(cxxstd.variables(cxx_std, home, current))
     return variables
 
 

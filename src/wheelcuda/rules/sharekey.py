@@ -33,7 +33,7 @@ LABEL_PREFIX = "wc"
 #: The build key's fields a shared wheel keeps as they are; ``compiler`` becomes
 #: ``compiler_release``; ``host_compiler`` and ``names`` are left out.
 _KEPT = ("packages", "torch", "torch_cuda", "archs", "prune", "python", "cxx11_abi",
-         "variables", "installer_args", "machine")
+         "variables", "installer_args", "machine", "cxx_std")
 
 
 #: ``scheme://user:secret@`` in an argument, kept as ``scheme://``.

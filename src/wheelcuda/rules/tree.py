@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from ..data import catalog
 from .checks import release
 
-__all__ = ["FORMAT", "MANIFEST", "REAL_NVCC", "STUB", "WRAPPER", "WRAPPER_SOURCE", "Link",
+__all__ = ["FORMAT", "HOST_SHIM", "MANIFEST", "REAL_NVCC", "STUB", "WRAPPER", "WRAPPER_MODULES",
+           "WRAPPER_SOURCE", "Link",
            "TreePlan", "os_listdir", "plan_tree", "tree_key", "version_json", "wrapper_files",
            "wrapper_python"]
 
@@ -133,7 +134,14 @@ WRAPPER_SOURCE = "bin/.nvcc-wrapper.py"
 REAL_NVCC = "bin/.nvcc-real"
 
 
-def wrapper_files(python: str, source: str, home: str) -> tuple[tuple[str, str], ...]:
+#: The host compiler shim: the real one, its C++ standard raised (_cxx_std.py).
+HOST_SHIM = "bin/wheelcuda-c++"
+#: The standalone modules the wrapper imports, copied beside it into bin/.
+WRAPPER_MODULES = ("_nvcc_pool.py", "_cxx_std.py")
+
+
+def wrapper_files(python: str, source: str, home: str,
+                  modules: tuple[tuple[str, str], ...] = ()) -> tuple[tuple[str, str], ...]:
     """``bin/nvcc``: a sh trampoline into the arch-pruning wrapper (see _nvcc_wrapper).
 
     A trampoline rather than a shebang: a shebang cannot hold a path with spaces and
@@ -149,7 +157,15 @@ def wrapper_files(python: str, source: str, home: str) -> tuple[tuple[str, str],
         f"exec {shlex.quote(python)} -IS {shlex.quote(wrapper)} \"$@\"",
         "",
     ])
-    return ((WRAPPER, trampoline), (WRAPPER_SOURCE, source))
+    shim = "\n".join([
+        "#!/bin/sh",
+        "# wheelcuda: the host compiler (WHEELCUDA_REAL_CXX), its C++ standard raised to "
+        "WHEELCUDA_CXX_STD",
+        f"exec {shlex.quote(python)} -IS {shlex.quote(os.path.join(home, 'bin/_cxx_std.py'))}"
+        " \"$@\"", ""])
+    return ((WRAPPER, trampoline), (WRAPPER_SOURCE, source),
+            *((f"bin/{name}", text) for name, text in modules),
+            *(((HOST_SHIM, shim),) if any(n == "_cxx_std.py" for n, _ in modules) else ()))
 
 
 def wrapper_python(trampoline: str) -> str | None:
@@ -190,7 +206,7 @@ def plan_tree(key: str, sources: Sequence[str], listdir: Listdir, *,
                                                   listdir(os.path.dirname(h)) or ())), None)
     files = (("version.json", version_json(versions, cuda)), *wrapper)
     return TreePlan(key, tuple(links), files, stub_header,
-                    frozenset(path for path, _ in wrapper if path == WRAPPER))
+                    frozenset(path for path, _ in wrapper if path in (WRAPPER, HOST_SHIM)))
 
 
 def os_listdir(path: str) -> list[tuple[str, bool]] | None:

@@ -1,0 +1,73 @@
+"""A build's C++ standard raised to the one torch's headers need (_cxx_std.py,
+rules/cxxstd.py): torch 2.14's headers stop on ``-std=c++17`` (chamferdist 1.0.3,
+spatial-correlation-sampler 0.5.0 failed under every route). The real build:
+tests/integration/test_install.py."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from wheelcuda import _cxx_std
+from wheelcuda.rules import cxxstd, environ
+
+
+@pytest.mark.parametrize(("given", "wanted", "raised"), [
+    (["-std=c++17", "-O3"], ["-std=c++20", "-O3"], ["c++17"]),
+    (["--std=gnu++14", "-c", "a.cpp"], ["--std=gnu++20", "-c", "a.cpp"], ["gnu++14"]),
+    (["-std", "c++1z", "x.cu"], ["-std", "c++20", "x.cu"], ["c++1z"]),
+    (["-Xcompiler", "-fPIC,-std=c++17"], ["-Xcompiler", "-fPIC,-std=c++20"], ["c++17"]),
+    (["-Xcompiler=-std=c++11"], ["-Xcompiler=-std=c++20"], ["c++11"]),
+    (["-std=c++20", "-std=c++17"], ["-std=c++20"], ["c++17"]),  # nvcc refuses two
+    (["-std=c++23", "-std=c99"], ["-std=c++23", "-std=c99"], []),  # newer, and C: kept
+    (["-std=c++98"], ["-std=c++20"], ["c++98"]),
+])
+def test_each_spelling_is_raised(given: list[str], wanted: list[str], raised: list[str]) -> None:
+    assert _cxx_std.raise_args(given, 20) == (wanted, raised)
+
+
+def test_the_standard_torch_needs() -> None:
+    assert cxxstd.from_header("#if !defined(_MSC_VER) && __cplusplus < 202002L\n#error") == 20
+    assert cxxstd.from_header("#if !defined(_MSC_VER) && __cplusplus < 201703L") == 17
+    assert cxxstd.from_header("nothing here") is None
+    assert cxxstd.from_version("2.14.1+cu130") == 20 and cxxstd.from_version("2.13.0") == 17
+    assert cxxstd.wanted(20, {}) == 20 and cxxstd.wanted(20, {cxxstd.VAR: "keep"}) is None
+    assert cxxstd.wanted(17, {cxxstd.VAR: "23"}) == 23
+
+
+def test_real_torch_headers(torch_header: str) -> None:
+    assert cxxstd.from_header(torch_header) in (17, 20)
+
+
+@pytest.fixture
+def torch_header() -> str:
+    """torch 2.13.0's ATen.h from the wheel on this machine's disk, when it is there."""
+    wheel = next(Path("/opt/wheels").glob("torch-2.13.0*.whl"), None)
+    if wheel is None:
+        pytest.skip("no torch 2.13.0 wheel on this machine")
+    with zipfile.ZipFile(wheel) as z:
+        return io.TextIOWrapper(z.open("torch/include/ATen/ATen.h")).read()
+
+
+def test_the_variables_a_build_gets() -> None:
+    got = environ.build_environ("/h", (), {"PATH": "/usr/bin"}, "/homes", cxx_std=20)
+    assert got[cxxstd.VAR] == "20" and got["CXX"] == "/h/bin/wheelcuda-c++"
+    assert got[cxxstd.REAL_CXX_VAR] == "c++"
+    mine = environ.build_environ("/h", (), {"CXX": "g++-12"}, "/homes", cxx_std=20)
+    assert mine[cxxstd.REAL_CXX_VAR] == "g++-12"
+    # run twice (eval "$(wheelcuda env)" again): the real one stays the user's
+    again = environ.build_environ("/h", (), {**mine}, "/homes", cxx_std=20)
+    assert again[cxxstd.REAL_CXX_VAR] == "g++-12"
+    assert "CXX" not in environ.build_environ("/h", (), {}, "/homes")
+
+
+def test_the_names_agree() -> None:
+    """The standalone module and the rules name the same variables (neither imports the
+    other: the module runs inside builds on the standard library alone)."""
+    assert (cxxstd.VAR, cxxstd.REAL_CXX_VAR, cxxstd.LOG_MARK) == (
+        _cxx_std.VAR, _cxx_std.REAL_VAR, _cxx_std.LOG_MARK)
+    line = f"{_cxx_std.LOG_MARK} c++17 -> c++20 (nvcc)"
+    assert cxxstd.raised([line, "nvcc -c a.cu", line]) == (2, {"c++17"})

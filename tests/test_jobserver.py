@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from wheelcuda import _nvcc_wrapper as w
-from wheelcuda.rules.tree import WRAPPER_MODULES
 from wheelcuda.rules import jobs
+from wheelcuda.rules.tree import WRAPPER_MODULES
 
 # --- arithmetic (pure) ------------------------------------------------------------
 

@@ -135,13 +135,18 @@ def _cu128_venv(folder: Path) -> str:
             f"$(echo {folder}/lib/python3*/site-packages)/_cu128.pth")
 
 
-def script(route: str, sdist: Path, w: Path, arch: str, torch_python: str) -> str:
+def script(route: str, sdist: Path, w: Path, arch: str, torch_python: str,
+           runtime: list[str] | None = None) -> str:
+    """The route's commands. ``runtime``: the package's run-time dependencies that its
+    import needs (the builds pass --no-deps, so that no other torch comes in)."""
     venv = w / "venv"
     a = f"--arch {arch}"
+    deps = (f"\n{UV} pip install -q --python {venv} " + " ".join(f"'{d}'" for d in runtime)
+            if runtime else "")
     if route == "clang":
-        return (f"{_cu128_venv(venv)}\nWHEELCUDA_CLANG=/usr/bin/clang++-22 {WHEELCUDA} "
+        return (f"{_cu128_venv(venv)}{deps}\nWHEELCUDA_CLANG=/usr/bin/clang++-22 {WHEELCUDA} "
                 f"install --toolkit clang --python {venv} {a} {sdist} -- --no-deps")
-    make = _venv(venv, torch_python)
+    make = _venv(venv, torch_python) + deps
     return {
         "install": f"{make}\n{WHEELCUDA} install --python {venv} {a} {sdist} -- --no-deps",
         "uv-pip": f"{make}\ncd {w}\n{WHEELCUDA} uv-config --python {venv} {a} --write "
@@ -185,7 +190,7 @@ def run_route(pkg: dict[str, Any], route: str, sdist: Path, arch: str, torch_pyt
               cache: Path) -> dict[str, Any]:
     w = Path(tempfile.mkdtemp(prefix=f"{route}-", dir=cache))
     start = time.monotonic()
-    body = script(route, sdist, w, arch, torch_python)
+    body = script(route, sdist, w, arch, torch_python, pkg.get("runtime"))
     name = pkg["name"]
     full = (f"set -e\n{body}\ncd /\n{w}/venv/bin/python -c '{PROBE}' {name}\n")
     r = sandbox.shell(full, w, extra_env=env(cache), timeout=7200)

@@ -1,6 +1,6 @@
 """`make live` for the clang toolkit (issue 20): the CUDA 12 wheels it compiles over are
 on PyPI today, of one release, for the CUDA 12 release of the last torch PyPI serves
-built with CUDA 12 (2.9.1, cu128) and the newest CUDA 12 release. When NVIDIA stops
+built with CUDA 12 (2.10.0, cu128) and the newest CUDA 12 release. When NVIDIA stops
 publishing one of them (nvfatbin, the runtime), this says so first."""
 
 from __future__ import annotations
@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.live.test_pypi import _compile, _release
+from tests.live.test_pypi import CU12_TORCH, _compile, _release
 from wheelcuda.data import clang as clang_data
 
 pytestmark = pytest.mark.live
 
 
 def test_the_cu12_torch_on_pypi_still_pins_a_release_the_clang_set_has(tmp_path: Path) -> None:
-    runtime = _compile(["torch==2.9.1"], tmp_path).get("nvidia-cuda-runtime-cu12")
+    runtime = _compile([f"torch=={CU12_TORCH}"], tmp_path).get("nvidia-cuda-runtime-cu12")
     assert runtime and _release(runtime) == "12.8", runtime
     got = _compile(clang_data.requirements("12.8"), tmp_path)
     assert got["nvidia-cuda-runtime-cu12"] == runtime

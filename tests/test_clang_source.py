@@ -111,31 +111,19 @@ def test_a_torch_older_than_cuda_12_4_is_told_why(tmp_path: Path, isolated: Path
     assert doctor.returncode == 1 and "libnvfatbin, whose wheels begin" in doctor.stdout
 
 
-def _dist(root: Path, name: str, files: list[str]) -> None:
-    info = root / f"{name.replace('-', '_')}-1.0.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
-    for rel in files:
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text("x")
-    record = [*files, f"{info.name}/METADATA", f"{info.name}/RECORD"]
-    (info / "RECORD").write_text("".join(f"{r},,\n" for r in record))
-
-
 def test_the_store_keeps_only_the_headers_it_is_told_to(tmp_path: Path) -> None:
     """curand's library goes, its headers stay, the other wheels are kept whole (the
     clang set); the header sets keep only their own wheels' headers."""
     from wheelcuda.store import toolkits  # noqa: PLC0415
 
-    clang = tmp_path / "clang"
-    _dist(clang, "nvidia-curand-cu12", ["nvidia/curand/include/curand.h",
-                                        "nvidia/curand/lib/libcurand.so.10"])
-    _dist(clang, "nvidia-nvfatbin-cu12", ["nvidia/nvfatbin/lib/libnvfatbin.so.12"])
+    clang = tmp_path / "clang"  # the real wheels' layout (tests/layouts.py)
+    fakes.cu12_wheel(clang, "nvidia-curand-cu12")
+    fakes.cu12_wheel(clang, "nvidia-nvfatbin-cu12")
     toolkits._libraries_out(clang, ("nvidia-curand-cu12",))
-    assert (clang / "nvidia/curand/include/curand.h").exists()
+    assert (clang / "nvidia/curand/include/curand_mtgp32_kernel.h").exists()
     assert not (clang / "nvidia/curand/lib/libcurand.so.10").exists()
     assert (clang / "nvidia/nvfatbin/lib/libnvfatbin.so.12").exists()
-    assert (clang / "nvidia_curand_cu12-1.0.dist-info/METADATA").exists()
+    assert list(clang.glob("nvidia_curand_cu12-*.dist-info/METADATA"))
 
 
 

@@ -83,6 +83,7 @@ def online_env(base: Path) -> dict[str, str]:
     """PyPI and nothing else: the machine's pip settings (its torch cap, its local
     folders) are left out, as on a user's machine."""
     return {"PIP_CONFIG_FILE": os.devnull, "PIP_INDEX_URL": PYPI, "UV_DEFAULT_INDEX": PYPI,
+            "PIP_FIND_LINKS": "",  # this machine's local folders (sandbox.py passes it on)
             "UV_CACHE_DIR": str(base / "uv-cache"), "PIP_CACHE_DIR": str(base / "pip-cache"),
             "UV_PYTHON_DOWNLOADS": "never", "SSL_CERT_FILE": CERT, "PIP_CERT": CERT,
             "PIP_DISABLE_PIP_VERSION_CHECK": "1", "DEMO_GENCODE": "75;80;90",
@@ -257,5 +258,17 @@ def test_route_builds_for_the_asked_arch_only(
     wanted = f"sm_{arch_of(torch).replace('.', '')}"
     assert [line.rsplit(".", 2)[-2] for line in elves.splitlines()] == [wanted], said
     sandbox.assert_no_system_toolkit(text)
-    if torch == CU12_TORCH:  # no archive, no toolkit, no clang of the machine: PyPI's
-        assert "clang 22.1.8" in text or route.startswith("backend"), said
+
+
+@pytest.mark.skipif(CU12_TORCH not in ALL_TORCHES, reason="WHEELCUDA_LIVE_ONLY leaves it out")
+def test_the_cu12_compiler_came_from_pypi_alone(
+        live: Live, outcomes: dict[tuple[str, str], concurrent.futures.Future[Outcome]]) -> None:
+    """No archive was unpacked, no local toolkit linked: the store holds the CUDA 12 wheels
+    the clang toolkit compiles over and the package index's clang."""
+    for route in ROUTES:
+        outcomes[(route, CU12_TORCH)].result()
+    store = live.base / "wheelcuda-cache" / "toolkits"
+    names = sorted(p.name for p in store.iterdir() if not p.name.startswith("."))
+    assert any(n.startswith("clang-ziglang-") for n in names), names
+    assert any(n.endswith("-clang-x86_64") for n in names), names
+    assert not any(n.startswith("cuda-redist-") for n in names), names

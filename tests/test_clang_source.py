@@ -131,8 +131,8 @@ def test_the_header_trim_takes_the_real_cu12_layout(tmp_path: Path) -> None:
     """The real CUDA 12 wheels (tests/layouts.py) each install a plain file
     nvidia/__init__.py (the trim once took it for a folder: NotADirectoryError for every
     CUDA 12 torch); a RECORD may name a file twice (INSTALLER, in a wheel repacked from
-    an installed distribution) or one already gone (nvidia/__init__.py belongs to every
-    wheel, and the first removal takes it)."""
+    an installed distribution: the second unlink found it gone), and nvidia/__init__.py
+    belongs to every wheel's RECORD (the removal of one takes it from all)."""
     from wheelcuda.store import toolkits  # noqa: PLC0415
 
     headers = tmp_path / "headers"

@@ -71,3 +71,39 @@ def test_the_names_agree() -> None:
         _cxx_std.VAR, _cxx_std.REAL_VAR, _cxx_std.LOG_MARK)
     line = f"{_cxx_std.LOG_MARK} c++17 -> c++20 (nvcc)"
     assert cxxstd.raised([line, "nvcc -c a.cu", line]) == (2, {"c++17"})
+
+
+def test_the_key_holds_the_compiler_the_shim_runs() -> None:
+    """After `eval "$(wheelcuda env)"` CXX is a tree's shim, a path of this machine: the
+    key holds the compiler it runs instead, so the same build keeps its key."""
+    from wheelcuda.rules import buildkey  # noqa: PLC0415
+
+    shimmed = {"CXX": "/home/u/.cache/wheelcuda/homes/cu13-abc/bin/wheelcuda-c++",
+               cxxstd.REAL_CXX_VAR: "g++-12"}
+    assert buildkey.build_variables({}, shimmed)["CXX"] == "g++-12"
+    assert buildkey.build_variables({}, {"CXX": "g++-12"})["CXX"] == "g++-12"
+    assert buildkey.build_variables({}, {"CXX": shimmed["CXX"]})["CXX"] == "c++"
+
+
+def test_the_shim_runs_a_compiler_given_with_words(tmp_path: Path) -> None:
+    """CXX="ccache g++" is a command torch's ninja rule and CMake take: the shim runs it,
+    the standard raised."""
+    import os  # noqa: PLC0415
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    fake = tmp_path / "cc"
+    fake.write_text("#!/bin/sh\necho \"$@\"\n")
+    fake.chmod(0o755)
+    env = {"PATH": os.environ["PATH"], _cxx_std.REAL_VAR: f"{fake} --wrapped",
+           _cxx_std.VAR: "20", "WHEELCUDA_NVCC_LOG": str(tmp_path / "log")}
+    done = subprocess.run([sys.executable, "-IS", _cxx_std.__file__, "-std=c++17", "-c", "a.cpp"],
+                          env=env, capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["--wrapped", "-std=c++20", "-c", "a.cpp"]
+    assert (tmp_path / "log").read_text() == f"{_cxx_std.LOG_MARK} c++17 -> c++20 (host)\n"
+    keep = subprocess.run([sys.executable, "-IS", _cxx_std.__file__, "-std=c++17"],
+                          env={**env, _cxx_std.VAR: "keep"}, capture_output=True, text=True,
+                          check=True)
+    assert keep.stdout.split() == ["--wrapped", "-std=c++17"]
+    assert cxxstd.wanted(20, {cxxstd.VAR: "0"}) is None
+    assert cxxstd.variables(20, "/a path/with space", {}) == {}  # CXX is split on spaces

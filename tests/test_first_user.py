@@ -123,3 +123,11 @@ def test_no_fetch_names_both_ways(first_user: tuple[Path, dict[str, str]]) -> No
     assert "or bring NVIDIA's archives: the CUDA 12.8 compiler from NVIDIA's archives" in said
     assert f"{CLOSED}cuda_nvcc/linux-x86_64/cuda_nvcc-linux-x86_64-12.8.93-archive.tar.xz" \
         in said
+
+
+def test_the_answer_names_no_credentials() -> None:
+    from wheelcuda.store import transfer  # noqa: PLC0415
+
+    said = transfer.answers("http://alice:s3cr3t@127.0.0.1:9/redistrib_12.8.1.json")
+    assert said is not None and "s3cr3t" not in said and "alice" not in said
+    assert said.startswith("could not read http://127.0.0.1:9/redistrib_12.8.1.json: ")

@@ -174,3 +174,40 @@ def test_a_name_that_does_not_exist_stops_before_the_installer(tmp_path: Path) -
     assert "no project named causal-conv1dd on the indexes uv would search" in done.stderr
     assert "fix: check the name" in done.stderr
     assert "building with" not in done.stderr and not (tmp_path / "log").exists()
+
+
+def test_a_place_that_does_not_answer_may_hold_it(tmp_path: Path) -> None:
+    """A private index that asks for credentials wheelcuda does not have (uv may take
+    them from keyring): not "no such project", but unknown."""
+    links = _links(tmp_path / "links", "other-1.0.tar.gz")
+    places = [Place("http://127.0.0.1:9/simple"), Place(str(links), flat=True)]
+    assert pick.newest("demo-ext", places, PY311, first_index=True) is None
+    assert pick.newest("demo-ext", [], PY311, first_index=True) is None  # UV_OFFLINE
+
+
+def test_a_release_whose_wheels_fit_nothing_here_is_passed_over(tmp_path: Path) -> None:
+    """2.0 comes only as a cp313 wheel: a cp311 target takes 1.0's sdist, as uv does."""
+    links = _links(tmp_path / "links", "demo_ext-1.0.tar.gz",
+                   "demo_ext-2.0-cp313-cp313-manylinux_2_17_x86_64.whl")
+    found = pick.newest("demo-ext", [Place(str(links), flat=True)], PY311, first_index=True)
+    assert found is not None and found.spec == "demo-ext==1.0" and not found.wheel
+
+
+def test_installer_arguments_that_choose_the_release_leave_it_unpinned(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "fakebin"
+    bin_dir.mkdir()
+    (bin_dir / "uv").write_text(BUILDING_UV)
+    (bin_dir / "uv").chmod(0o755)
+    links = _links(tmp_path / "links", "causal_conv1d-1.7.0.tar.gz")
+    env = {**fakes.pythonpath_env(), "WHEELCUDA_CACHE_DIR": os.environ["WHEELCUDA_CACHE_DIR"],
+           "PATH": f"{bin_dir}:{os.environ['PATH']}", "WHEELCUDA_INSTALLER": "uv",
+           "LOG": str(tmp_path / "log"), "UV_NO_INDEX": "1", "UV_FIND_LINKS": str(links)}
+    py = fakes.user_env(tmp_path / "a")
+    done = subprocess.run([sys.executable, "-m", "wheelcuda", "install", "--python", str(py),
+                           "--arch", "9.0", "causal-conv1d", "--", "--index-url",
+                           "https://mirror.invalid/simple"], env=env, capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "causal-conv1d: not pinned (--index-url after -- tells the installer" in done.stderr
+    assert (tmp_path / "log").read_text().split()[-3:] == [
+        "causal-conv1d", "--index-url", "https://mirror.invalid/simple"]

@@ -110,20 +110,22 @@ def test_explain_shows_the_real_cu128_plan_offline(cu128: Path) -> None:
     """torch 2.9.1+cu128, NVIDIA out of reach (as here) and no clang: --explain says
     install would stop, and why; --no-fetch lists release 12.8.1's archives as NVIDIA's
     manifest lists them (FACTS.md), without the network."""
+    # out of reach for sure: a closed port (whatever this machine reaches)
+    env = {"WHEELCUDA_TOOLKIT": "auto", "WHEELCUDA_REDIST_URL": "http://127.0.0.1:9/"}
     r = run("install", "--explain", "--python", str(cu128), "--arch", "12.0", "causal-conv1d",
-            env={"WHEELCUDA_TOOLKIT": "auto"})
+            env=env)
     assert r.returncode == 1 and "NOT OK: install would stop here" in r.stdout, r.stdout
     said = " ".join(r.stdout.split())
     assert "ERROR: torch 2.9.1+cu128 needs a CUDA 12.8 compiler from NVIDIA's archives " \
            "(release 12.8.1, linux-x86_64, 81 MB" in said
-    assert "and they do not answer: could not read https://developer.download.nvidia.com/" \
-           "compute/cuda/redist/redistrib_12.8.1.json: could not connect" in said
+    assert "and they do not answer: could not read http://127.0.0.1:9/redistrib_12.8.1.json: " \
+           "could not connect" in said
     offline = run("install", "--no-fetch", "--python", str(cu128), "--arch", "12.0",
-                  "causal-conv1d", env={"WHEELCUDA_TOOLKIT": "auto"})
+                  "causal-conv1d", env=env)
     assert offline.returncode == 1 and "Traceback" not in offline.stderr
-    base = "https://developer.download.nvidia.com/compute/cuda/redist/"
+    base = "http://127.0.0.1:9/"
     assert f"{base}redistrib_12.8.1.json  sha256 249e28a83008d711d5f72880541c8be6253f6d616084" \
-        "61de4fcb715554a6cf17" in offline.stderr
+        "61de4fcb715554a6cf17" in offline.stderr, offline.stderr
     assert (f"{base}cuda_nvcc/linux-x86_64/cuda_nvcc-linux-x86_64-12.8.93-archive.tar.xz  "
             "79015464 bytes  sha256 9961b3484b6b71314063709a4f9529654f96782ad39e72bf1e00f070d"
             "b8210d3") in offline.stderr

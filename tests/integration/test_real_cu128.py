@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import redist_server as rs
 from tests.integration import sandbox
 
 pytestmark = pytest.mark.integration
@@ -28,32 +29,65 @@ REAL = [
 ]
 
 
+def _real(base: str) -> list[str]:
+    """REAL's lines with the archives under ``base`` (a mirror laid out as NVIDIA's)."""
+    return [line.replace(BASE, base) for line in REAL[1:]]
+
+
 def test_real_cu128_torch_shows_the_whole_cu12_plan(wheelcuda_cmd: str, cu128_venv: Path,
                                                     tmp_path: Path) -> None:
-    py = f"--python {cu128_venv} --arch 12.0"
-    r = sandbox.shell(f"""set -e
+    """NVIDIA's archives answer (a mirror on 127.0.0.1 stands in for them: the tests
+    reach no NVIDIA host): doctor, --explain and --no-fetch show release 12.8.1's
+    archives with the sizes and sha256 of NVIDIA's real manifest."""
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    (mirror / "redistrib_12.8.1.json").write_text("{}")  # it answers; nothing is read
+    with rs.serve(mirror) as server:
+        base = server.url
+        py = f"--python {cu128_venv} --arch 12.0"
+        env = {"WHEELCUDA_REDIST_URL": base}
+        r = sandbox.shell(f"""set -e
 {wheelcuda_cmd} doctor --json {py} > {tmp_path}/doctor.json
 {wheelcuda_cmd} install --explain {py} causal-conv1d
-""", tmp_path)
-    out = sandbox.assert_ok(r)
-    report = json.loads((tmp_path / "doctor.json").read_text())
-    assert report["torch"]["version"] == "2.9.1+cu128" and report["torch"]["cuda"] == "12.8"
-    assert report["ok"], report["problems"]  # install would fetch: a warning, not an error
-    assert report["toolkit"]["source"] == "redist" and not report["toolkit"]["fetched"]
-    assert report["toolkit"]["description"] == (
-        f"to fetch: release 12.8.1, linux-x86_64, 81 MB, from {BASE}")
-    [warning] = [p for p in report["problems"] if p["kind"] == "missing"]
-    assert warning["message"].startswith("torch 2.9.1+cu128 needs a CUDA 12.8 compiler")
-    assert "compiler   would fetch the CUDA 12.8 compiler from NVIDIA's archives (release " \
-           "12.8.1, linux-x86_64, 81 MB)" in out
-    for line in REAL:
-        assert f"  {line}\n" in out, out
+""", tmp_path, extra_env=env)
+        out = sandbox.assert_ok(r)
+        report = json.loads((tmp_path / "doctor.json").read_text())
+        assert report["torch"]["version"] == "2.9.1+cu128" and report["torch"]["cuda"] == "12.8"
+        assert report["ok"], report["problems"]  # install would fetch: a warning, not an error
+        assert report["toolkit"]["source"] == "redist" and not report["toolkit"]["fetched"]
+        assert report["toolkit"]["description"] == (
+            f"to fetch: release 12.8.1, linux-x86_64, 81 MB, from {base}")
+        [warning] = [p for p in report["problems"] if p["kind"] == "missing"]
+        assert warning["message"].startswith("torch 2.9.1+cu128 needs a CUDA 12.8 compiler")
+        assert "compiler   would fetch the CUDA 12.8 compiler from NVIDIA's archives (release " \
+               "12.8.1, linux-x86_64, 81 MB)" in out
+        for line in _real(base):
+            assert f"  {line}\n" in out, out
+        assert "also       local: no local CUDA toolkit for torch's CUDA 12.8: none in " in out
+        sandbox.assert_no_system_toolkit(out + r.stderr)
 
-    offline = sandbox.shell(f"{wheelcuda_cmd} install --no-fetch {py} causal-conv1d", tmp_path)
+
+def test_real_cu128_torch_with_nvidia_out_of_reach(wheelcuda_cmd: str, cu128_venv: Path,
+                                                   tmp_path: Path) -> None:
+    """NVIDIA's archives do not answer and no clang serves (WHEELCUDA_CLANG=none):
+    doctor and --explain say install would stop, and why; --no-fetch lists NVIDIA's real
+    files to bring."""
+    py = f"--python {cu128_venv} --arch 12.0"
+    closed = "http://127.0.0.1:9/"
+    env = {"WHEELCUDA_REDIST_URL": closed}
+    doctor = sandbox.shell(f"{wheelcuda_cmd} doctor --json {py}", tmp_path, extra_env=env)
+    report = json.loads(doctor.stdout)
+    assert not report["ok"]
+    [silent] = [p for p in report["problems"] if p["kind"] == "unreachable"]
+    assert f"could not read {closed}redistrib_12.8.1.json" in silent["message"]
+    explained = sandbox.shell(f"{wheelcuda_cmd} install --explain {py} causal-conv1d", tmp_path,
+                              extra_env=env)
+    assert explained.returncode == 1 and "NOT OK: install would stop here" in explained.stdout
+    offline = sandbox.shell(f"{wheelcuda_cmd} install --no-fetch {py} causal-conv1d", tmp_path,
+                            extra_env=env)
     assert offline.returncode == 1 and "Traceback" not in offline.stderr
     assert "and --no-fetch forbids fetching them" in offline.stderr
-    for line in REAL:
+    for line in _real(closed):
         assert line in offline.stderr
-    assert offline.stderr.rstrip().endswith(REAL[-1])
-    assert "also       local: no local CUDA toolkit for torch's CUDA 12.8: none in " in out
-    sandbox.assert_no_system_toolkit(out + r.stderr + offline.stderr)
+    assert offline.stderr.rstrip().endswith(_real(closed)[-1])
+    sandbox.assert_no_system_toolkit(doctor.stdout + offline.stderr)

@@ -92,7 +92,9 @@ def compiler_requirements(ctx: Context, python: str, config: Config) -> list[str
     ninja. Raises what no requirement can fix: no torch, a CPU-only one, another torch
     than the target's, archs below the CUDA major's floor. One read-only run of the
     pipeline answers (no tree: that comes with the build)."""
-    r = pipeline.resolve(ctx, _request(python, config, tree=False))
+    # a build follows this hook: NVIDIA's archives are asked, as install asks them
+    r = pipeline.resolve(ctx, dataclasses.replace(_request(python, config, tree=False),
+                                                  looks=True))
     # a bad arch setting first: the user's own typo, whatever the environment holds
     r.raise_first(ignore=tuple(k for k in Kind if k is not Kind.ARCH))
     torch = check_torch(r.torch, python)

@@ -173,15 +173,12 @@ def _isolated(ctx: Context, r: pipeline.Resolved, problems: list[Problem]) -> li
     """For the environment of a uv project whose builds are isolated, its own build
     needs matter only to `wheelcuda install` and ``--no-build-isolation`` builds: a
     warning, not an error (the project's ``uv add`` and ``uv sync`` bring their own)."""
-    project = uvforms.isolated_project(ctx)
-    if project is None:
-        return problems
-    venv = ctx.get("UV_PROJECT_ENVIRONMENT") or os.path.join(os.path.dirname(project), ".venv")
-    if os.path.realpath(os.path.join(ctx.cwd, venv)) != os.path.realpath(r.target.prefix):
-        return problems  # another environment than the project's own
+    venv = uvforms.isolated_project(ctx)
+    if venv is None or os.path.realpath(venv) != os.path.realpath(r.target.prefix):
+        return problems  # no such project, or another environment than its own
     return [Problem(p.kind, f"{p.message}; only `wheelcuda install` and --no-build-isolation "
-                            f"builds need them: the uv project here ({project}) builds in "
-                            "isolation, and `uv add`/`uv sync` bring their own", p.fix,
+                            f"builds need them: the uv project whose environment this is "
+                            "builds in isolation, and `uv add`/`uv sync` bring their own", p.fix,
                     Severity.WARNING) if p.kind is Kind.BUILD_NEEDS and p.is_error else p
             for p in problems]
 

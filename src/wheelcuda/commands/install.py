@@ -105,7 +105,7 @@ def prepare(ctx: Context, pkgs: Sequence[str] | Given, req: pipeline.Request,
         raise no_fetch_error(r)
     for p in blocking(r, would_fetch):
         raise p.error()
-    given, pins = pinned(ctx, r, given)
+    given, pins = pinned(ctx, r, given, extra)
     pkgs = given.specs
     searched = places(ctx, r)[0]
     names = [source.distribution_name(p) for p in given.sources]
@@ -227,11 +227,13 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
                                                            p.extra), kept=True)
         env = proc.child_environ(ctx.environ, {**p.variables, "WHEELCUDA_NVCC_LOG": log.name})
         start = time.monotonic()
-        # uv holds <venv>/.lock for a whole install and waits for it in silence
-        venv_lock = Path(r.target.prefix) / ".lock"
-        with pipeline.in_use(r), locks.watching(
-                venv_lock, f"uv's lock on {r.target.prefix} (another install into this "
-                           "environment)", note, after=fs.NOTE_AFTER_S, every=fs.NOTE_EVERY_S):
+        # uv holds <venv>/.lock for a whole install and waits for it in silence (pip
+        # takes no such lock)
+        watch = locks.watching(
+            Path(r.target.prefix) / ".lock", f"uv's lock on {r.target.prefix} (another "
+            "install into this environment)", note, after=fs.NOTE_AFTER_S,
+            every=fs.NOTE_EVERY_S) if p.tool.name == "uv" else contextlib.nullcontext()
+        with pipeline.in_use(r), watch:
             code = proc.call(p.argv, env=env)
         seconds = time.monotonic() - start
         calls = log.read().splitlines()
@@ -313,7 +315,8 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
                           "wheel cache and the package table must see what it names")
     given = read_given(ctx, args.packages, args.editable, args.requirement)  # before any probe
     fetch = not args.no_fetch and not args.explain  # --explain downloads nothing
-    req = request(args, need_torch=True, build_needs=True, jobs=True, fetch=fetch)
+    req = request(args, need_torch=True, build_needs=True, jobs=True, fetch=fetch,
+                  looks=not fetch)
     resolved = pipeline.resolve(ctx, req) if args.explain else None
     if resolved is not None:
         refused = explain_refused(resolved, given)

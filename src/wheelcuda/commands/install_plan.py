@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import platform
+import re
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -99,12 +100,21 @@ def kept_sources(r: pipeline.Resolved, key: str, pkgs: Sequence[str],
     return list(pkgs)
 
 
+#: Installer arguments that change where a release comes from or which one it is: with
+#: any of them after ``--``, requirements are left to the installer, unpinned.
+_CHOOSING = re.compile(r"^(-i|-f|--index-url|--extra-index-url|--find-links|--index|"
+                       r"--default-index|--no-index|--pre|--prerelease|--index-strategy|"
+                       r"--upgrade-package|-P|--exclude-newer|--constraint|-c)(=.*)?$")
+
+
 def places(ctx: Context, r: pipeline.Resolved) -> tuple[list[uvforms.Place], bool]:
     """The indexes the installer would search, and whether it takes the first that has a
-    project (uv) or the best of all (pip)."""
+    project (uv's default ``first-index``) or the best of all (pip; uv's other
+    ``UV_INDEX_STRATEGY`` values)."""
     if r.installer is not None and r.installer.name == "pip":
         return pipconf.indexes(ctx, r.target.prefix), False
-    return uvforms.indexes(ctx), True
+    strategy = (ctx.get("UV_INDEX_STRATEGY") or "first-index").strip()
+    return uvforms.indexes(ctx), strategy == "first-index"
 
 
 def identified(ctx: Context, spec: str, searched: Sequence[uvforms.Place] | None = None
@@ -119,24 +129,31 @@ def identified(ctx: Context, spec: str, searched: Sequence[uvforms.Place] | None
     return f"{spec} @ {found}" if found else spec
 
 
-def pinned(ctx: Context, r: pipeline.Resolved, given: Given) -> tuple[Given, list[str]]:
+def pinned(ctx: Context, r: pipeline.Resolved, given: Given,
+           extra: Sequence[str] = ()) -> tuple[Given, list[str]]:
     """``given`` with each requirement that names no exact version pinned to the release
     the installer would take (probe/pick.py), so that the wheel cache keys it by its sdist
     and serves it the next time; what was pinned, as notes. A requirement whose release
     comes as a wheel for this machine, or that no index could be read for, stays as it
     is; one no index has stops here (the installer would fail the same way, later)."""
     searched, first = places(ctx, r)
+    choosing = next((a for a in extra if _CHOOSING.match(a)), None)
     specs, notes = [], []
     for spec in given.specs:
-        if os.path.exists(os.path.join(ctx.cwd, spec)):
+        if os.path.exists(os.path.join(ctx.cwd, spec)) or not pick.applies(spec):
             specs.append(spec)
+            continue
+        if choosing:
+            specs.append(spec)
+            notes.append(f"{spec}: not pinned ({choosing} after -- tells the installer where "
+                         "and what to take): the wheel cache neither serves nor keeps it")
             continue
         found = pick.newest(spec, searched, r.target.version, first_index=first)
         if found is None or found.wheel:
             specs.append(spec)
-            if found is None and not buildkey.exact(spec):
-                notes.append(f"{spec}: no index answered, so it is not pinned: the wheel "
-                             "cache neither serves nor keeps it")
+            if found is None:
+                notes.append(f"{spec}: not every index the installer searches answered, so "
+                             "it is not pinned: the wheel cache neither serves nor keeps it")
             continue
         specs.append(found.spec)
         notes.append(f"{spec}: the newest release on {found.where} is {found.version}: "

@@ -42,7 +42,7 @@ from ..rules import tree as plan
 from ..rules.checks import Kind, Problem
 from ..rules.clangfit import Clang
 from ..sources import clang as clang_source
-from ..store import fs, trees
+from ..store import archives, fs, trees
 from ..store.layout import Layout
 from ..store.trees import Home
 from ..values import HostCompiler, SourceName, Target, Torch
@@ -158,6 +158,8 @@ class Resolved:
     def cxx_std(self) -> int | None:
         """The C++ standard builds are raised to: torch's headers' (rules/cxxstd.py),
         unless WHEELCUDA_CXX_STD says otherwise; None: each build's own."""
+        if self.home is not None and any(c.isspace() for c in str(self.home.path)):
+            return None  # CXX is split on whitespace: no shim at such a path
         known = torch_probe.cxx_standard(self.torch) if self.torch is not None else None
         return cxxstd.wanted(known, self.ctx.environ)
 
@@ -289,8 +291,12 @@ def _fetch(ctx: Context, request: Request, layout: Layout, problems: list[Proble
     """What a fetch would bring for the compiler, whatever else is wrong (doctor says it
     beside the other errors; the acquire step also needs those to be none)."""
     toolkit_problems = [p for p in problems if p.kind in REDIST_FIXES]
+    # only a command that fetches or says what a fetch would do asks NVIDIA (home, run
+    # and the backend's metadata hooks fetch nothing: a few seconds there buy nothing)
+    asks = request.fetch or request.looks or layout.scratch is not None
     return fetchplan.decide(ctx, request, layout, toolkit_problems, torch=torch,
-                            choice=choice, clang=clang, major=toolkit.major, tool=tool)
+                            choice=choice, clang=clang, major=toolkit.major, tool=tool,
+                            answers=archives.answers if asks else fetchplan.unasked)
 
 
 def _clang(ctx: Context, layout: Layout, torch: Torch | None, choice: Choice,

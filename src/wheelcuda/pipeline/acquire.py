@@ -32,8 +32,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .fetchplan import Fetch
 
-__all__ = ["REDIST_FIXES", "Acquire", "compiler_fix", "fixes", "plan", "redist_want", "run",
-           "wheels_hold_compiler"]
+__all__ = ["REDIST_FIXES", "Acquire", "compiler_fix", "fixes", "named_archives", "plan",
+           "redist_want", "run", "wheels_hold_compiler"]
 
 #: The errors a fetch of NVIDIA's archives fixes: no compiler, parts missing, torch's
 #: CUDA without its compiler.
@@ -122,10 +122,7 @@ def run(ctx: Context, layout: Layout, request: Request, wants: Acquire, *, targe
         try:
             fetched = archives.fetch(layout, redist_want(ctx, request, torch))
         except Unreachable as exc:
-            # archives named on purpose (a folder, a manifest) stay the user's choice
-            named = request.redist_from or request.redist_manifest or \
-                ctx.get(archives_data.MANIFEST_VAR)
-            if clang is None or tool is None or named:
+            if clang is None or tool is None or named_archives(ctx, request):
                 raise
             report.warn(_instead(exc.message, clang, torch, request))
             wants = Acquire(SourceName.CLANG, wants.headers)
@@ -146,6 +143,13 @@ def run(ctx: Context, layout: Layout, request: Request, wants: Acquire, *, targe
                        python=target.python, major=major,
                        headers=pins.header_requirements(torch, major))
     return fetched
+
+
+def named_archives(ctx: Context, request: Request) -> bool:
+    """Archives named on purpose (a folder, a manifest) stay the user's choice: clang
+    never stands in for them."""
+    return bool(request.redist_from or request.redist_manifest
+                or ctx.get(archives_data.MANIFEST_VAR))
 
 
 def _instead(why: str, clang: Clang, torch: Torch, request: Request) -> str:

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from ..context import Context
 from ..data import catalog
 from ..data import clang as clang_data
-from ..data import redist as archives_data
 from ..rules import checks
 from ..rules import installer as installer_rules
 from ..rules import redist as redist_rules
@@ -32,10 +31,10 @@ from ..rules.clangfit import Clang
 from ..store import archives, clangroot, toolkits
 from ..store.layout import Layout
 from ..values import SourceName, Torch
-from .acquire import compiler_fix, redist_want
+from .acquire import compiler_fix, named_archives, redist_want
 from .request import Choice, Request
 
-__all__ = ["Fetch", "decide", "unreachable_problem"]
+__all__ = ["Fetch", "decide", "unasked", "unreachable_problem"]
 
 
 @dataclass(frozen=True)
@@ -65,10 +64,9 @@ class Fetch:
         return archives.listing(self.want) if self.want is not None else ""
 
 
-def _named(ctx: Context, request: Request) -> bool:
-    """Archives named on purpose (a folder, a manifest) stay the user's choice."""
-    return bool(request.redist_from or request.redist_manifest
-                or ctx.get(archives_data.MANIFEST_VAR))
+def unasked(want: archives.Want) -> str | None:  # noqa: ARG001 (decide's ``answers``)
+    """Not asked: taken to answer (a command that fetches nothing)."""
+    return None
 
 
 def _redist(ctx: Context, request: Request, torch: Torch) -> Fetch:
@@ -108,7 +106,7 @@ def decide(ctx: Context, request: Request, layout: Layout, problems: Sequence[Pr
         why = answers(redist_want(ctx, request, torch))
         if why is None:
             return planned
-        if clang is None or tool is None or _named(ctx, request) or \
+        if clang is None or tool is None or named_archives(ctx, request) or \
                 not choice.allows(SourceName.CLANG):
             return dataclasses.replace(planned, unreachable=why)
         instead = f"NVIDIA's nvcc from their archives ({planned.summary})"

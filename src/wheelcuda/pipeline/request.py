@@ -50,6 +50,9 @@ class Request:
     #: what the command does with the compiler, as a warning says it ("building with
     #: clang ... instead"; ``wheelcuda fetch`` builds nothing)
     action: str = "building with"
+    #: the command says what a fetch would bring (doctor, install --explain/--no-fetch):
+    #: NVIDIA's archives are asked whether they answer, as for a fetch
+    looks: bool = False
     #: the tree must outlive the target environment (``uv-config``: build environments
     #: wheelcuda cannot see use it): the target's own wheels are no source, neither for
     #: the compiler nor for the headers of torch's libraries (those are fetched).

@@ -22,19 +22,21 @@ __all__ = ["describe", "holder_pid", "is_descendant", "watching"]
 def holder_pid(lock: Path) -> int | None:
     """The pid holding an flock on ``lock``; None when nobody does or it cannot be told."""
     try:
-        inode = os.stat(lock).st_ino
+        st = os.stat(lock)
         with open("/proc/locks") as f:
             rows = f.read().splitlines()
     except OSError:
         return None
+    wanted = (os.major(st.st_dev), os.minor(st.st_dev), st.st_ino)
     for row in rows:
         words = row.split()
-        # "1: FLOCK  ADVISORY  WRITE 1234 00:2a:5678 0 EOF" (a "->" after the number
-        # marks a waiter, not a holder)
+        # "1: FLOCK  ADVISORY  WRITE 1234 00:2a:5678 0 EOF": the device's major and minor
+        # in hex, the inode in decimal (a "->" after the number marks a waiter)
         if len(words) < 6 or words[1] != "FLOCK":
             continue
         try:
-            if int(words[5].rsplit(":", 1)[-1]) == inode:
+            major, minor, inode = words[5].split(":")
+            if (int(major, 16), int(minor, 16), int(inode)) == wanted:
                 return int(words[4])
         except ValueError:
             continue

@@ -33,7 +33,7 @@ from ..errors import WheelcudaError
 from . import index
 from .uvforms import Place
 
-__all__ = ["NotOnIndex", "Pick", "newest"]
+__all__ = ["NotOnIndex", "Pick", "applies", "newest"]
 
 
 class NotOnIndex(WheelcudaError):
@@ -82,12 +82,13 @@ def _release(f: index.IndexFile, name: str) -> tuple[Version, bool] | None:
 
 
 def _candidates(req: Requirement, places: Sequence[Place], *, first_index: bool
-                ) -> tuple[list[tuple[Place, index.IndexFile]], int]:
+                ) -> tuple[list[tuple[Place, index.IndexFile]], bool]:
     """The project's files on the places (uv: the first index that has it, and the
-    find-links), and how many places answered."""
+    find-links), and whether every place answered (a place that could not be read, or
+    asked for credentials wheelcuda does not have, may hold it)."""
     name = canonicalize_name(req.name)
     found: list[tuple[Place, index.IndexFile]] = []
-    answered = 0
+    every = bool(places)  # no place at all (offline): nothing answered
     taken_index = False
     for place in places:
         if first_index and taken_index and not place.flat:
@@ -95,38 +96,53 @@ def _candidates(req: Requirement, places: Sequence[Place], *, first_index: bool
         try:
             files = index.files(place.url, name, flat=place.flat)
         except (WheelcudaError, ValueError) as exc:
-            if isinstance(exc, index.IndexError_) and exc.status == 404:
-                answered += 1  # a simple index without the project answers 404
+            # a simple index without the project answers 404: it answered
+            every = every and isinstance(exc, index.IndexError_) and exc.status == 404
             continue
-        answered += 1
         mine = [(place, f) for f in files if _release(f, name) is not None]
         found += mine
         taken_index = taken_index or (bool(mine) and not place.flat)
-    return found, answered
+    return found, every
+
+
+def applies(spec: str) -> bool:
+    """Whether ``spec`` is a requirement by name without an exact version (pure): not a
+    URL, no marker, no ``==X`` (a wildcard ``==1.*`` is not exact)."""
+    try:
+        req = Requirement(spec)
+    except InvalidRequirement:
+        return False
+    return not (req.url or req.marker or any(s.operator in ("==", "===") and "*" not in
+                                             s.version for s in req.specifier))
+
+
+def _installable(f: index.IndexFile, supported: frozenset[tags.Tag]) -> bool:
+    """An sdist (it builds here), or a wheel for this machine and interpreter."""
+    if not f.filename.endswith(".whl"):
+        return True
+    return bool(parse_wheel_filename(f.filename)[3] & supported)
 
 
 def newest(spec: str, places: Sequence[Place], python: tuple[int, int, int], *,
            first_index: bool) -> Pick | None:
-    """The release an installer would take for ``spec``; None when ``spec`` is not a
-    plain requirement without an exact version, or no place could be read. Raises
-    :class:`NotOnIndex` when the places answered and none has it."""
-    try:
-        req = Requirement(spec)
-    except InvalidRequirement:
+    """The release an installer would take for ``spec`` (which :func:`applies`); None
+    when not every place could be read and none that could has it. Raises
+    :class:`NotOnIndex` when every place answered and none has it."""
+    if not applies(spec):
         return None
-    if req.url or req.marker or any(s.operator in ("==", "===") and "*" not in s.version
-                                    for s in req.specifier):
-        return None
+    req = Requirement(spec)
     name = canonicalize_name(req.name)
-    found, answered = _candidates(req, places, first_index=first_index)
-    if not answered:
-        return None
+    found, every = _candidates(req, places, first_index=first_index)
     shown = ", ".join(index.shown(p.url) for p in places)
+    supported = _supported(python[:2])
     fits = [(p, f, rel) for p, f in found if not f.yanked
-            and _admits(f.requires_python, python) and (rel := _release(f, name)) is not None]
+            and _admits(f.requires_python, python) and _installable(f, supported)
+            and (rel := _release(f, name)) is not None]
     # PEP 440: pre-releases only when the specifier names one, or when nothing else fits
     admitted = set(req.specifier.filter({rel[0] for _, _, rel in fits}))
     usable = [(p, f, rel) for p, f, rel in fits if rel[0] in admitted]
+    if not usable and not every:
+        return None  # a place that did not answer may hold it: the installer will say
     if not usable:
         what = f"no release of {req.name} that {spec} admits" if found else \
             f"no project named {req.name}"
@@ -138,9 +154,7 @@ def newest(spec: str, places: Sequence[Place], python: tuple[int, int, int], *,
                          "(UV_INDEX / PIP_EXTRA_INDEX_URL)")
     best = max(rel[0] for _, _, rel in usable)
     at_best = [(p, f, rel) for p, f, rel in usable if rel[0] == best]
-    supported = _supported(python[:2])
-    wheel = any(rel[1] and parse_wheel_filename(f.filename)[3] & supported
-                for _, f, rel in at_best)
+    wheel = any(rel[1] for _, _, rel in at_best)  # only installable ones are left
     sdists = [(p, f) for p, f, rel in at_best if not rel[1]]
     extras = f"[{','.join(sorted(req.extras))}]" if req.extras else ""
     place, sdist = sdists[0] if sdists else (at_best[0][0], None)

@@ -80,17 +80,36 @@ def _settings_files(ctx: Context) -> list[Mapping[str, Any]]:
     return tables
 
 
+def _uv_table(doc: Mapping[str, Any]) -> Mapping[str, Any]:
+    tool = doc.get("tool")
+    uv = tool.get("uv") if isinstance(tool, Mapping) else None
+    return uv if isinstance(uv, Mapping) else {}
+
+
 def isolated_project(ctx: Context) -> str | None:
-    """The pyproject.toml of the uv project here (the nearest with a ``[project]``
-    table, as uv finds it), when its builds are isolated (uv's default: ``uv add`` and
-    ``uv sync`` install each build's needs into a build environment of their own, unless
-    ``[tool.uv] no-build-isolation = true``); None otherwise."""
-    path = source.find_up(ctx.cwd, "pyproject.toml")
-    doc = source.toml_file(path) if path else None
-    if not path or not doc or not isinstance(doc.get("project"), dict):
+    """The folder of the environment of the uv project here, when the project's builds
+    are isolated (uv's default: ``uv add`` and ``uv sync`` install each build's needs
+    into a build environment of their own, unless ``[tool.uv] no-build-isolation =
+    true``); None otherwise. The project is the nearest pyproject.toml with a
+    ``[project]`` table; its environment is ``UV_PROJECT_ENVIRONMENT`` (relative to the
+    workspace root), else the workspace root's ``.venv`` (the nearest folder above whose
+    pyproject.toml has ``[tool.uv.workspace]``, else the project's own)."""
+    folder = os.path.abspath(ctx.cwd)
+    project: Mapping[str, Any] | None = None
+    root: str | None = None
+    while True:
+        doc = source.toml_file(os.path.join(folder, "pyproject.toml"))
+        if doc and project is None and isinstance(doc.get("project"), dict):
+            project, root = doc, folder
+        if doc and project is not None and "workspace" in _uv_table(doc):
+            root = folder
+            break
+        if os.path.dirname(folder) == folder:
+            break
+        folder = os.path.dirname(folder)
+    if project is None or root is None or _uv_table(project).get("no-build-isolation") is True:
         return None
-    uv = (doc.get("tool") or {}).get("uv") or {}
-    return None if isinstance(uv, dict) and uv.get("no-build-isolation") is True else path
+    return os.path.join(root, ctx.get("UV_PROJECT_ENVIRONMENT") or ".venv")
 
 
 def indexes(ctx: Context) -> list[Place]:

@@ -16,6 +16,9 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .cxxstd import REAL_CXX_VAR
+from .tree import HOST_SHIM
+
 __all__ = ["BUILD_VARIABLES", "NOT_BUILD_ARGS", "build_variables", "exact", "key_fields",
            "key_id"]
 
@@ -75,4 +78,8 @@ def build_variables(recipe: Mapping[str, str], environ: Mapping[str, str],
     out = {k: environ.get(k, v) for k, v in recipe.items() if k != "MAX_JOBS"}
     out.update({k: v for k, v in environ.items() if prefixes and k.startswith(tuple(prefixes))})
     out.update({k: environ[k] for k in BUILD_VARIABLES if environ.get(k)})
+    if out.get("CXX", "").endswith("/" + HOST_SHIM):
+        # `eval "$(wheelcuda env)"` set CXX to a tree's host shim (a path of this machine):
+        # the compiler it runs is what the binary depends on
+        out["CXX"] = environ.get(REAL_CXX_VAR) or "c++"
     return out

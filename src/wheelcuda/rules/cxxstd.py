@@ -53,18 +53,17 @@ def wanted(torch_std: int | None, environ: Mapping[str, str]) -> int | None:
     """The standard to raise builds to: torch's, unless the user keeps the build's own
     (``WHEELCUDA_CXX_STD=keep``) or names one (``WHEELCUDA_CXX_STD=23``) (pure)."""
     own = (environ.get(VAR) or "").strip()
-    if own.lower() == KEEP:
-        return None
-    if own.isdecimal():
-        return int(own)
-    return torch_std
+    if not own:
+        return torch_std
+    # a number names the standard; keep, 0 or anything else keeps the build's own
+    return int(own) if own.isdecimal() and int(own) > 0 else None
 
 
 def variables(std: int | None, home: str, environ: Mapping[str, str]) -> dict[str, str]:
     """What a build gets so that its compilers raise the standard: the tree's host
     shim as CXX (running the user's own CXX, else ``c++``), and the standard (pure)."""
-    if std is None:
-        return {}
+    if std is None or any(c.isspace() for c in home):
+        return {}  # distutils and torch's ninja rule split CXX on whitespace
     shim = f"{home.rstrip('/')}/{HOST_SHIM}"
     real = environ.get(REAL_CXX_VAR) if environ.get("CXX") == shim else environ.get("CXX")
     return {VAR: str(std), "CXX": shim, REAL_CXX_VAR: real or "c++"}

@@ -174,6 +174,16 @@ def _memo_scraps(layout: Layout) -> Iterator[tuple[Path, Path, str]]:
                 yield path, layout.lock(kind, path.name), "left by a run that was stopped"
 
 
+def _still(layout: Layout, path: Path, lock: Path) -> bool:
+    """Whether a wheel-cache candidate is still one, asked again under its lock: a build
+    may have recorded its entry, or made its key, since it was looked at."""
+    if path == lock:
+        return not (layout.builds / lock.name[1:].removesuffix(".lock")).exists()
+    if path.parent == layout.builds and not path.name.startswith("."):
+        return not (path / wheels.RECORD).is_file()
+    return True
+
+
 def prune(layout: Layout, *, dry_run: bool = False) -> tuple[list[Removal], list[Path]]:
     """Remove every candidate nobody holds: (removed, busy)."""
     removed, busy = [], []
@@ -183,6 +193,8 @@ def prune(layout: Layout, *, dry_run: bool = False) -> tuple[list[Removal], list
             if not mine:
                 busy.append(path)
                 continue
+            if not _still(layout, path, lock):
+                continue  # a run finished it between the look and the lock
             if not dry_run:
                 if path != lock:
                     fs.discard(path)

@@ -21,6 +21,7 @@ import functools
 import hashlib
 import http.client
 import os
+import threading
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -40,7 +41,7 @@ _SOCKET_TIMEOUT = 60.0
 _ATTEMPTS = 3  # a connection that drops is resumed this many times in one run
 _AGENT = {"User-Agent": "wheelcuda"}
 #: How long :func:`answers` waits: a firewall that drops packets costs this, once a run.
-ANSWER_TIMEOUT = 4.0
+ANSWER_TIMEOUT = 5.0
 
 
 def where(location: str) -> tuple[str, str]:
@@ -106,21 +107,48 @@ def open_url(url: str, offset: int = 0) -> http.client.HTTPResponse:
 @functools.lru_cache(maxsize=16)
 def answers(location: str, timeout: float = ANSWER_TIMEOUT) -> str | None:
     """None when ``location`` answers (a file that is there; a URL whose server sends
-    a status below 400 within ``timeout`` seconds, through the proxies a download would
-    use), else why not, as :func:`unreachable` words it (``could not read URL: could
-    not connect (...)``). Nothing is read past the headers; asked once a process."""
+    a status below 400 within ``timeout`` seconds, name lookup included, through the
+    proxies a download would use), else why not, as :func:`unreachable` words it
+    (``could not read URL: could not connect (...)``), the URL without credentials.
+    Nothing is read past the headers; asked once a process."""
+    shown = _shown(location)
     try:
         kind, target = where(location)
-    except ComponentError as exc:
-        return exc.message
+    except ComponentError:
+        return f"could not read {shown}: not a URL"
     if kind == "file":
-        return None if os.path.exists(target) else f"could not read {location}: no such file"
-    request = urllib.request.Request(target, headers=dict(_AGENT))  # noqa: S310 (http(s))
+        return None if os.path.exists(target) else f"could not read {shown}: no such file"
+    said: list[str | None] = []
+
+    def ask() -> None:
+        request = urllib.request.Request(target, headers=dict(_AGENT))  # noqa: S310 (http(s))
+        try:
+            with urllib.request.urlopen(request, timeout=timeout):  # noqa: S310
+                said.append(None)
+        except (OSError, http.client.HTTPException, ValueError) as exc:
+            said.append(unreachable(shown, exc, None).message)
+
+    # a thread: the socket's timeout does not cover the name lookup (getaddrinfo), which
+    # offline can take far longer
+    thread = threading.Thread(target=ask, name="wheelcuda-answers", daemon=True)
+    thread.start()
+    thread.join(timeout + 1.0)
+    if not said:
+        return f"could not read {shown}: no answer within {timeout:g} s"
+    return said[0]
+
+
+def _shown(location: str) -> str:
+    """``location`` without the user and password a URL may carry."""
     try:
-        with urllib.request.urlopen(request, timeout=timeout):  # noqa: S310
-            return None
-    except (OSError, http.client.HTTPException, ValueError) as exc:
-        return unreachable(location, exc, None).message
+        parts = urllib.parse.urlsplit(location)
+    except ValueError:
+        return location.rsplit("@", maxsplit=1)[-1]
+    if not (parts.username or parts.password):
+        return location
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
 
 
 def read(location: str, most: int, *, fix: str | None) -> bytes:

@@ -534,8 +534,12 @@ def test_each_key_builds_in_its_own_setuptools_folder(tmp_path: Path) -> None:
     env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "WHEELCUDA_INSTALLER": "uv",
            "LOG": str(log)}
     py = fakes.user_env(tmp_path)
+    ext = tmp_path / "ext"
+    ext.mkdir()
+    (ext / "setup.py").write_text("from setuptools import setup\nsetup(name='ext')\n")
     for arch in ("9.0", "12.0"):
-        assert run("install", "--python", str(py), "--arch", arch, "./ext", env=env).returncode == 0
+        assert run("install", "--python", str(py), "--arch", arch, str(ext),
+                   env=env).returncode == 0
     configs = [line for line in log.read_text().splitlines() if line.endswith("setuptools.cfg")]
     bases = [line for line in log.read_text().splitlines() if line.startswith("build_base")]
     assert len(set(configs)) == 2 and len(set(bases)) == 2

@@ -82,14 +82,18 @@ def test_unknown_package_variables_are_read_from_its_setup_py(
 def test_install_runs_the_installer_and_passes_its_code(tmp_path: Path,
                                                        fake_uv: dict[str, str]) -> None:
     py = fakes.user_env(tmp_path)
-    r = run("install", "--python", str(py), "--arch", "9.0", "./somewhere", env=fake_uv)
+    somewhere, x = tmp_path / "somewhere", tmp_path / "x"
+    for folder in (somewhere, x):
+        folder.mkdir()
+        (folder / "setup.py").write_text("from setuptools import setup\nsetup()\n")
+    r = run("install", "--python", str(py), "--arch", "9.0", str(somewhere), env=fake_uv)
     assert r.returncode == 0, r.stderr
     called = (tmp_path / "uv-called").read_text()
-    assert called.startswith(f"pip install --no-build-isolation --python {py} ./somewhere")
-    assert "installed ./somewhere with uv in" in r.stderr and "cache key somewhere-" in r.stderr
+    assert called.startswith(f"pip install --no-build-isolation --python {py} {somewhere}")
+    assert f"installed {somewhere} with uv in" in r.stderr and "cache key dir_" in r.stderr
     failing = {**fake_uv, "PATH": fake_uv["PATH"]}
     (Path(fake_uv["PATH"].split(":")[0]) / "uv").write_text("#!/bin/sh\nexit 42\n")
-    r = run("install", "--python", str(py), "--arch", "9.0", "./x", env=failing)
+    r = run("install", "--python", str(py), "--arch", "9.0", str(x), env=failing)
     assert r.returncode == 42 and "uv exited with 42" in r.stderr
 
 

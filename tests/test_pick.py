@@ -211,3 +211,20 @@ def test_installer_arguments_that_choose_the_release_leave_it_unpinned(tmp_path:
     assert "causal-conv1d: not pinned (--index-url after -- tells the installer" in done.stderr
     assert (tmp_path / "log").read_text().split()[-3:] == [
         "causal-conv1d", "--index-url", "https://mirror.invalid/simple"]
+
+
+@pytest.mark.parametrize(("spec", "says"), [
+    ("causal-conv1d[", "causal-conv1d[: not a requirement (Expected matching RIGHT_BRACKET"),
+    ("./nothing", "./nothing: there is no such folder or file"),
+    ("dist/nothing-1.0.tar.gz", "dist/nothing-1.0.tar.gz: there is no such folder or file"),
+])
+def test_what_is_neither_a_requirement_nor_a_file_is_refused(tmp_path: Path, spec: str,
+                                                             says: str) -> None:
+    py = fakes.user_env(tmp_path)
+    env = {**fakes.pythonpath_env(), "WHEELCUDA_CACHE_DIR": os.environ["WHEELCUDA_CACHE_DIR"],
+           "UV_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, "-m", "wheelcuda", "install", "--explain",
+                           "--python", str(py), "--arch", "9.0", spec], env=env,
+                          capture_output=True, text=True, check=False, cwd=tmp_path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert says in done.stderr and "\n  fix: " in done.stderr, done.stderr

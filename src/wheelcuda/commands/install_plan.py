@@ -13,10 +13,12 @@ import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from packaging.requirements import InvalidRequirement, Requirement
+
 from .. import pipeline
 from ..context import Context
 from ..data.recipes import RECIPES
-from ..errors import ComponentError
+from ..errors import ComponentError, WheelcudaError
 from ..pipeline import acquire
 from ..probe import pick, pipconf, source, uvforms
 from ..probe import torch as torch_probe
@@ -129,6 +131,27 @@ def identified(ctx: Context, spec: str, searched: Sequence[uvforms.Place] | None
     return f"{spec} @ {found}" if found else spec
 
 
+def _check_spec(spec: str) -> None:
+    """A package that is no folder or file here must be a requirement (PEP 508) or a URL
+    (``git+https://...``, which the installers take unnamed)."""
+    if "://" in spec:
+        return
+    looks_like_path = spec.startswith((".", "/", "~")) or os.sep in spec.split("@", 1)[0]
+    try:
+        Requirement(spec)
+    except InvalidRequirement as exc:
+        if looks_like_path:
+            raise WheelcudaError(f"{spec}: there is no such folder or file",
+                                 "name a project folder, an sdist or a wheel that exists, "
+                                 "or a requirement such as causal-conv1d==1.7.0") from exc
+        raise WheelcudaError(f"{spec}: not a requirement ({str(exc).splitlines()[0]})",
+                             "a name, name==version, name>=version, or a folder or sdist "
+                             "that exists: wheelcuda install causal-conv1d==1.7.0") from exc
+    if looks_like_path and "@" not in spec:
+        raise WheelcudaError(f"{spec}: there is no such folder or file",
+                             "name a project folder, an sdist or a wheel that exists")
+
+
 def pinned(ctx: Context, r: pipeline.Resolved, given: Given,
            extra: Sequence[str] = ()) -> tuple[Given, list[str]]:
     """``given`` with each requirement that names no exact version pinned to the release
@@ -140,7 +163,11 @@ def pinned(ctx: Context, r: pipeline.Resolved, given: Given,
     choosing = next((a for a in extra if _CHOOSING.match(a)), None)
     specs, notes = [], []
     for spec in given.specs:
-        if os.path.exists(os.path.join(ctx.cwd, spec)) or not pick.applies(spec):
+        if os.path.exists(os.path.join(ctx.cwd, spec)):
+            specs.append(spec)
+            continue
+        _check_spec(spec)
+        if not pick.applies(spec):
             specs.append(spec)
             continue
         if choosing:

@@ -141,8 +141,8 @@ def newest(spec: str, places: Sequence[Place], python: tuple[int, int, int], *,
     # PEP 440: pre-releases only when the specifier names one, or when nothing else fits
     admitted = set(req.specifier.filter({rel[0] for _, _, rel in fits}))
     usable = [(p, f, rel) for p, f, rel in fits if rel[0] in admitted]
-    if not usable and not every:
-        return None  # a place that did not answer may hold it: the installer will say
+    if not every:
+        return None  # a place that did not answer may hold it, or a newer release
     if not usable:
         what = f"no release of {req.name} that {spec} admits" if found else \
             f"no project named {req.name}"

@@ -112,10 +112,7 @@ def answers(location: str, timeout: float = ANSWER_TIMEOUT) -> str | None:
     (``could not read URL: could not connect (...)``), the URL without credentials.
     Nothing is read past the headers; asked once a process."""
     shown = _shown(location)
-    try:
-        kind, target = where(location)
-    except ComponentError:
-        return f"could not read {shown}: not a URL"
+    kind, target = where(location)  # not a URL: the user's to fix (ComponentError)
     if kind == "file":
         return None if os.path.exists(target) else f"could not read {shown}: no such file"
     said: list[str | None] = []

@@ -2,7 +2,8 @@
 
 B1  causal-conv1d 1.7.0 build: pruned to one arch vs the package's own nine targets
     (and pruned without --split-compile, to show what pruning alone gives)
-B2  second install of the same key into a fresh venv vs the first build
+B2  second install of the same key into a fresh venv vs the first build (name==version,
+    and the bare name, which is pinned to the release the installer would take)
 B3  `wheelcuda env` with a warm tree vs `python -c pass` (and without the memo)
 B4  cold synthesis of a tree; `env` time against 100 / 1,000 / 5,000 packages installed
 B5  size of the built extension, pruned vs full
@@ -107,11 +108,12 @@ def b1_b2_b5(torch_venv: Path, env: dict[str, str], work: Path, *, quick: bool =
     fresh = overlay_venv(torch_venv, work / "fresh")
     again = sh([WHEELCUDA, "install", "--python", str(fresh), "--arch", "9.0", PACKAGE,
                 "--", "--no-deps"], env)
+    bare = _bare_again(torch_venv, env, work)
     if quick:  # B2 only: no full nine-target build
         uninstall(torch_venv)
         nan = float("nan")
         return {"pruned": pruned, "full": nan, "again": again, "single": nan,
-                "pruned_size": pruned_size, "full_size": 1.0}
+                "pruned_size": pruned_size, "full_size": 1.0, "bare": bare}
     # Pruning alone, without --split-compile (which is not in the key: clear the cache).
     quiet([WHEELCUDA, "cache", "clear"], env)
     single = sh(install, {**env, "WHEELCUDA_SPLIT_COMPILE": "1"})
@@ -120,7 +122,20 @@ def b1_b2_b5(torch_venv: Path, env: dict[str, str], work: Path, *, quick: bool =
     full_size = so_size(torch_venv)
     uninstall(torch_venv)
     return {"pruned": pruned, "full": full, "again": again, "single": single,
-            "pruned_size": pruned_size, "full_size": full_size}
+            "pruned_size": pruned_size, "full_size": full_size, "bare": bare}
+
+
+def _bare_again(torch_venv: Path, env: dict[str, str], work: Path) -> float:
+    """B2 for the command people type: `install causal-conv1d` with no version, into
+    another fresh venv, from an index that holds the same sdist (its newest release is
+    the one built: the same key, so the kept wheel; before, only name==version was)."""
+    links = work / "links"
+    quiet([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
+           "-d", str(links), PACKAGE], env)
+    fresh = overlay_venv(torch_venv, work / "fresh-bare")
+    return sh([WHEELCUDA, "install", "--python", str(fresh), "--arch", "9.0",
+               PACKAGE.split("==", maxsplit=1)[0], "--", "--no-deps"],
+              {**env, "UV_NO_INDEX": "1", "UV_FIND_LINKS": str(links)})
 
 
 def b3(wheels_venv: Path, env: dict[str, str]) -> dict[str, float]:
@@ -339,6 +354,9 @@ def table(r: dict[str, float], machine: str) -> str:
         ("B2", "second install, same key, fresh venv vs first build",
          f"{r['again']:.1f} s / {r['pruned']:.0f} s", f"{r['again'] / r['pruned']:.4f}",
          "<= 0.02"),
+        ("B2", "the same typed without a version (`install causal-conv1d`) vs first build",
+         f"{r['bare']:.1f} s / {r['pruned']:.0f} s", f"{r['bare'] / r['pruned']:.4f}",
+         "<= 0.02"),
         ("B3", "`wheelcuda env` warm vs `python -c pass`",
          f"{r['env'] * 1000:.0f} ms / {r['pass'] * 1000:.0f} ms",
          f"{r['env'] / r['pass']:.2f}", "<= 2.0"),
@@ -413,7 +431,8 @@ def main() -> int:
                    **b4(args.wheels_venv.absolute(), env, work)}
         if args.skip_builds:
             results.update(pruned=float("nan"), full=float("nan"), again=float("nan"),
-                           single=float("nan"), pruned_size=0.0, full_size=1.0)
+                           single=float("nan"), pruned_size=0.0, full_size=1.0,
+                           bare=float("nan"))
         else:
             results.update(b1_b2_b5(args.torch_venv.absolute(), env, work, quick=args.quick))
             results.update(b7(env, work))
@@ -422,6 +441,7 @@ def main() -> int:
             results.update(b9(args.torch_venv.absolute(), env, work))
             results.update(b10_clang.b10(work))
         shutil.rmtree(work / "fresh", ignore_errors=True)
+        shutil.rmtree(work / "fresh-bare", ignore_errors=True)
     text = table(results, machine)
     print(text)
     if not (args.skip_builds or args.quick):

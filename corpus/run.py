@@ -149,8 +149,12 @@ def script(route: str, sdist: Path, w: Path, arch: str, torch_python: str,
     make = _venv(venv, torch_python) + deps
     return {
         "install": f"{make}\n{WHEELCUDA} install --python {venv} {a} {sdist} -- --no-deps",
+        # torch named beside the package: --no-deps (no other torch in) would leave it out
+        # of the resolution that match-runtime matches (the README's troubleshooting)
         "uv-pip": f"{make}\ncd {w}\n{WHEELCUDA} uv-config --python {venv} {a} --write "
-                  f"uv.toml {sdist}\n{UV} pip install --python {venv} --no-deps {sdist}",
+                  f"uv.toml {sdist}\n{UV} pip install --python {venv} --no-deps "
+                  f"\"$({venv}/bin/python -c 'import torch; print(\"torch==\" + "
+                  f"torch.__version__)')\" {sdist}",
         "pip": f"{make}\n{WHEELCUDA} fetch --python {venv} >/dev/null\n"
                f"{WHEELCUDA} constraints --python {venv} -o {w}/c.txt\n"
                f"eval \"$({WHEELCUDA} env --python {venv} {a})\"\n"
@@ -271,10 +275,12 @@ def _cell(route: dict[str, Any] | None) -> str:
 
 def write_table() -> None:
     results: dict[str, Any] = {}
-    for f in sorted(RESULTS.glob("*.json")):
+    for f in sorted(RESULTS.glob("*.json")):  # a package's routes may run on both machines
         for name, entry in json.loads(f.read_text()).items():
-            entry["where"] = f.stem
-            results[name] = entry
+            kept = results.setdefault(name, {"routes": {}})
+            kept.update({k: v for k, v in entry.items() if k != "routes"})
+            kept["routes"].update(entry.get("routes", {}))
+            kept["where"] = f.stem
     lines = [
         "# Compatibility: real CUDA-extension packages from PyPI",
         "",

@@ -444,7 +444,7 @@ def test_defect7_relative_interpreter_spelling_gives_the_same_tree(
         keys.append(tree.key)
         wrappers.append(dict(tree.files)[plan.WRAPPER])
     assert len(set(keys)) == 1 and len(set(wrappers)) == 1
-    assert f"exec {here} -IS " in wrappers[0]
+    assert f"exec {here} -IBS " in wrappers[0]
 
 
 def _count_hashes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:

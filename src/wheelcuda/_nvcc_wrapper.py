@@ -34,6 +34,7 @@ from collections.abc import Iterator
 try:
     from . import _cxx_std, _nvcc_pool
 except ImportError:  # run as a script from a tree's bin/, beside them
+    sys.dont_write_bytecode = True  # no __pycache__ in a tree (the trampoline says -B too)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import _cxx_std  # type: ignore[import-not-found,no-redef]
     import _nvcc_pool  # type: ignore[import-not-found,no-redef]

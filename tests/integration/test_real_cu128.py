@@ -74,7 +74,7 @@ def test_real_cu128_torch_with_nvidia_out_of_reach(wheelcuda_cmd: str, cu128_ven
     files to bring."""
     py = f"--python {cu128_venv} --arch 12.0"
     closed = "http://127.0.0.1:9/"
-    env = {"WHEELCUDA_REDIST_URL": closed}
+    env = {"WHEELCUDA_REDIST_URL": closed, "WHEELCUDA_CLANG": "none"}
     doctor = sandbox.shell(f"{wheelcuda_cmd} doctor --json {py}", tmp_path, extra_env=env)
     report = json.loads(doctor.stdout)
     assert not report["ok"]

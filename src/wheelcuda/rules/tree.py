@@ -151,17 +151,19 @@ def wrapper_files(python: str, source: str, home: str,
     would run (issue 8, defect 2).
     """
     wrapper = os.path.join(home, WRAPPER_SOURCE)
+    # -B: the modules beside the wrapper are imported, and a tree is never written once
+    # made (doctor runs its nvcc and must leave the cache as it found it)
     trampoline = "\n".join([
         "#!/bin/sh",
         "# wheelcuda: prunes GPU targets to WHEELCUDA_ARCHS, then runs .nvcc-real",
-        f"exec {shlex.quote(python)} -IS {shlex.quote(wrapper)} \"$@\"",
+        f"exec {shlex.quote(python)} -IBS {shlex.quote(wrapper)} \"$@\"",
         "",
     ])
     shim = "\n".join([
         "#!/bin/sh",
         "# wheelcuda: the host compiler (WHEELCUDA_REAL_CXX), its C++ standard raised to "
         "WHEELCUDA_CXX_STD",
-        f"exec {shlex.quote(python)} -IS {shlex.quote(os.path.join(home, 'bin/_cxx_std.py'))}"
+        f"exec {shlex.quote(python)} -IBS {shlex.quote(os.path.join(home, 'bin/_cxx_std.py'))}"
         " \"$@\"", ""])
     return ((WRAPPER, trampoline), (WRAPPER_SOURCE, source),
             *((f"bin/{name}", text) for name, text in modules),

@@ -70,7 +70,7 @@ def _trampoline(python: str, script: str, variables: dict[str, str]) -> str:
     lines = ["#!/bin/sh", "# wheelcuda: the clang toolkit (see the script it runs)"]
     lines += [f"export {k}={shlex.quote(v)}" for k, v in sorted(variables.items())]
     lines += ['export WHEELCUDA_NVCC_HERE="$0"',
-              f'exec {shlex.quote(python)} -IS {shlex.quote(script)} "$@"', ""]
+              f'exec {shlex.quote(python)} -IBS {shlex.quote(script)} "$@"', ""]
     return "\n".join(lines)
 
 

@@ -157,7 +157,8 @@ def test_a_bare_name_typed_twice_is_served_from_the_cache(tmp_path: Path) -> Non
     assert "from wheelcuda's wheel cache (nothing compiled)" in outs[1]
 
 
-def test_a_name_that_does_not_exist_stops_before_the_installer(tmp_path: Path) -> None:
+def _one_sdist(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A user environment, a uv that logs its calls, and an index of causal-conv1d 1.7.0."""
     bin_dir = tmp_path / "fakebin"
     bin_dir.mkdir()
     (bin_dir / "uv").write_text(BUILDING_UV)
@@ -166,7 +167,11 @@ def test_a_name_that_does_not_exist_stops_before_the_installer(tmp_path: Path) -
     env = {**fakes.pythonpath_env(), "WHEELCUDA_CACHE_DIR": os.environ["WHEELCUDA_CACHE_DIR"],
            "PATH": f"{bin_dir}:{os.environ['PATH']}", "WHEELCUDA_INSTALLER": "uv",
            "LOG": str(tmp_path / "log"), "UV_NO_INDEX": "1", "UV_FIND_LINKS": str(links)}
-    py = fakes.user_env(tmp_path / "a")
+    return fakes.user_env(tmp_path / "a"), env
+
+
+def test_a_name_that_does_not_exist_stops_before_the_installer(tmp_path: Path) -> None:
+    py, env = _one_sdist(tmp_path)
     done = subprocess.run([sys.executable, "-m", "wheelcuda", "install", "--python", str(py),
                            "--arch", "9.0", "causal-conv1dd"], env=env, capture_output=True,
                           text=True, check=False)
@@ -194,15 +199,7 @@ def test_a_release_whose_wheels_fit_nothing_here_is_passed_over(tmp_path: Path) 
 
 
 def test_installer_arguments_that_choose_the_release_leave_it_unpinned(tmp_path: Path) -> None:
-    bin_dir = tmp_path / "fakebin"
-    bin_dir.mkdir()
-    (bin_dir / "uv").write_text(BUILDING_UV)
-    (bin_dir / "uv").chmod(0o755)
-    links = _links(tmp_path / "links", "causal_conv1d-1.7.0.tar.gz")
-    env = {**fakes.pythonpath_env(), "WHEELCUDA_CACHE_DIR": os.environ["WHEELCUDA_CACHE_DIR"],
-           "PATH": f"{bin_dir}:{os.environ['PATH']}", "WHEELCUDA_INSTALLER": "uv",
-           "LOG": str(tmp_path / "log"), "UV_NO_INDEX": "1", "UV_FIND_LINKS": str(links)}
-    py = fakes.user_env(tmp_path / "a")
+    py, env = _one_sdist(tmp_path)
     done = subprocess.run([sys.executable, "-m", "wheelcuda", "install", "--python", str(py),
                            "--arch", "9.0", "causal-conv1d", "--", "--index-url",
                            "https://mirror.invalid/simple"], env=env, capture_output=True,

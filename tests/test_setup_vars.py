@@ -80,6 +80,14 @@ suffices = ['cpu', 'cuda'] if WITH_CUDA else ['cpu']
 WITH_CUDA = torch.cuda.is_available() and CUDA_HOME is not None or os.getenv('FORCE_CUDA', '0') == '1'
 '''  # noqa: E501
 
+# torch-harmonics 0.8.1: its CUDA code only with a visible GPU or FORCE_CUDA_EXTENSION=1
+# (the corpus built it CPU-only without a GPU).
+HARMONICS = '''
+import os
+FORCE_CUDA_EXTENSION = os.getenv("FORCE_CUDA_EXTENSION", "0") == "1"
+BUILD_CUDA = FORCE_CUDA_EXTENSION or (torch.cuda.is_available() and (CUDA_HOME is not None))
+'''
+
 ARCHS = arch.parse("8.6;12.0a")
 
 
@@ -109,7 +117,8 @@ def test_real_setup_py_reads(text: str, names: list[str]) -> None:
                   "FLASH_ATTN_CUDA_ARCHS": "86;120"}),
     (BYTE_FLUX, {"FLASH_ATTENTION_FORCE_BUILD": "TRUE"}),
     (PYG, {"FORCE_CUDA": "1"}),
-], ids=["causal-conv1d", "mamba-ssm", "flash-attn", "byte-flux", "pyg"])
+    (HARMONICS, {"FORCE_CUDA_EXTENSION": "1"}),
+], ids=["causal-conv1d", "mamba-ssm", "flash-attn", "byte-flux", "pyg", "torch-harmonics"])
 def test_real_setup_py_builds_from_source(text: str, expected: dict[str, str]) -> None:
     assert rules.build_from_source(rules.reads(text), ARCHS) == expected
     # Plain names (no knowledge of the use) decide the same for these.

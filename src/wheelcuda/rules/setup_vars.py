@@ -357,6 +357,10 @@ def arch_value(name: str, archs: Sequence[archmod.Arch], defaults: Sequence[str]
     return (sep or ";").join(map(str, numbers))
 
 
+#: The switches that make a package build its CUDA code without a visible GPU.
+_FORCE_CUDA = ("FORCE_CUDA", "FORCE_CUDA_EXTENSION")
+
+
 def build_from_source(names: Sequence[str | EnvRead], archs: Sequence[archmod.Arch]
                       ) -> dict[str, str]:
     """The values that make a package build its CUDA code from source (pure).
@@ -367,7 +371,8 @@ def build_from_source(names: Sequence[str | EnvRead], archs: Sequence[archmod.Ar
     - ``*_FORCE_BUILD``: on (``TRUE``, or the literal the code compares with: ``"1"``);
     - ``*_SKIP_CUDA_BUILD``: off (``FALSE``, or the package's own off literal; left
       alone where the code only tests the value for truth, as any text is true there);
-    - ``FORCE_CUDA``: on (``1``);
+    - ``FORCE_CUDA`` (pyg, xformers), ``FORCE_CUDA_EXTENSION`` (torch-harmonics 0.8.1:
+      without it and without a visible GPU it builds no CUDA code): on (``1``);
     - the package's own arch-list variables (``*_CUDA_ARCHS``, ``*_CUDA_ARCH_LIST``,
       ``*_ARCH_LIST``, ``*CUDA_ARCHITECTURES``; not TORCH_CUDA_ARCH_LIST or CUDAARCHS,
       which wheelcuda sets itself): ``archs`` in the variable's form (:func:`arch_value`),
@@ -384,7 +389,7 @@ def build_from_source(names: Sequence[str | EnvRead], archs: Sequence[archmod.Ar
             value = _on(read, "TRUE")
         elif _is_skip_cuda(name):
             value = _off(read)
-        elif name == "FORCE_CUDA":
+        elif name in _FORCE_CUDA:
             value = _on(read, "1")
         elif _is_arch_list(name) and archs:
             value = arch_value(name, archs, read.defaults)

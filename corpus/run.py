@@ -153,8 +153,8 @@ def script(route: str, sdist: Path, w: Path, arch: str, torch_python: str,
         # of the resolution that match-runtime matches (the README's troubleshooting)
         "uv-pip": f"{make}\ncd {w}\n{WHEELCUDA} uv-config --python {venv} {a} --write "
                   f"uv.toml {sdist}\n{UV} pip install --python {venv} --no-deps "
-                  f"\"$({venv}/bin/python -c 'import torch; print(\"torch==\" + "
-                  f"torch.__version__)')\" {sdist}",
+                  f"\"$({venv}/bin/python -c 'import importlib.metadata as m; "
+                  f"print(\"torch==\" + m.version(\"torch\"))')\" {sdist}",
         "pip": f"{make}\n{WHEELCUDA} fetch --python {venv} >/dev/null\n"
                f"{WHEELCUDA} constraints --python {venv} -o {w}/c.txt\n"
                f"eval \"$({WHEELCUDA} env --python {venv} {a})\"\n"

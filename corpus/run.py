@@ -182,6 +182,11 @@ def archs(so: str) -> list[str]:
                    if line.strip()})
 
 
+#: Why the pip route cannot build a setup.py-only sdist that imports torch.
+NO_TORCH = ("its sdist does not ask for torch at build time (No module named 'torch'): "
+            "pip's isolated build environment has none, and constraints only constrain")
+
+
 def _why(text: str) -> str:
     """The line that says why a build failed, for the table."""
     wanted = re.compile(r"error|Error|raise|No module|not found|unsupported", re.I)
@@ -206,6 +211,8 @@ def run_route(pkg: dict[str, Any], route: str, sdist: Path, arch: str, torch_pyt
         re.search(rf"(?m)^ \+ {re.escape(name)}==", text, re.I) is not None
     if r.returncode != 0 or "PROBE " not in r.stdout:
         out.update(status="import failed" if built else "build failed", why=_why(text))
+        if route == "pip" and "No module named 'torch'" in text:
+            out["why"] = NO_TORCH
     else:
         probe = json.loads(r.stdout.split("PROBE ", 1)[1].splitlines()[0])
         found = sorted({a for so in probe["sos"] for a in archs(so)})

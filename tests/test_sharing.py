@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from packaging.version import Version
 
 from wheelcuda.context import Context
 from wheelcuda.errors import ConfigError
-from wheelcuda.probe import shareconf
+from wheelcuda.probe import shareconf, source, wheeltags
 from wheelcuda.rules import prebuilt, sharekey, sharing
 
 A, B, C = "https://a.example/simple/", "https://b.example/simple/", "http://127.0.0.1:1/"
@@ -69,17 +70,53 @@ def test_prebuilt_labels(label: str | None, cuda: str | None, torch: str | None,
 
 
 def test_prebuilt_candidates() -> None:
-    kw = {"torch": "2.14.1+cu130", "cuda": "13.0", "cxx11_abi": True, "python_tag": "cp311",
-          "machine": "x86_64"}
-    good = "flash_attn-2.8.3+cu130torch2.14-cp311-cp311-linux_x86_64.whl"
-    assert prebuilt.candidate(good, "flash-attn", **kw)  # type: ignore[arg-type]
+    """The version asked for, torch's and CUDA's labels, and the tags the target installs
+    (packaging.tags for CPython 3.11 here: a suffix match took musllinux, a manylinux newer
+    than this glibc, and macOS)."""
+    kw = {"torch": "2.14.1+cu130", "cuda": "13.0", "cxx11_abi": True,
+          "supported": wheeltags.supported((3, 11))}
+    want = Version("2.8.3")
+    for good in ("flash_attn-2.8.3+cu130torch2.14-cp311-cp311-linux_x86_64.whl",
+                 "flash_attn-2.8.3+cu130torch2.14-cp311-cp311-manylinux_2_17_x86_64.whl"):
+        assert prebuilt.candidate(good, "flash-attn", want, **kw), good  # type: ignore[arg-type]
     for bad in ("flash_attn-2.8.3+cu128torch2.14-cp311-cp311-linux_x86_64.whl",
                 "flash_attn-2.8.3+cu130torch2.13-cp311-cp311-linux_x86_64.whl",
                 "flash_attn-2.8.3+cu130torch2.14cxx11abiFALSE-cp311-cp311-linux_x86_64.whl",
                 "flash_attn-2.8.3+cu130torch2.14-cp312-cp312-linux_x86_64.whl",
                 "flash_attn-2.8.3+cu130torch2.14-cp311-cp311-linux_aarch64.whl",
+                "flash_attn-2.8.3+cu130torch2.14-cp311-cp311-musllinux_1_2_x86_64.whl",
+                "flash_attn-2.8.3+cu130torch2.14-cp311-cp311-manylinux_2_99_x86_64.whl",
+                "flash_attn-2.8.3+cu130torch2.14-cp311-cp311-macosx_11_0_x86_64.whl",
+                "flash_attn-2.8.4+cu130torch2.14-cp311-cp311-linux_x86_64.whl",
+                "flash_attn-2.8.2+cu130torch2.14-cp311-cp311-linux_x86_64.whl",
                 "flash_attn-2.8.3-cp311-cp311-linux_x86_64.whl", "not a wheel"):
-        assert not prebuilt.candidate(bad, "flash-attn", **kw), bad  # type: ignore[arg-type]
+        assert not prebuilt.candidate(bad, "flash-attn", want, **kw), bad  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("spec", "version"), [
+    ("causal-conv1d==1.7.0", "1.7.0"), ("causal_conv1d[x]==1.7.0", "1.7.0"),
+    ("causal-conv1d>=1.7", None), ("causal-conv1d==1.*", None), ("causal-conv1d", None),
+    ("dist/causal_conv1d-1.7.0.tar.gz", "1.7.0"),
+    ("flash_attn-2.8.3+cu130torch2.14-cp311-cp311-linux_x86_64.whl", "2.8.3+cu130torch2.14"),
+    ("not a requirement[", None),
+])
+def test_the_version_a_source_builds(spec: str, version: str | None) -> None:
+    got = source.distribution_version(spec)
+    assert (str(got) if got else None) == version
+
+
+def test_a_folder_s_version(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "1.2"\n')
+    assert source.distribution_version(str(tmp_path)) == Version("1.2")
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\ndynamic = ["version"]\n')
+    assert source.distribution_version(str(tmp_path)) is None
+    (tmp_path / "setup.py").write_text('setup(name="x", version="0.3.1")\n')
+    assert source.distribution_version(str(tmp_path)) == Version("0.3.1")
+    (tmp_path / "setup.py").write_text('setup(name="x", version=get_version())\n')
+    assert source.distribution_version(str(tmp_path)) is None
+    (tmp_path / "pyproject.toml").unlink()
+    (tmp_path / "setup.py").write_text('setup(name="x", version="not a version")\n')
+    assert source.distribution_version(str(tmp_path)) is None
 
 
 def test_no_secret_in_a_message() -> None:

@@ -35,7 +35,7 @@ if args[:2] == ["cache", "prune"]:
     sys.exit(0)
 spec = args[-1]
 if spec.endswith(".whl"):
-    sys.exit(0)                      # installing a kept or downloaded wheel
+    sys.exit(int(os.environ.get("FAKE_UV_WHEEL_RC", "0")))  # installing a kept wheel
 if "cuda-toolkit" in " ".join(args):
     sys.exit(3)                      # no compiler fetch in these tests
 cache = os.environ["UV_CACHE_DIR"]
@@ -297,24 +297,32 @@ def _fat_wheel(folder: Path, version: str, code: str) -> Path:
                          extra={"demo_ext/_C.cpython-311-x86_64-linux-gnu.so": so})
 
 
+def _prebuilt_index(wheels: list[Path]) -> dict[str, ps.Page]:
+    routes = {f"/files/{w.name}": ps.Page(w.read_bytes(), "application/octet-stream")
+              for w in wheels}
+    links = "".join(f'<a href="/files/{w.name}#sha256={ps.sha256(w)}">{w.name}</a>'
+                    for w in wheels)
+    routes["/simple/demo-ext/"] = ps.Page(links.encode())
+    return routes
+
+
 @pytest.mark.skipif(not NVCC.is_file(), reason="no CUDA 13.0 toolkit at /usr/local/cuda-13.0")
 def test_prebuilt_wheels_are_judged_by_their_own_elf(tmp_path: Path) -> None:
-    """--prebuilt: of an index's fat wheels, the one whose label names torch 2.14 and CUDA
-    13.0 and whose .so holds SASS for sm_90 is taken; the newer one with sm_80 only is
-    downloaded, looked at and refused; one for CUDA 12.8 is never downloaded. Without
-    --prebuilt the index is not asked."""
+    """--prebuilt, for the project at 1.0.0: of an index's fat wheels, the 1.0.0 one whose
+    label names torch 2.14 and CUDA 13.0 and whose .so holds SASS for sm_90 is taken;
+    the newer-labelled 1.0.0 with sm_80 only is downloaded, looked at and refused; one
+    for CUDA 12.8, one of another version (0.9.0, with the right SASS) and a musllinux
+    one are never downloaded. Without --prebuilt the index is not asked."""
     m = Machines(tmp_path)
-    sm80 = _fat_wheel(tmp_path / "w1", "1.0.0+cu130torch2.14", "80")
-    sm90 = _fat_wheel(tmp_path / "w2", "0.9.0+cu130torch2.14", "90")
+    sm80 = _fat_wheel(tmp_path / "w1", "1.0.0+cu130torch2.14.1", "80")
+    sm90 = _fat_wheel(tmp_path / "w2", "1.0.0+cu130torch2.14", "90")
+    older = _fat_wheel(tmp_path / "w4", "0.9.0+cu130torch2.14", "90")
     other = ps.tiny_wheel(tmp_path / "w3", "demo_ext", "1.1.0+cu128torch2.14",
                           "cp311-cp311-linux_x86_64")
-    routes = {f"/files/{w.name}": ps.Page(w.read_bytes(), "application/octet-stream")
-              for w in (sm80, sm90, other)}
-    links = "".join(f'<a href="/files/{w.name}#sha256={ps.sha256(w)}">{w.name}</a>'
-                    for w in (sm80, sm90, other))
-    routes["/simple/demo-ext/"] = ps.Page(links.encode())
+    musl = ps.tiny_wheel(tmp_path / "w5", "demo_ext", "1.0.0+cu130torch2.14.2",
+                         "cp311-cp311-musllinux_1_2_x86_64")
     m.env["WHEELCUDA_INDEX_USERNAME"], m.env["WHEELCUDA_INDEX_PASSWORD"] = "team", "s3cret"
-    with ps.pages(routes) as pages:
+    with ps.pages(_prebuilt_index([sm80, sm90, older, other, musl])) as pages:
         code, err = m.install("b", "--arch", "9.0", "--no-fetch")
         assert code == 1 and pages.seen == []  # off unless named
         code, err = m.install("b", "--arch", "9.0", "--no-fetch",
@@ -323,10 +331,54 @@ def test_prebuilt_wheels_are_judged_by_their_own_elf(tmp_path: Path) -> None:
     assert code == 0, err
     assert f"not taking {sm80.name}" in err and "it holds SASS for sm_80" in err
     assert f"took the prebuilt {sm90.name}" in err and "SASS for sm_90" in err
-    assert f"/files/{other.name}" not in asked
+    assert not {f"/files/{w.name}" for w in (other, older, musl)} & set(asked), asked
     assert all(auth is None for _, auth in pages.seen)  # the team's password stays home
     [call] = [c for c in m.calls() if "pip install" in c]
     assert call.endswith(sm90.name)
+
+
+def test_a_prebuilt_wheel_of_another_version_is_never_taken(tmp_path: Path) -> None:
+    """The index holds only 0.1.0: neither `demo-ext==2.0.0` nor the 1.0.0 project takes
+    it, and a project whose version only a build tells does not look at all."""
+    m = Machines(tmp_path)
+    wheel = ps.tiny_wheel(tmp_path / "w", "demo_ext", "0.1.0+cu130torch2.14",
+                          "cp311-cp311-linux_x86_64")
+    dynamic = tmp_path / "dyn"
+    dynamic.mkdir()
+    (dynamic / "pyproject.toml").write_text('[project]\nname = "demo-ext"\n'
+                                            'dynamic = ["version"]\n')
+    env = {**m.env, "WHEELCUDA_CACHE_DIR": str(tmp_path / "cache-b")}
+    with ps.pages(_prebuilt_index([wheel])) as pages:
+        prebuilt = ("--prebuilt", f"{pages.url}/simple/")
+        code, err = m.install("b", "--arch", "9.0", "--no-fetch", *prebuilt)
+        assert code == 1 and "has no prebuilt demo-ext 1.0.0" in err, err
+        for spec, said in (("demo-ext==2.0.0", "has no prebuilt demo-ext 2.0.0"),
+                           (str(dynamic), "not looking for a prebuilt wheel")):
+            r = run("install", "--python", str(m.b), "--arch", "9.0", "--no-fetch",
+                    *prebuilt, spec, env=env)
+            assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+            assert said in r.stderr, r.stderr
+        asked = [path for path, _ in pages.seen]
+    assert f"/files/{wheel.name}" not in asked
+    assert not any(".whl" in c for c in m.calls())
+
+
+@pytest.mark.skipif(not NVCC.is_file(), reason="no CUDA 13.0 toolkit at /usr/local/cuda-13.0")
+def test_a_refused_prebuilt_wheel_leaves_the_cache(tmp_path: Path) -> None:
+    """The installer refuses the adopted wheel: the entry goes with it, and the next
+    install without --prebuilt does not try that wheel again (it builds: here the missing
+    compiler, as --no-fetch says)."""
+    m = Machines(tmp_path)
+    sm90 = _fat_wheel(tmp_path / "w", "1.0.0+cu130torch2.14", "90")
+    m.env["FAKE_UV_WHEEL_RC"] = "1"
+    with ps.pages(_prebuilt_index([sm90])) as pages:
+        code, err = m.install("b", "--arch", "9.0", "--no-fetch",
+                              "--prebuilt", f"{pages.url}/simple/")
+    assert code == 1 and f"took the prebuilt {sm90.name}" in err, err
+    assert "is out of wheelcuda's wheel cache again" in err, err
+    assert not list((tmp_path / "cache-b").glob("**/build.json"))
+    code, err = m.install("b", "--arch", "9.0", "--no-fetch")
+    assert code == 1 and not any(c.endswith(".whl") for c in m.calls()), m.calls()
 
 
 def test_a_bare_name_is_neither_looked_up_nor_published(tmp_path: Path,

@@ -242,8 +242,11 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
         took = _duration(seconds)
         raised = _raised(r, calls, failed=code != 0)
         if code != 0:
+            origin = build.refused() if p.kept else None
+            dropped = (f"; the wheel taken from {origin} is out of wheelcuda's wheel cache "
+                       "again, so the next install builds") if origin else ""
             return code, (f"{p.tool.name} exited with {code} after {took}; nothing was "
-                          f"installed{_upstream(r, p.specs)}{raised}")
+                          f"installed{dropped}{_upstream(r, p.specs)}{raised}")
         done = _installed(p)
         # a wheel with unpruned (LTO) code is recorded as what it is, not as pruned
         fields = {**p.fields, "prune": False, "unpruned_calls": unpruned} if unpruned \

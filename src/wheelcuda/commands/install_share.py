@@ -6,18 +6,18 @@ warning, and the build goes on."""
 from __future__ import annotations
 
 import argparse
-import platform
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from packaging.utils import parse_wheel_filename
+from packaging.version import Version
 
 from .. import pipeline, report
 from ..context import Context
 from ..errors import WheelcudaError
-from ..probe import fatbin, shareconf
+from ..probe import fatbin, shareconf, source, wheeltags
 from ..probe import index as index_probe
 from ..probe import torch as torch_probe
 from ..rules import buildkey, prebuilt, sharekey
@@ -114,12 +114,23 @@ def from_prebuilt(ctx: Context, p: Prepared, s: Sharing) -> str | None:
             or not r.archs:
         return None
     wanted = {a.major * 10 + a.minor for a in r.archs}
+    sources = p.given.sources or p.specs
+    versions = [source.distribution_version(spec) for spec in sources]
+    if None in versions or len(versions) != len(p.names):
+        unknown = next((spec for spec, v in zip(sources, versions, strict=False) if v is None),
+                       ", ".join(sources))
+        report.note(f"not looking for a prebuilt wheel: the version {unknown} builds is "
+                    "known only once it is built (a prebuilt wheel of another version is "
+                    "never taken); pin it (name==version) to look")
+        return None
     for url in s.prebuilt:
         # a third party: the team's credentials (WHEELCUDA_INDEX_*) are not sent there
         index = share.credentials(url, {"HOME": ctx.get("HOME") or ""})
         with tempfile.TemporaryDirectory(prefix="wheelcuda-prebuilt-") as tmp:
-            got = [path for name in p.names if name
-                   if (path := _prebuilt_one(index, name, r, wanted, Path(tmp)))]
+            got = [path for name, version in zip(p.names, versions, strict=True)
+                   if name and version
+                   if (path := _prebuilt_one(index, name, version, r=r, wanted=wanted,
+                                             tmp=Path(tmp)))]
             if len(got) == len(p.names):
                 wheels.adopt(r.layout, p.key, p.fields, got, index_probe.shown(url))
                 report.note(f"took the prebuilt {', '.join(g.name for g in got)} from "
@@ -129,8 +140,8 @@ def from_prebuilt(ctx: Context, p: Prepared, s: Sharing) -> str | None:
     return None
 
 
-def _prebuilt_one(index: share.Index, name: str, r: pipeline.Resolved, wanted: set[int],
-                  tmp: Path) -> Path | None:
+def _prebuilt_one(index: share.Index, name: str, version: Version, *, r: pipeline.Resolved,
+                  wanted: set[int], tmp: Path) -> Path | None:
     shown = index_probe.shown(index.url)
     torch = r.torch
     assert torch is not None and torch.cuda is not None  # from_prebuilt checked
@@ -139,10 +150,13 @@ def _prebuilt_one(index: share.Index, name: str, r: pipeline.Resolved, wanted: s
     except WheelcudaError as exc:
         report.warn(f"warning: the prebuilt index {shown} could not be read: {exc.message}")
         return None
+    supported = wheeltags.supported(r.target.version[:2])
     found = [f for f in listed if prebuilt.candidate(
-        f.filename, name, torch=torch.version, cuda=torch.cuda,
-        cxx11_abi=torch_probe.cxx11_abi(torch), python_tag=r.target.tag,
-        machine=platform.machine())]
+        f.filename, name, version, torch=torch.version, cuda=torch.cuda,
+        cxx11_abi=torch_probe.cxx11_abi(torch), supported=supported)]
+    if not found:
+        report.note(f"{shown} has no prebuilt {name} {version.public} for torch "
+                    f"{torch.version} (CUDA {torch.cuda}) and {r.target.tag} on this machine")
     for f in sorted(found, key=lambda f: parse_wheel_filename(f.filename)[1], reverse=True):
         try:
             path = share.download(f, index, tmp)

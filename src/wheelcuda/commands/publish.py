@@ -56,9 +56,7 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
     failed = 0
     for entry in chosen:
         files = found.get(entry.path.name)
-        runs = entry.record.get("runs") or []
-        if files and any(str(run.get("installer", "")).startswith("downloaded from")
-                         for run in runs):
+        if files and entry.downloaded:
             note(f"not publishing {entry.path.name}: its wheels came from an index, not "
                  "from a build here")
             found.pop(entry.path.name)

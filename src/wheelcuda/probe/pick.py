@@ -13,7 +13,6 @@ installer takes the wheel and nothing is built: there is nothing to key.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -30,7 +29,7 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 
 from ..errors import WheelcudaError
-from . import index
+from . import index, wheeltags
 from .uvforms import Place
 
 __all__ = ["NotOnIndex", "Pick", "applies", "newest"]
@@ -50,14 +49,6 @@ class Pick:
     sdist: index.IndexFile | None
     #: a wheel for this machine and interpreter: the installer takes it, builds nothing
     wheel: bool
-
-
-@functools.lru_cache(maxsize=4)
-def _supported(python: tuple[int, int]) -> frozenset[tags.Tag]:
-    """The tags a CPython of ``python`` on this machine installs."""
-    return frozenset([*tags.cpython_tags(python_version=python),
-                      *tags.compatible_tags(python_version=python,
-                                            interpreter=f"cp{python[0]}{python[1]}")])
 
 
 def _admits(requires: str | None, python: tuple[int, int, int]) -> bool:
@@ -134,7 +125,7 @@ def newest(spec: str, places: Sequence[Place], python: tuple[int, int, int], *,
     name = canonicalize_name(req.name)
     found, every = _candidates(req, places, first_index=first_index)
     shown = ", ".join(index.shown(p.url) for p in places)
-    supported = _supported(python[:2])
+    supported = wheeltags.supported(python[:2])
     fits = [(p, f, rel) for p, f in found if not f.yanked
             and _admits(f.requires_python, python) and _installable(f, supported)
             and (rel := _release(f, name)) is not None]

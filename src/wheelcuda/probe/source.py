@@ -16,7 +16,14 @@ from typing import Any
 
 import tomlkit
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import InvalidSdistFilename, canonicalize_name, parse_sdist_filename
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    canonicalize_name,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
+from packaging.version import InvalidVersion, Version
 from tomlkit.exceptions import TOMLKitError
 
 from ..errors import WheelcudaError
@@ -25,6 +32,7 @@ from ..rules import staticmeta
 __all__ = [
     "Project",
     "distribution_name",
+    "distribution_version",
     "file_sha256",
     "find_up",
     "missing_sources",
@@ -46,6 +54,45 @@ def distribution_name(spec: str) -> str | None:
         return str(canonicalize_name(Requirement(spec).name))
     except InvalidRequirement:
         return None
+
+
+def distribution_version(spec: str) -> Version | None:
+    """The version a source builds, where it says so before a build: an sdist's or
+    wheel's file name, ``name==version``, a folder's static ``[project] version`` or
+    setup.py's literal ``version="..."``; None when only a build would tell (a dynamic
+    version, ``name>=1``)."""
+    base = os.path.basename(spec.rstrip("/"))
+    with contextlib.suppress(InvalidSdistFilename, InvalidWheelFilename, InvalidVersion):
+        return parse_wheel_filename(base)[1] if base.endswith(".whl") \
+            else parse_sdist_filename(base)[1]
+    if os.path.isdir(spec):
+        return _project_version(spec)
+    try:
+        pins = [s for s in Requirement(spec).specifier if s.operator in ("==", "===")
+                and "*" not in s.version]
+    except InvalidRequirement:
+        return None
+    with contextlib.suppress(InvalidVersion):
+        return Version(pins[0].version) if len(pins) == 1 else None
+    return None
+
+
+def _project_version(folder: str) -> Version | None:
+    table = (toml_file(os.path.join(folder, "pyproject.toml")) or {}).get("project", {})
+    declared = table.get("version") if isinstance(table, dict) else None
+    dynamic = table.get("dynamic", []) if isinstance(table, dict) else []
+    text = declared if isinstance(declared, str) else None
+    if text is None and (not table or "version" in dynamic):
+        try:
+            with open(os.path.join(folder, "setup.py"), encoding="utf-8",
+                      errors="replace") as f:
+                m = re.search(r"""\bversion\s*=\s*["']([A-Za-z0-9.+!_-]+)["']""", f.read())
+        except OSError:
+            return None
+        text = m.group(1) if m else None
+    with contextlib.suppress(InvalidVersion, TypeError):
+        return Version(text) if text else None
+    return None
 
 
 def _project_name(folder: str) -> str | None:

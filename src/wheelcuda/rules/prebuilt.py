@@ -2,17 +2,20 @@
 could serve this build, judged first by name (pure), then by the device code inside
 (:mod:`wheelcuda.probe.fatbin`). Their local labels name what they were built for, in
 several spellings: ``+cu128``, ``+cu12torch2.8cxx11abiTRUE``, ``+cu.12.8.torch.2.11``.
-A file is a candidate when the label names torch's CUDA major.minor and torch's
-major.minor (and, when it names one, the same C++ ABI), and its tags fit the target's
-Python and this machine."""
+A file is a candidate when its public version is the one asked for (a pin, a project's
+own version, the release a bare name resolves to: never the newest that happens to be
+there), the label names torch's CUDA major.minor and torch's major.minor (and, when it
+names one, the same C++ ABI), and one of its tags is among those the target installs
+(:mod:`packaging.tags`: a ``musllinux`` or ``macosx`` file ending in ``x86_64`` is not one)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
+from packaging.tags import Tag
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
-from packaging.version import InvalidVersion
+from packaging.version import InvalidVersion, Version
 
 __all__ = ["Label", "candidate", "parse_label"]
 
@@ -40,21 +43,21 @@ def parse_label(local: str | None) -> Label:
                  (abi[1] == "true") if abi else None)
 
 
-def candidate(filename: str, name: str, *, torch: str, cuda: str,
-              cxx11_abi: bool | None, python_tag: str, machine: str) -> bool:
-    """Whether ``filename`` may serve: its name, its label (torch ``2.11.0+cu128``'s
-    major.minor, CUDA ``12.8``), its Python and platform tags (pure)."""
+def candidate(filename: str, name: str, version: Version, *, torch: str, cuda: str,
+              cxx11_abi: bool | None, supported: frozenset[Tag]) -> bool:
+    """Whether ``filename`` may serve: its name, its public version (``version``'s, local
+    label aside), its label (torch ``2.11.0+cu128``'s major.minor, CUDA ``12.8``), and
+    its tags against those the target installs (pure)."""
     try:
-        project, version, _build, tags = parse_wheel_filename(filename)
+        project, found, _build, tags = parse_wheel_filename(filename)
     except (InvalidWheelFilename, InvalidVersion):
         return False
-    if project != canonicalize_name(name):
+    if project != canonicalize_name(name) or Version(found.public) != Version(version.public):
         return False
-    label = parse_label(version.local)
+    label = parse_label(found.local)
     wanted_torch = ".".join(torch.split("+", maxsplit=1)[0].split(".")[:2])
     if label.cuda != cuda or label.torch != wanted_torch:
         return False
     if label.cxx11_abi is not None and cxx11_abi is not None and label.cxx11_abi != cxx11_abi:
         return False
-    return any(t.interpreter == python_tag and t.abi in (python_tag, "abi3")
-               and t.platform.endswith(machine) for t in tags)
+    return bool(tags & supported)

@@ -41,6 +41,8 @@ __all__ = ["Entry", "adopt", "building", "cached_wheels", "clear", "entries", "i
            "leftovers", "matches"]
 
 RECORD = "build.json"
+#: how an adopted wheel's run names its origin in the record
+DOWNLOADED = "downloaded from "
 
 
 def _normal(name: str) -> str:
@@ -99,6 +101,24 @@ class Build:
         _record(self.folder, self.key, fields, installed, seconds=seconds, tool=tool)
         self.succeeded = True
         _slim(self.folder)
+
+    def refused(self) -> str | None:
+        """The installer refused this key's kept wheels: when every one came from an
+        index (:func:`adopt`), the entry goes (on leaving :func:`building`), so that the
+        next install does not pick the same wheel and fail again; where they came from,
+        or None (a wheel built here stays)."""
+        tools = _run_tools(_read_record(self.folder) or {})
+        if not tools or not all(t.startswith(DOWNLOADED) for t in tools):
+            return None
+        (self.folder / RECORD).unlink()
+        return tools[-1].removeprefix(DOWNLOADED)
+
+
+def _run_tools(record: Mapping[str, Any]) -> list[str]:
+    """What made each run of a record: an installer's name, or DOWNLOADED + an index."""
+    runs = record.get("runs")
+    return [str(run.get("installer", "")) for run in runs if isinstance(run, dict)] \
+        if isinstance(runs, list) else []
 
 
 #: What a finished build leaves that no later run of its key uses: setuptools' objects
@@ -162,7 +182,7 @@ def adopt(layout: Layout, key: str, fields: Mapping[str, Any], files: Sequence[P
             os.replace(tmp, dest / wheel.name)
             kept.append(str(dest / wheel.name))
         _record(build.folder, key, fields, [Path(k).name for k in kept], seconds=0.0,
-                tool=f"downloaded from {origin}")
+                tool=f"{DOWNLOADED}{origin}")
         build.succeeded = True
     return kept
 
@@ -215,6 +235,11 @@ class Entry:
 
     path: Path
     record: dict[str, Any]
+
+    @property
+    def downloaded(self) -> bool:
+        """Whether a run of this entry took its wheels from an index (:func:`adopt`)."""
+        return any(t.startswith(DOWNLOADED) for t in _run_tools(self.record))
 
     @property
     def size(self) -> int:

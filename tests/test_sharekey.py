@@ -63,6 +63,15 @@ def test_compiler_release() -> None:
     assert sharekey.compiler_release("13.0") == "13.0"
     assert sharekey.compiler_release("(not fetched)") == "(not fetched)"
     assert sharekey.compiler_release(None) is None
+    # the clang toolkit: its clang and ptxas's release, not this machine's paths' digest,
+    # and never the bare ptxas release an nvcc 12.8 build travels as
+    clang = "clang 22.1.8 + ptxas 12.8.93 (0123456789ab)"
+    assert sharekey.compiler_release(clang) == "clang 22.1.8 + ptxas 12.8"
+    assert sharekey.compiler_release("clang 22.1.8 + ptxas 12.8.61 (ffffffffffff)") == \
+        sharekey.compiler_release(clang)
+    base = {"packages": ["x==1"], "torch": "2.9.1+cu128", "torch_cuda": "12.8"}
+    assert sharekey.share_id({**base, "compiler": clang}) != \
+        sharekey.share_id({**base, "compiler": "12.8.93"})
 
 
 def test_share_id_is_16_hex() -> None:
@@ -104,3 +113,26 @@ def test_a_tampered_key_does_not_match() -> None:
     assert not sharekey.matches(extra, fields())
     assert not sharekey.matches({"share_id": key["share_id"]}, fields())
     assert not sharekey.matches({"fields": "x", "share_id": key["share_id"]}, fields())
+
+
+def test_install_and_the_backend_name_the_compiler_one_way() -> None:
+    """Resolved.shared_compiler, which both read: the tree's clang (or the one a fetch
+    would bring) travels as clang, an nvcc tree as its release, nothing as torch's CUDA."""
+    from types import SimpleNamespace  # noqa: PLC0415
+
+    from wheelcuda import pipeline  # noqa: PLC0415
+    from wheelcuda.values import Inventory  # noqa: PLC0415
+
+    clang = "clang 22.1.8 + ptxas 12.8.93 (0123456789ab)"
+    nothing = SimpleNamespace(compiler=None)
+    toolkit = SimpleNamespace(inventory=Inventory((), ()), major=12)
+    torch = SimpleNamespace(cuda="12.8")
+    get = vars(pipeline.Resolved)["shared_compiler"].fget
+
+    def ask(home: object, fetch: object) -> object:
+        return get(SimpleNamespace(home=home, fetch=fetch, toolkit=toolkit, torch=torch))
+    assert ask(SimpleNamespace(compiler=clang, nvcc_release="12.8"), nothing) == \
+        "clang 22.1.8 + ptxas 12.8"
+    assert ask(None, SimpleNamespace(compiler=clang)) == "clang 22.1.8 + ptxas 12.8"
+    assert ask(SimpleNamespace(compiler="12.8.93", nvcc_release="12.8"), nothing) == "12.8"
+    assert ask(None, nothing) == "12.8"

@@ -19,15 +19,13 @@ from packaging.utils import canonicalize_name
 
 from .. import pipeline, report
 from ..context import Context
-from ..data import catalog
 from ..errors import WheelcudaError
 from ..probe import index as index_probe
 from ..probe import shareconf, source
 from ..probe import torch as torch_probe
 from ..rules import arch as archmod
-from ..rules import buildkey, checks, packages, sharekey
+from ..rules import buildkey, packages, sharekey
 from ..store import share, teamindex, wheelfile
-from ..values import SourceName
 from .config import Config, read_project
 from .plan import _package_variables, _request
 
@@ -42,12 +40,7 @@ def key_fields(ctx: Context, config: Config, python: str) -> dict[str, Any] | No
     if r.torch is None or r.torch.cuda is None or not r.archs or name is None:
         return None
     names = [name]
-    # the compiler's release when there is one (as install keys it), else torch's CUDA,
-    # which is what would be fetched (machine B may have no compiler)
-    release = checks.compiler_release(r.toolkit.inventory, r.toolkit.major) \
-        if r.toolkit.inventory.get(catalog.NVCC.name, r.toolkit.major) else None
-    if r.toolkit.source == SourceName.CLANG and r.home is not None:
-        release = r.home.compiler  # clang's builds are shared among clang's (issue 20)
+    release = r.shared_compiler  # as install keys it
     archs = () if config.all_archs else r.archs
     variables = buildkey.build_variables(_package_variables(ctx, names, archs), ctx.environ,
                                          packages.prefixes(names))

@@ -78,10 +78,7 @@ def shareable(p: Prepared) -> bool:
 
 
 def release_of(p: Prepared) -> str | None:
-    r = p.resolved
-    if r.home is not None:
-        return r.home.nvcc_release
-    return r.torch.cuda if r.torch is not None else None
+    return p.resolved.shared_compiler
 
 
 def from_indexes(ctx: Context, p: Prepared, s: Sharing) -> str | None:

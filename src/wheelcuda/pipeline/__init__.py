@@ -36,7 +36,7 @@ from ..errors import CacheError, HostCompilerError, WheelcudaError
 from ..probe import hostcc as hostcc_probe
 from ..probe import torch as torch_probe
 from ..rules import arch as archmod
-from ..rules import checks, cxxstd, environ, jobs
+from ..rules import checks, cxxstd, environ, jobs, sharekey
 from ..rules import installer as installer_rules
 from ..rules import tree as plan
 from ..rules.checks import Kind, Problem
@@ -131,6 +131,23 @@ class Resolved:
         if self.home is not None:
             return self.home.compiler
         return self.fetch.compiler or "(not fetched)"
+
+    @property
+    def shared_compiler(self) -> str | None:
+        """The compiler as a key that travels to a team's index names it
+        (:func:`wheelcuda.rules.sharekey.compiler_release`): the tree's, else what a
+        fetch would bring, else the compiler wheels' nvcc, else torch's CUDA release
+        (machine B may have no compiler yet: that is what it would fetch). One answer
+        for install and the backend: clang builds are never nvcc builds' (both said
+        ``12.8`` once)."""
+        if self.home is not None:
+            found: str | None = self.home.compiler or self.home.nvcc_release
+        elif self.fetch.compiler:
+            found = self.fetch.compiler
+        else:
+            found = checks.compiler_release(self.toolkit.inventory, self.toolkit.major) \
+                or (self.torch.cuda if self.torch is not None else None)
+        return sharekey.compiler_release(found) if found else None
 
     @property
     def compiler_wheels(self) -> bool:

@@ -44,11 +44,21 @@ _USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]*@")
 _NO_GPU_ONLY = frozenset(k for r in RECIPES.values() for k in r.no_gpu_env)
 
 
+#: The clang toolkit's compiler as its banner says (store/clangroot.compiler_id):
+#: ``clang 22.1.8 + ptxas 12.8.93 (<this machine's paths' digest>)``.
+_CLANG = re.compile(r"^\s*clang (\S+) \+ ptxas (\d+)\.(\d+)(?:\.\d+)*\b")
+
+
 def compiler_release(compiler: Any) -> Any:
-    """``13.0`` of ``13.0.88`` (or of ``13.0``); anything else (None, "(not fetched)")
-    as it is."""
+    """What of a compiler decides whether its wheels serve another machine: nvcc's
+    ``13.0`` of ``13.0.88`` (or of ``13.0``); the clang toolkit's clang version and
+    ptxas release, ``clang 22.1.8 + ptxas 12.8``, without its digest of this machine's
+    paths; anything else (None, "(not fetched)") as it is."""
     if not isinstance(compiler, str):
         return compiler
+    clang = _CLANG.match(compiler)
+    if clang:
+        return f"clang {clang[1]} + ptxas {int(clang[2])}.{int(clang[3])}"
     found = re.match(r"^\s*(\d+)\.(\d+)(?:\.\d+)*\s*$", compiler)
     return f"{int(found[1])}.{int(found[2])}" if found else compiler
 

@@ -47,7 +47,7 @@ ALLOWED = {
     "warm": {"store"},
     "proc": {"errors"},
     # how wheelcuda speaks: the logger and the error frame (stdlib logging underneath)
-    "report": {"context", "errors"},
+    "report": {"context", "errors", "rules"},
     "context": set(),
     "errors": set(),
 }

@@ -55,8 +55,8 @@ def test_upload_find_download(server: Server, tmp_path: Path) -> None:
     index = share.credentials(server.simple, TEAM)
     assert share.upload(index, wheel) == "uploaded"
     assert (server.packages / wheel.name).is_file()
-    found = share.find(index, "round-trip", "1.0.0", LABEL, "cp311")
-    assert found is not None and found.filename == wheel.name
+    [found] = share.find(index, "round-trip", "1.0.0", LABEL, "cp311")
+    assert found.filename == wheel.name
     assert found.sha256 == sha256(wheel)
     got = share.download(found, index, tmp_path / "got")
     assert got == tmp_path / "got" / wheel.name and sha256(got) == sha256(wheel)
@@ -64,10 +64,10 @@ def test_upload_find_download(server: Server, tmp_path: Path) -> None:
     key = wheelfile.read_key(got)
     assert key is not None and sharekey.matches(key, FIELDS)
     # another label, another Python, another version, another project: not found
-    assert share.find(index, "round-trip", "1.0.0", "wc000000000000", "cp311") is None
-    assert share.find(index, "round-trip", "1.0.0", LABEL, "cp312") is None
-    assert share.find(index, "round-trip", "1.0.1", LABEL, "cp311") is None
-    assert share.find(index, "not-there", "1.0.0", LABEL, "cp311") is None
+    assert share.find(index, "round-trip", "1.0.0", "wc000000000000", "cp311") == []
+    assert share.find(index, "round-trip", "1.0.0", LABEL, "cp312") == []
+    assert share.find(index, "round-trip", "1.0.1", LABEL, "cp311") == []
+    assert share.find(index, "not-there", "1.0.0", LABEL, "cp311") == []
 
 
 def test_a_second_upload_of_the_same_file_exists(server: Server, tmp_path: Path) -> None:
@@ -83,7 +83,7 @@ def test_credentials_in_the_url(server: Server, tmp_path: Path) -> None:
     index = share.credentials(url, {})
     assert index.url == server.simple and PASSWORD not in repr(index)
     assert share.upload(index, wheel) == "uploaded"
-    assert share.find(index, "in-url", "1.0.0", LABEL, "cp311") is not None
+    assert share.find(index, "in-url", "1.0.0", LABEL, "cp311")
 
 
 @pytest.mark.parametrize(("environ", "status"), [
@@ -111,8 +111,7 @@ def test_auth_for_uploads_only(tmp_path: Path) -> None:
             share.upload(share.credentials(open_read.url, {}), wheel)
         assert share.upload(share.credentials(open_read.url, TEAM), wheel) == "uploaded"
         anonymous = share.credentials(open_read.simple, {})
-        found = share.find(anonymous, "open-read", "1.0.0", LABEL, "cp311")
-        assert found is not None
+        [found] = share.find(anonymous, "open-read", "1.0.0", LABEL, "cp311")
         assert sha256(share.download(found, anonymous, tmp_path / "got")) == sha256(wheel)
 
 
@@ -141,8 +140,8 @@ def test_a_wrong_sha256_is_refused(tmp_path: Path) -> None:
     wheel = labelled(tmp_path)
     with pages(served(wheel, "ab" * 32)) as site:
         index = share.credentials(site.url + "/simple/", {})
-        found = share.find(index, "demo-pkg", "1.0.0", LABEL, "cp311")
-        assert found is not None and found.sha256 == "ab" * 32
+        [found] = share.find(index, "demo-pkg", "1.0.0", LABEL, "cp311")
+        assert found.sha256 == "ab" * 32
         with pytest.raises(share.ShareError, match="does not match the index's sha256"):
             share.download(found, index, tmp_path / "got")
     assert list((tmp_path / "got").iterdir()) == []
@@ -152,8 +151,7 @@ def test_no_sha256_is_refused(tmp_path: Path) -> None:
     wheel = labelled(tmp_path)
     with pages(served(wheel, None)) as site:
         index = share.credentials(site.url + "/simple/", {})
-        found = share.find(index, "demo-pkg", "1.0.0", LABEL, "cp311")
-        assert found is not None
+        [found] = share.find(index, "demo-pkg", "1.0.0", LABEL, "cp311")
         with pytest.raises(share.ShareError, match="gives no sha256"):
             share.download(found, index, tmp_path / "got")
     assert not (tmp_path / "got" / wheel.name).exists()
@@ -164,8 +162,7 @@ def test_a_server_that_dies_mid_download(tmp_path: Path) -> None:
     size = wheel.stat().st_size
     with pages(served(wheel, sha256(wheel), cut=size // 2)) as site:
         index = share.credentials(site.url + "/simple/", {})
-        found = share.find(index, "demo-pkg", "1.0.0", LABEL, "cp311")
-        assert found is not None
+        [found] = share.find(index, "demo-pkg", "1.0.0", LABEL, "cp311")
         with pytest.raises(share.ShareError, match=f"stopped at {size // 2} of {size} bytes"):
             share.download(found, index, tmp_path / "got")
     assert list((tmp_path / "got").iterdir()) == []
@@ -186,13 +183,13 @@ def test_pep_691_json_and_credentials_stay_home(tmp_path: Path) -> None:
         site.routes[f"/files/{py3.name}"] = Page(py3.read_bytes())
         elsewhere.routes[f"/files/{wheel.name}"] = Page(wheel.read_bytes())
         index = share.credentials(site.url + "/simple/", TEAM)
-        found = share.find(index, "demo-pkg", "1.0.0", LABEL, "cp311")
-        assert found is not None and found.filename == wheel.name  # cp311 before py3
+        found = share.find(index, "demo-pkg", "1.0.0", LABEL, "cp311")[0]
+        assert found.filename == wheel.name  # cp311 before py3
         share.download(found, index, tmp_path / "got")
         assert elsewhere.seen == [(f"/files/{wheel.name}", None)]  # no credentials there
         assert all(auth is not None for _, auth in site.seen)
-        found = share.find(index, "demo-pkg", "1.0.0", LABEL, "cp312")
-        assert found is not None and found.filename == py3.name
+        found = share.find(index, "demo-pkg", "1.0.0", LABEL, "cp312")[0]
+        assert found.filename == py3.name
         share.download(found, index, tmp_path / "got")
     assert sorted(p.name for p in (tmp_path / "got").iterdir()) == sorted([wheel.name,
                                                                            py3.name])
@@ -204,8 +201,8 @@ def test_a_redirect_to_another_host_carries_no_credentials(tmp_path: Path) -> No
         site.routes["/simple/demo-pkg/"] = Page(b"", status=302,
                                                 location=f"{elsewhere.url}/simple/demo-pkg/")
         index = share.credentials(site.url + "/simple/", TEAM)
-        found = share.find(index, "demo-pkg", "1.0.0", LABEL, "cp311")
-        assert found is not None and found.url.startswith(elsewhere.url)
+        found = share.find(index, "demo-pkg", "1.0.0", LABEL, "cp311")[0]
+        assert found.url.startswith(elsewhere.url)
         assert site.seen[0][1] is not None
         assert elsewhere.seen == [("/simple/demo-pkg/", None)]
 
@@ -215,9 +212,9 @@ def test_a_label_after_a_local_version(tmp_path: Path) -> None:
     with pages(served(wheel, sha256(wheel))) as site:
         index = share.credentials(site.url + "/simple/", {})
         for version in ("1.0.0+cu128", "1.0.0"):
-            found = share.find(index, "demo-pkg", version, LABEL, "cp311")
-            assert found is not None and found.filename == wheel.name
-        assert share.find(index, "demo-pkg", "1.0.0+cu126", LABEL, "cp311") is None
+            found = share.find(index, "demo-pkg", version, LABEL, "cp311")[0]
+            assert found.filename == wheel.name
+        assert share.find(index, "demo-pkg", "1.0.0+cu126", LABEL, "cp311") == []
 
 
 def test_upload_url() -> None:
@@ -271,3 +268,77 @@ def test_the_password_is_never_shown() -> None:
     index = share.Index("https://idx.example.com/simple/", "me", "hunter2")
     assert "hunter2" not in repr(index) and "hunter2" not in str(index)
     assert "***" in repr(index)
+
+
+def _renamed_inside(wheel: Path, into: Path, name: str) -> Path:
+    """The same file name, METADATA saying ``Name: name`` (RECORD left as it was)."""
+    import zipfile  # noqa: PLC0415
+
+    into.mkdir(parents=True, exist_ok=True)
+    out = into / wheel.name
+    with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(out, "w") as dst:
+        for item in src.infolist():
+            data = src.read(item)
+            if item.filename.endswith(".dist-info/METADATA"):
+                data = data.replace(b"Name: demo-pkg", f"Name: {name}".encode(), 1)
+            dst.writestr(item, data)
+    return out
+
+
+def test_metadata_must_name_the_file_s_project(tmp_path: Path) -> None:
+    """A correctly keyed wheel whose METADATA says `Name: evil-pkg` is refused, when taken
+    and when relabelled (the label would carry it under demo-pkg's name)."""
+    good = labelled(tmp_path)
+    evil = _renamed_inside(good, tmp_path / "evil", "evil-pkg")
+    wheelfile.check_metadata(good)
+    with pytest.raises(wheelfile.WheelFileError, match="METADATA says evil-pkg"):
+        wheelfile.check_metadata(evil)
+    with pytest.raises(wheelfile.WheelFileError, match="METADATA says evil-pkg"):
+        wheelfile.labelled(evil, tmp_path / "again", FIELDS)
+    other = _renamed_inside(tiny_wheel(tmp_path / "v", version="2.0.0"), tmp_path / "v2",
+                            "demo-pkg")
+    (tmp_path / "v3").mkdir()
+    moved = (tmp_path / "v3" / other.name.replace("2.0.0", "1.0.0"))
+    other.rename(moved)
+    with pytest.raises(wheelfile.WheelFileError, match=r"its file name demo-pkg 1\.0\.0"):
+        wheelfile.check_metadata(moved)
+
+
+def test_each_hit_is_tried_until_one_serves(tmp_path: Path) -> None:
+    """Two wheels under this key's label: the preferred one (cp311) says another project
+    inside, the py3 one is right. The right one is taken; the wrong one is said, and
+    removed."""
+    from wheelcuda.store import teamindex  # noqa: PLC0415
+
+    evil = _renamed_inside(labelled(tmp_path / "a"), tmp_path / "evil", "evil-pkg")
+    right = labelled(tmp_path / "b", tag="py3-none-any")
+    links = "".join(f'<a href="/files/{w.name}#sha256={sha256(w)}">{w.name}</a>'
+                    for w in (evil, right))
+    routes = {"/simple/demo-pkg/": Page(links.encode()),
+              **{f"/files/{w.name}": Page(w.read_bytes(), "application/zip")
+                 for w in (evil, right)}}
+    with pages(routes) as site:
+        index = share.credentials(site.url + "/simple/", {})
+        got = teamindex.take(index, "demo-pkg", FIELDS, "cp311", tmp_path / "got")
+    assert got is not None and got.name == right.name
+    assert [p.name for p in (tmp_path / "got").iterdir()] == [right.name]
+
+
+@pytest.mark.parametrize("kind", ["application/vnd.pypi.simple.v1+json", "text/html"])
+def test_a_page_from_the_network_never_points_at_this_machine(tmp_path: Path,
+                                                               kind: str) -> None:
+    """PEP 691 and PEP 503 alike: a file:// (or any non-http) link on a remote page is
+    dropped, as if it were not there; an http one stays."""
+    from wheelcuda.probe import index as index_probe  # noqa: PLC0415
+
+    names = ["demo_pkg-1.0.0-py3-none-any.whl", "demo_pkg-1.0.1-py3-none-any.whl",
+             "demo_pkg-1.0.2-py3-none-any.whl"]
+    urls = [f"file://{tmp_path}/x.whl", "ftp://elsewhere/y.whl", "/files/z.whl"]
+    if "json" in kind:
+        body = json.dumps({"meta": {"api-version": "1.0"}, "name": "demo-pkg", "files": [
+            {"filename": n, "url": u, "hashes": {}} for n, u in zip(names, urls, strict=True)]}).encode()
+    else:
+        body = "".join(f'<a href="{u}">{n}</a>' for n, u in zip(names, urls, strict=True)).encode()
+    with pages({"/simple/demo-pkg/": Page(body, kind)}) as site:
+        found = index_probe.files(site.url + "/simple/", "demo-pkg")
+    assert [(f.filename, f.url) for f in found] == [(names[2], site.url + "/files/z.whl")]

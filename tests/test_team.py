@@ -31,6 +31,9 @@ args = sys.argv[1:]
 log = os.environ["FAKE_UV_LOG"]
 with open(log, "a") as f:
     f.write(" ".join(args) + "\n")
+    team = sorted(k for k in os.environ if k.startswith(("WHEELCUDA_INDEX", "WHEELCUDA_PUBLISH")))
+    if team:
+        f.write("LEAKED " + " ".join(team) + "\n")
 if args[:2] == ["cache", "prune"]:
     sys.exit(0)
 spec = args[-1]
@@ -335,6 +338,8 @@ def test_prebuilt_wheels_are_judged_by_their_own_elf(tmp_path: Path) -> None:
     assert all(auth is None for _, auth in pages.seen)  # the team's password stays home
     [call] = [c for c in m.calls() if "pip install" in c]
     assert call.endswith(sm90.name)
+    # nor does it reach the installer, where any sdist's setup.py could read it
+    assert not [c for c in m.calls() if c.startswith("LEAKED")], m.calls()
 
 
 def test_a_prebuilt_wheel_of_another_version_is_never_taken(tmp_path: Path) -> None:

@@ -30,10 +30,11 @@ SILENT = "and printed nothing"
 _DROPPED = ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP", "PYTHONUSERBASE")
 
 
-def child_environ(base: Mapping[str, str], overrides: Mapping[str, str] | None = None
-                  ) -> dict[str, str]:
-    """The environment for a child: ``base`` without PYTHON* leaks, plus ``overrides``."""
-    env = {k: v for k, v in base.items() if k not in _DROPPED}
+def child_environ(base: Mapping[str, str], overrides: Mapping[str, str] | None = None,
+                  *, drop: Sequence[str] = ()) -> dict[str, str]:
+    """The environment for a child: ``base`` without PYTHON* leaks and ``drop``, plus
+    ``overrides``."""
+    env = {k: v for k, v in base.items() if k not in _DROPPED and k not in drop}
     if overrides:
         env.update(overrides)
     return env

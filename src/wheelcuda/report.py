@@ -19,6 +19,7 @@ from typing import TextIO
 
 from .context import Context
 from .errors import WheelcudaError
+from .rules import redact
 
 __all__ = ["DEBUG_VAR", "LOG", "configure", "debug", "failure", "note", "warn"]
 
@@ -41,10 +42,18 @@ class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
         pass
 
 
+class _Redacting(logging.Formatter):
+    """Every line wheelcuda writes to stderr passes the one redactor (rules/redact.py):
+    a URL a user gave with a token in it is shown without it, whoever formats it."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact.text(super().format(record))
+
+
 def _install() -> None:
     if not any(isinstance(h, _Stderr) for h in LOG.handlers):
         handler = _Stderr()
-        handler.setFormatter(logging.Formatter("wheelcuda: %(message)s"))
+        handler.setFormatter(_Redacting("wheelcuda: %(message)s"))
         LOG.addHandler(handler)
     LOG.propagate = False
     if LOG.level == logging.NOTSET:

@@ -29,7 +29,7 @@ from ..context import Context
 from ..errors import WheelcudaError
 from ..probe import gpus, locate, locks, machine, setup_vars, source
 from ..probe.given import Given, read_given
-from ..rules import arch, buildkey, cxxstd, installer, jobs, packages
+from ..rules import arch, buildkey, cxxstd, installer, jobs, packages, sharing
 from ..rules.sharing import Sharing
 from ..store import fs, wheels
 from . import install_share
@@ -225,7 +225,8 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
                      "wheel")
                 p = replace(p, argv=installer.install_argv(p.tool, r.target.python, chosen,
                                                            p.extra), kept=True)
-        env = proc.child_environ(ctx.environ, {**p.variables, "WHEELCUDA_NVCC_LOG": log.name})
+        env = proc.child_environ(ctx.environ, {**p.variables, "WHEELCUDA_NVCC_LOG": log.name},
+                                 drop=sharing.TEAM_VARS)
         start = time.monotonic()
         # uv holds <venv>/.lock for a whole install and waits for it in silence (pip
         # takes no such lock)
@@ -258,7 +259,8 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
         if p.tool.name == "uv":  # keeps the wheels uv built; drops downloads and sources
             with contextlib.suppress(WheelcudaError):
                 proc.capture([*p.tool.command, "cache", "prune", "--ci"],
-                             env=proc.child_environ(ctx.environ, p.variables), timeout=120)
+                             env=proc.child_environ(ctx.environ, p.variables,
+                                                    drop=sharing.TEAM_VARS), timeout=120)
     archs = ", ".join(f"sm_{a.number}" for a in r.archs)
     built = archs if not r.request.all_archs else "the package's own arch list (--all-archs)"
     if compiles and unpruned:

@@ -23,7 +23,7 @@ from ..pipeline import acquire
 from ..probe import pick, pipconf, source, uvforms
 from ..probe import torch as torch_probe
 from ..probe.given import Given
-from ..rules import arch, buildkey, installer
+from ..rules import arch, buildkey, installer, redact
 from ..rules.checks import Kind, Problem
 from ..store import wheels
 from ..values import SourceName
@@ -223,7 +223,7 @@ def explain_refused(r: pipeline.Resolved, given: Given) -> str | None:
         lines += [f"{p.severity.value.upper()}: {p.message}"] + ([f"  fix: {p.fix}"] if p.fix
                                                               else [])
     lines.append("NOT OK: install would stop here; fix the errors above")
-    return "\n".join(lines) + "\n"
+    return redact.text("\n".join(lines)) + "\n"  # printed: no credential
 
 
 def _compiler_lines(r: pipeline.Resolved, would_fetch: str | None) -> list[str]:
@@ -277,4 +277,4 @@ def explain(p: Prepared) -> str:
                                             p.given.requirements)) if on)
         lines.append(f"wheels     not taken from or kept in the wheel cache ({why})")
     lines.append("run        " + shlex.join(p.argv))
-    return "\n".join(lines) + "\n"
+    return redact.text("\n".join(lines)) + "\n"  # printed: no credential

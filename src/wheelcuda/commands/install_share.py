@@ -22,7 +22,7 @@ from ..probe import index as index_probe
 from ..probe import torch as torch_probe
 from ..rules import buildkey, prebuilt, sharekey
 from ..rules.sharing import INDEX_VAR, PUBLISH_VAR, Sharing
-from ..store import share, teamindex, wheels
+from ..store import share, teamindex, wheelfile, wheels
 from .install_plan import Prepared
 
 __all__ = [
@@ -159,6 +159,12 @@ def _prebuilt_one(index: share.Index, name: str, version: Version, *, r: pipelin
             path = share.download(f, index, tmp)
         except WheelcudaError as exc:
             report.warn(f"warning: {f.filename} from {shown}: {exc.message}")
+            continue
+        try:
+            wheelfile.check_metadata(path)
+        except WheelcudaError as exc:
+            report.note(f"not taking {f.filename} from {shown}: {exc.message}")
+            path.unlink()
             continue
         code = fatbin.of_wheel(path)
         if wanted <= code.sass:

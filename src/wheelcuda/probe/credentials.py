@@ -14,12 +14,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .. import report
+from ..rules.sharing import PASSWORD_VAR, USERNAME_VAR
 from .index import shown
 
 __all__ = ["PASSWORD_VAR", "USERNAME_VAR", "Index", "credentials"]
 
-USERNAME_VAR = "WHEELCUDA_INDEX_USERNAME"
-PASSWORD_VAR = "WHEELCUDA_INDEX_PASSWORD"  # noqa: S105 (a variable's name)
 
 
 @dataclass(frozen=True)

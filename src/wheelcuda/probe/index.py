@@ -33,6 +33,7 @@ from packaging.utils import (
 from packaging.version import InvalidVersion, Version
 
 from ..errors import WheelcudaError
+from ..rules import redact
 
 __all__ = ["PYPI", "IndexFile", "SdistMetadata", "files", "newest_sdist", "open_http",
            "sdist_metadata", "shown"]
@@ -134,7 +135,7 @@ def _request(url: str, accept: str | None = None) -> urllib.request.Request:
         secret = urllib.parse.unquote(split.password or "")
         token = base64.b64encode(f"{user}:{secret}".encode()).decode()
         headers["Authorization"] = f"Basic {token}"
-        url = shown(url)
+        url = redact.without_userinfo(url)  # its query may hold a token the index wants
     return urllib.request.Request(url, headers=headers)  # noqa: S310 (http(s): callers)
 
 
@@ -180,21 +181,30 @@ def _from_json(body: bytes, base: str) -> list[IndexFile]:
             hashes = f.get("hashes")
             sha = hashes.get("sha256") if isinstance(hashes, dict) else None
             requires = f.get("requires-python")
-            out.append(IndexFile(f["filename"], urllib.parse.urljoin(base, str(f.get("url"))),
+            url = urllib.parse.urljoin(base, str(f.get("url")))
+            if not _may_point_at(base, url):
+                continue
+            out.append(IndexFile(f["filename"], url,
                                  sha, requires if isinstance(requires, str) else None,
                                  bool(f.get("yanked"))))
     return out
+
+
+def _may_point_at(base: str, url: str) -> bool:
+    """A page from the network points only at http(s) files, never at this machine's
+    (``file:///home/...``): what it names is downloaded and installed. A local index's
+    page may name anything."""
+    return _is_file(base) or urllib.parse.urlsplit(url).scheme.lower() in ("http", "https")
 
 
 def _from_html(text: str, base: str) -> list[IndexFile]:
     parser = _Links()
     parser.feed(text)
     out = []
-    remote = not _is_file(base)
     for href, label, attrs in parser.links:
         url, _, fragment = urllib.parse.urljoin(base, href).partition("#")
-        if remote and _is_file(url):
-            continue  # a page from the network never points at this machine's files
+        if not _may_point_at(base, url):
+            continue
         name = label or os.path.basename(urllib.parse.urlsplit(url).path)
         sha = fragment.split("=", 1)[1] if fragment.startswith("sha256=") else None
         out.append(IndexFile(urllib.parse.unquote(name), url, sha,
@@ -333,9 +343,5 @@ def sdist_metadata(f: IndexFile, enough: Callable[[dict[str, bytes]], bool] | No
 
 
 def shown(url: str) -> str:
-    """A URL as messages show it: without credentials."""
-    split = urllib.parse.urlsplit(url)
-    if split.username or split.password:
-        host = split.hostname or ""
-        split = split._replace(netloc=host if split.port is None else f"{host}:{split.port}")
-    return urllib.parse.urlunsplit(split)
+    """A URL as messages show it: without credentials (rules/redact.py)."""
+    return redact.url(url)

@@ -16,6 +16,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from . import redact
 from .cxxstd import REAL_CXX_VAR
 from .tree import HOST_SHIM
 
@@ -47,10 +48,12 @@ def key_fields(*, packages: Sequence[str], torch: str, torch_cuda: str | None,
     except :data:`NOT_BUILD_ARGS`. ``host_compiler`` is nvcc's host compiler and its
     version ("gcc 12.2.0"): it compiles the host half of every file. ``cxx_std``: the
     C++ standard older ones are raised to (rules/cxxstd.py), None when not."""
-    return {"packages": list(packages), "torch": torch, "torch_cuda": torch_cuda,
+    # the key and build.json hold no credential: a token changes no binary (redact.py)
+    return {"packages": redact.args(packages), "torch": torch, "torch_cuda": torch_cuda,
             "compiler": compiler, "archs": archs, "prune": prune, "python": python_tag,
             "cxx11_abi": cxx11_abi, "variables": dict(sorted(variables.items())),
-            "installer_args": [a for a in installer_args if a not in NOT_BUILD_ARGS],
+            "installer_args": redact.args([a for a in installer_args
+                                           if a not in NOT_BUILD_ARGS]),
             "machine": machine, "host_compiler": host_compiler,
             "cxx_std": f"raised to c++{cxx_std}" if cxx_std else "the build's own"}
 

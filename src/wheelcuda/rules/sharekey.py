@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..data.recipes import RECIPES
+from . import redact
 
 __all__ = ["KEY_FILE", "LABEL_PREFIX", "compiler_release", "local_label", "matches",
            "share_fields", "share_id"]
@@ -36,8 +37,6 @@ _KEPT = ("packages", "torch", "torch_cuda", "archs", "prune", "python", "cxx11_a
          "variables", "installer_args", "machine", "cxx_std")
 
 
-#: ``scheme://user:secret@`` in an argument, kept as ``scheme://``.
-_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]*@")
 #: What the recipes set only on a machine without a GPU (FORCE_CUDA=1 and the like): the
 #: same wheel either way, so not part of the key that travels (a GPU-less build box and
 #: a GPU machine share builds).
@@ -70,10 +69,10 @@ def share_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name in _KEPT:
         value = fields.get(name)
-        if name == "packages":
-            value = list(value or [])
+        if name == "packages":  # a git+https://user:token@ URL's token stays here
+            value = redact.args([str(v) for v in value or []])
         elif name == "installer_args":  # an index's token stays on this machine
-            value = [_USERINFO.sub(r"\1", str(a)) for a in value or []]
+            value = redact.args([str(a) for a in value or []])
         elif name == "variables":  # "build CUDA code without a GPU" changes no wheel
             value = dict(sorted((k, v) for k, v in (value or {}).items()
                                 if k not in _NO_GPU_ONLY))

@@ -9,18 +9,25 @@ shareconf`). ``--no-index`` turns the lookup off; an empty list in a file does t
 
 from __future__ import annotations
 
-import re
 import urllib.parse
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
+from . import redact
 
-__all__ = ["INDEX_VAR", "PREBUILT_VAR", "PUBLISH_VAR", "Sharing", "choose", "from_table"]
+__all__ = ["INDEX_VAR", "PASSWORD_VAR", "PREBUILT_VAR", "PUBLISH_VAR", "TEAM_VARS",
+           "USERNAME_VAR", "Sharing", "choose", "from_table"]
 
 INDEX_VAR = "WHEELCUDA_INDEX_URL"
 PUBLISH_VAR = "WHEELCUDA_PUBLISH_URL"
+USERNAME_VAR = "WHEELCUDA_INDEX_USERNAME"
+PASSWORD_VAR = "WHEELCUDA_INDEX_PASSWORD"  # noqa: S105 (a variable's name)
+#: The team's index and who wheelcuda is there. ``install`` looks up and publishes
+#: itself, so the installer's environment goes without them: any sdist's setup.py runs
+#: in it and could read the password and publish under a teammate's label.
+TEAM_VARS = (INDEX_VAR, PUBLISH_VAR, USERNAME_VAR, PASSWORD_VAR)
 #: An index of fat prebuilt wheels (Astral's GPU index and the like): off unless named,
 #: nothing is downloaded from a third party without consent.
 PREBUILT_VAR = "WHEELCUDA_PREBUILT_URL"
@@ -67,7 +74,9 @@ def from_table(table: Mapping[str, Any] | None, where: str
 def _check(url: str) -> None:
     """An index wheelcuda can take wheels from: http(s), with a host and a valid port. A
     folder (file://) lists no sha256 to check a wheel against."""
-    shown = re.sub(r"^([A-Za-z][A-Za-z0-9+.-]*://)?[^/@\s]*@", r"\1", url)  # no secret
+    # scheme and host only: a password may hold '/', '@' or ':', and urllib's own
+    # message quotes the part it read as a port
+    shown = redact.host_only(url)
     fix = "--index https://pypi.example.com/simple/ (serve a folder with pypiserver)"
     if not url.startswith(("http://", "https://")):
         raise ConfigError(f"{shown} is not an index URL: give an http:// or https:// one",
@@ -75,8 +84,9 @@ def _check(url: str) -> None:
     try:
         split = urllib.parse.urlsplit(url)
         split.port  # noqa: B018 (raises for a bad port)
-    except ValueError as exc:
-        raise ConfigError(f"{shown} is not an index URL ({exc})", fix) from None
+    except ValueError:
+        raise ConfigError(f"{shown} is not an index URL: its host or port cannot be read",
+                          fix) from None
     if not split.hostname:
         raise ConfigError(f"{shown} names no host", fix)
 

@@ -120,28 +120,29 @@ def _wanted(filename: str, project: str, version: Version | None, label: str,
 
 
 def find(index: Index, name: str, version: str | None, label: str, tag: str
-         ) -> IndexFile | None:
-    """The wheel of ``name`` at ``version`` (None: any) whose local label is ``label`` (or ends with
-    ``.label``) and whose Python tag is ``tag`` or ``py3``, on ``index``; None when the
-    index has none (or not the project). Raises :class:`ShareError` when the index cannot
-    be read."""
+         ) -> list[IndexFile]:
+    """The wheels of ``name`` at ``version`` (None: any) whose local label is ``label``
+    (or ends with ``.label``) and whose Python tag is ``tag`` or ``py3``, on ``index``,
+    best first: the caller tries each, since one wrong wheel under the right label must
+    not hide a right one. Empty when the index has none (or not the project). Raises
+    :class:`ShareError` when the index cannot be read."""
     project = canonicalize_name(name)
     try:
         wanted_version = Version(version) if version is not None else None
     except InvalidVersion:
-        return None
+        return []
     try:
         found = index_probe.files(_with_credentials(index.url, index), project)
     except index_probe.IndexError_ as exc:
         if exc.status == 404:
-            return None
+            return []
         raise _refused(exc, index) from None
     hits = [f for f in found if _wanted(f.filename, project, wanted_version, label.lower(),
                                         tag)]
     # the exact tag before py3, then the highest build tag, then the name
     hits.sort(key=lambda f: (f"-{tag}-" in f.filename, parse_wheel_filename(f.filename)[2],
-                             f.filename))
-    return hits[-1] if hits else None
+                             f.filename), reverse=True)
+    return hits
 
 
 # -- downloading --------------------------------------------------------------------------

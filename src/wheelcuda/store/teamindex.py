@@ -21,24 +21,45 @@ __all__ = ["publish", "take"]
 def take(index: share.Index, name: str, wanted: Mapping[str, Any], tag: str, tmp: Path
          ) -> Path | None:
     """``name``'s wheel of the key ``wanted`` from ``index``, downloaded into ``tmp`` and
-    checked; None when the index has none or cannot serve it (said)."""
+    checked (its embedded key is this build's, its METADATA names the project and version
+    its file name does); each wheel under the label is tried until one passes. None when
+    none does or the index cannot serve (said)."""
     shown = index_probe.shown(index.url)
     label = sharekey.local_label(sharekey.share_id(wanted))
     try:
         found = share.find(index, name, None, label, tag)
-        path = share.download(found, index, tmp) if found else None
     except WheelcudaError as exc:
         report.warn(f"warning: the index {shown} could not serve {name}: {exc.message}; "
                     "building it instead")
         return None
-    if path is None:
-        return None
+    for f in found:
+        try:
+            path = share.download(f, index, tmp)
+        except WheelcudaError as exc:
+            report.warn(f"warning: {f.filename} from {shown}: {exc.message}")
+            continue
+        why = _refusal(path, wanted)
+        if why is None:
+            return path
+        report.warn(f"warning: {path.name} on {shown} is labelled {label} but {why}: not "
+                    "installed")
+        path.unlink()
+    if found:
+        report.warn(f"warning: no wheel of {name} under {label} on {shown} could serve; "
+                    "building it instead")
+    return None
+
+
+def _refusal(path: Path, wanted: Mapping[str, Any]) -> str | None:
+    """Why a downloaded wheel may not serve this key; None when it may."""
     embedded = wheelfile.read_key(path)
     if embedded is None or not sharekey.matches(embedded, wanted):
-        report.warn(f"warning: {path.name} on {shown} is labelled {label} but the key "
-                    "inside it is not this build's: not installed; building instead")
-        return None
-    return path
+        return "the key inside it is not this build's"
+    try:
+        wheelfile.check_metadata(path)
+    except WheelcudaError as exc:
+        return exc.message
+    return None
 
 
 def publish(index: share.Index, wheel: Path, wanted: Mapping[str, Any], tmp: Path) -> bool:

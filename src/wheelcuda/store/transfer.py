@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import IO
 
 from ..errors import CacheError, ComponentError
+from ..rules import redact
 
 __all__ = ["ANSWER_TIMEOUT", "CHUNK", "Unreachable", "answers", "check", "file_sha256", "fill",
            "loopback", "open_url",
@@ -136,16 +137,8 @@ def answers(location: str, timeout: float = ANSWER_TIMEOUT) -> str | None:
 
 
 def _shown(location: str) -> str:
-    """``location`` without the user and password a URL may carry."""
-    try:
-        parts = urllib.parse.urlsplit(location)
-    except ValueError:
-        return location.rsplit("@", maxsplit=1)[-1]
-    if not (parts.username or parts.password):
-        return location
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+    """``location`` as messages show it: no credentials (rules/redact.py)."""
+    return redact.url(location)
 
 
 def read(location: str, most: int, *, fix: str | None) -> bytes:

@@ -31,7 +31,7 @@ from ..errors import CacheError, WheelcudaError
 from ..rules import sharekey
 from . import fs
 
-__all__ = ["WheelFileError", "labelled", "metadata", "read_key"]
+__all__ = ["WheelFileError", "check_metadata", "labelled", "metadata", "read_key"]
 
 #: A key file is a few hundred bytes; anything larger is not one.
 _KEY_LIMIT = 2**20
@@ -108,6 +108,7 @@ def labelled(wheel: Path, dest: Path, fields: Mapping[str, Any], *, label: bool 
         project, version, _build, _tags = parse_wheel_filename(wheel.name)
     except (InvalidWheelFilename, InvalidVersion) as exc:
         raise WheelFileError(f"{wheel.name} is not a wheel's file name ({exc})") from None
+    check_metadata(wheel)  # a label must not carry another project's wheel under this name
     share = sharekey.share_id(fields)
     new_version = _new_version(version, sharekey.local_label(share) if label else None)
     parts = wheel.name[:-len(".whl")].split("-")
@@ -225,3 +226,23 @@ def metadata(wheel: Path) -> dict[str, str]:
     if not out["Name"] or not out["Version"]:
         raise WheelFileError(f"the METADATA of {wheel} lacks its Name or Version")
     return out
+
+
+def check_metadata(wheel: Path) -> None:
+    """The wheel's METADATA names the project and version its file name does (PEP 427:
+    the installer trusts the file name for the project it records, and relabelling would
+    carry a ``Name: other-pkg`` into the file name's project); raises
+    :class:`WheelFileError` when it does not."""
+    try:
+        project, version, _build, _tags = parse_wheel_filename(wheel.name)
+    except (InvalidWheelFilename, InvalidVersion) as exc:
+        raise WheelFileError(f"{wheel.name} is not a wheel's file name ({exc})") from None
+    meta = metadata(wheel)
+    try:
+        said = Version(meta["Version"])
+    except InvalidVersion:
+        raise WheelFileError(f"its METADATA's Version {meta['Version']!r} is no version") \
+            from None
+    if canonicalize_name(meta["Name"]) != project or said != version:
+        raise WheelFileError(f"its METADATA says {meta['Name']} {meta['Version']}, its file "
+                             f"name {project} {version}")

@@ -1,0 +1,82 @@
+"""Credentials out of what wheelcuda shows, writes and sends (pure): one redactor for the
+lines on stderr, ``--explain``, the wheel cache's ``build.json`` and the key that travels
+to a team's index.
+
+A URL carries credentials two ways: its userinfo (``https://alice:TOKEN@host/``, as pip,
+uv and twine take them) and its query (``?private_token=...``, GitLab's package
+registry; ``?X-Amz-Signature=...``, a presigned S3 link; ``?sig=...``, an Azure SAS).
+:func:`url` drops the userinfo and replaces the values of query parameters whose names
+say secret with ``***``; the host keeps its IPv6 brackets and its port. The key of a
+build holds the redacted form, so that teammates with different tokens share one key.
+What the installer is handed keeps the real URL.
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+from collections.abc import Sequence
+
+__all__ = ["HIDDEN", "args", "host_only", "text", "url", "without_userinfo"]
+
+HIDDEN = "***"
+#: A URL inside free text: a scheme, ``://`` and what follows up to a space or a quote.
+_URL = re.compile(r"""[A-Za-z][A-Za-z0-9+.-]*://[^\s'"<>]+""")
+#: Query parameter names that carry a secret (matched as a part of the name:
+#: ``private_token``, ``X-Amz-Signature``, ``api_key``, ``sig``, ``access_token``).
+_SECRET = re.compile(r"(token|secret|passw|pwd|key|auth|sig|credential|session)",
+                     re.IGNORECASE)
+
+
+def without_userinfo(location: str) -> str:
+    """``location`` without ``user:password@``, all else as written (brackets, port,
+    query): what a request is sent to, its credentials going in a header instead."""
+    scheme, sep, rest = location.partition("://")
+    if not sep:
+        return location
+    end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    netloc = rest[:end]
+    return f"{scheme}://{netloc.rsplit('@', 1)[-1]}{rest[end:]}" if "@" in netloc \
+        else location
+
+
+def host_only(location: str) -> str:
+    """``scheme://host`` of a URL that may not parse: the part after the last ``@``
+    before the path, so that a password holding ``/`` or ``@`` is not shown either."""
+    scheme, sep, rest = location.partition("://")
+    if not sep:
+        scheme, rest = "", location
+    last = rest.rfind("@")
+    host = re.split(r"[/?#]", rest[last + 1:] if last >= 0 else rest, maxsplit=1)[0]
+    return f"{scheme}{sep}{host}"
+
+
+def url(location: str) -> str:
+    """``location`` as it may be shown or written: no userinfo, secret query values
+    :data:`HIDDEN`; one that does not parse as ``scheme://host``."""
+    plain = without_userinfo(location)
+    try:
+        split = urllib.parse.urlsplit(plain)
+        split.port  # noqa: B018 (raises for a port that is no number)
+    except ValueError:
+        return host_only(location)
+    if not split.query:
+        return plain
+    pairs = urllib.parse.parse_qsl(split.query, keep_blank_values=True)
+    hidden = [(k, HIDDEN if _SECRET.search(k) and v else v) for k, v in pairs]
+    if hidden == pairs:
+        return plain
+    query = "&".join(f"{urllib.parse.quote(k, safe='')}="
+                     f"{v if v == HIDDEN else urllib.parse.quote(v, safe='')}"
+                     for k, v in hidden)
+    return urllib.parse.urlunsplit(split._replace(query=query))
+
+
+def text(words: str) -> str:
+    """Free text (an argument, a message) with each URL in it passed through :func:`url`."""
+    return _URL.sub(lambda m: url(m[0]), words)
+
+
+def args(argv: Sequence[str]) -> list[str]:
+    """An argument list as it may be shown or written."""
+    return [text(a) for a in argv]

@@ -1,0 +1,94 @@
+"""One redactor (rules/redact.py) for what wheelcuda prints, writes and sends: userinfo
+and token-like query values never leave this machine; a request keeps them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.test_cli import run
+from tests.test_team import Machines
+from wheelcuda.probe import index
+from wheelcuda.rules import buildkey, redact, sharekey, sharing
+
+
+@pytest.mark.parametrize(("given", "shown"), [
+    ("https://alice:TOKEN@host/simple/", "https://host/simple/"),
+    ("https://alice@host:8443/simple/", "https://host:8443/simple/"),
+    ("https://host/api/v4/projects/1/packages/pypi/simple?private_token=TOKEN",
+     "https://host/api/v4/projects/1/packages/pypi/simple?private_token=***"),
+    ("https://b.s3.amazonaws.com/w.whl?X-Amz-Credential=AK&X-Amz-Signature=SIG&x-id=Get",
+     "https://b.s3.amazonaws.com/w.whl?X-Amz-Credential=***&X-Amz-Signature=***&x-id=Get"),
+    ("https://a.blob.core.windows.net/c/w.whl?sv=2022&sig=SIG", "https://a.blob.core.windows.net/c/w.whl?sv=2022&sig=***"),
+    ("http://u:p@[::1]:8080/simple/", "http://[::1]:8080/simple/"),
+    ("http://[fe80::1]/simple/?api_key=K", "http://[fe80::1]/simple/?api_key=***"),
+    ("https://team:pa/ss@word@host/simple", "https://host"),  # a "/" in it: no parse
+    ("https://team:s3/cret@host:x/simple", "https://host:x"),  # no parse: scheme and host
+    ("https://host/simple/?page=2", "https://host/simple/?page=2"),
+    ("./relative/folder", "./relative/folder"),
+])
+def test_what_a_url_shows(given: str, shown: str) -> None:
+    assert redact.url(given) == shown
+    assert index.shown(given) == shown
+
+
+def test_free_text_and_arguments() -> None:
+    said = redact.text("--extra-index-url=https://alice:TOKEN@host/simple/ and "
+                       "'git+https://bob:GHTOKEN@github.com/x/y.git'")
+    assert "TOKEN" not in said and "https://host/simple/" in said
+    assert "git+https://github.com/x/y.git" in said
+    assert redact.args(["-v", "https://h/s?token=T"]) == ["-v", "https://h/s?token=***"]
+
+
+def test_a_request_keeps_the_query_and_the_brackets() -> None:
+    """What is sent: the userinfo goes to a header, the rest as written (an IPv6 host lost
+    its brackets once, and an index's ?private_token= is the index's own business)."""
+    assert redact.without_userinfo("http://u:p@[::1]:8080/s/?private_token=T") == \
+        "http://[::1]:8080/s/?private_token=T"
+    req = index._request("http://u:p@[::1]:8080/simple/x/")
+    assert req.full_url == "http://[::1]:8080/simple/x/"
+    assert req.get_header("Authorization", "").startswith("Basic ")
+
+
+def test_the_key_holds_no_token_and_travels_without_one() -> None:
+    base = {"torch": "2.14.1", "torch_cuda": "13.0", "compiler": "13.0.88", "archs": "9.0",
+            "prune": True, "python_tag": "cp311", "cxx11_abi": True, "variables": {}}
+    one = buildkey.key_fields(packages=["git+https://bob:A@host/x.git"], **base,
+                              installer_args=["--extra-index-url",
+                                              "https://h/simple?private_token=A"])
+    two = buildkey.key_fields(packages=["git+https://bob:B@host/x.git"], **base,
+                              installer_args=["--extra-index-url",
+                                              "https://h/simple?private_token=B"])
+    assert one == two and buildkey.key_id(one) == buildkey.key_id(two)
+    travels = json.dumps(sharekey.share_fields({**one, "installer_args": [
+        "https://alice:A@h/simple?private_token=A"]}))
+    assert "private_token=***" in travels and "alice" not in travels and ":A@" not in travels
+
+
+@pytest.mark.parametrize("url", ["https://team:s3/cret@host:x/simple",
+                                 "ftp://team:s3cret@host/simple",
+                                 "https://team:s3cret@/simple"])
+def test_the_index_check_shows_scheme_and_host(url: str) -> None:
+    with pytest.raises(sharing.ConfigError) as info:
+        sharing.choose([url], None, False, {}, [])
+    assert "cret" not in str(info.value) and "s3" not in str(info.value), info.value
+
+
+def test_an_installer_argument_s_token_is_neither_printed_nor_written(tmp_path: Path) -> None:
+    """`install ./ext -- --extra-index-url https://alice:TOKEN@host/simple/?private_token=T2`:
+    the installer gets both tokens; stderr, --explain and build.json get neither."""
+    m = Machines(tmp_path)
+    url = "https://alice:TOKEN@127.0.0.1:1/simple/?private_token=T2"
+    env = {**m.env, "WHEELCUDA_CACHE_DIR": str(tmp_path / "cache")}
+    for explain in (("--explain",), ()):
+        m.log.write_text("")
+        r = run("install", "--python", str(m.a), "--arch", "9.0", *explain, str(m.ext),
+                "--", "--extra-index-url", url, env=env)
+        assert r.returncode == 0, r.stderr
+        out = r.stdout + r.stderr
+        assert "TOKEN" not in out and "T2" not in out and "private_token=***" in out, out
+    assert url in m.log.read_text()  # the installer was handed the real URL
+    [record] = (tmp_path / "cache").glob("**/build.json")
+    assert "TOKEN" not in record.read_text() and "T2" not in record.read_text()

@@ -334,11 +334,13 @@ def test_a_page_from_the_network_never_points_at_this_machine(tmp_path: Path,
     names = ["demo_pkg-1.0.0-py3-none-any.whl", "demo_pkg-1.0.1-py3-none-any.whl",
              "demo_pkg-1.0.2-py3-none-any.whl"]
     urls = [f"file://{tmp_path}/x.whl", "ftp://elsewhere/y.whl", "/files/z.whl"]
+    pairs = list(zip(names, urls, strict=True))
     if "json" in kind:
-        body = json.dumps({"meta": {"api-version": "1.0"}, "name": "demo-pkg", "files": [
-            {"filename": n, "url": u, "hashes": {}} for n, u in zip(names, urls, strict=True)]}).encode()
+        listing = [{"filename": n, "url": u, "hashes": {}} for n, u in pairs]
+        body = json.dumps({"meta": {"api-version": "1.0"}, "name": "demo-pkg",
+                           "files": listing}).encode()
     else:
-        body = "".join(f'<a href="{u}">{n}</a>' for n, u in zip(names, urls, strict=True)).encode()
+        body = "".join(f'<a href="{u}">{n}</a>' for n, u in pairs).encode()
     with pages({"/simple/demo-pkg/": Page(body, kind)}) as site:
         found = index_probe.files(site.url + "/simple/", "demo-pkg")
     assert [(f.filename, f.url) for f in found] == [(names[2], site.url + "/files/z.whl")]

@@ -4,6 +4,8 @@ wheels and the builds are in tests/integration/test_clang.py."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from wheelcuda import _clang_nvcc as cn
@@ -277,3 +279,44 @@ def test_which_clang_each_arch_needs() -> None:
     assert clang_data.requirements("12.8")[:1] == ["nvidia-cuda-nvcc-cu12==12.8.93"]
     assert clang_data.requirements("12.7")[:1] == ["nvidia-cuda-nvcc-cu12==12.7.*"]
     assert clang_data.ptxas_version("12.9") == "12.9.86" and not clang_data.ptxas_version("12.7")
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["-Xcompiler", "'-fPIC", "-c", "k.cu"], "No closing quotation"),
+    (["@opts", "-c", "k.cu"], "takes no @file"),
+    (["-c", "K.CU"], "a .CU file"),
+    (["-c", "k.cuh"], "a .cuh file"),
+    (["-c", "k.c++"], "a .c++ file"),
+    (["-c", "k.ptx"], ".ptx input is device code"),
+    (["k.cubin", "-o", "k"], ".cubin input is device code"),
+    (["-O", "-c", "k.cu"], "-O -c: not an optimization level"),
+])
+def test_nvcc_s_own_answers_or_a_clear_refusal(args: list[str], says: str) -> None:
+    """What nvcc 13.0 does with each, measured: @opts is an input file to it; K.CU, k.cuh
+    and k.c++ are "Don't know what to do with"; .ptx takes NVIDIA's ptxas; `-O -c` is
+    "'-c': expected a number". Each was once a different build under clang."""
+    with pytest.raises(Refused, match=re.escape(says)):
+        translate(args)
+
+
+def test_an_options_file_that_cannot_be_read_is_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    unbalanced = tmp_path / "unbalanced"
+    unbalanced.write_text("-DX 'open\n")
+    binary = tmp_path / "binary"
+    binary.write_bytes(b"\xff\xfe-DX\n")
+    with pytest.raises(Refused, match="No closing quotation"):
+        translate(["--options-file", str(unbalanced), "-c", "k.cu"])
+    with pytest.raises(Refused, match="not UTF-8"):
+        translate(["--options-file", str(binary), "-c", "k.cu"])
+
+
+def test_comma_lists_as_nvcc_reads_them() -> None:
+    """nvcc 13.0 --dryrun: -DPAIR=a,b is -D "PAIR=a" -D "b"; -I, -U, -isystem, -include,
+    -L and -l split the same way. -x cu takes any suffix, as nvcc does."""
+    t = translate(["-DPAIR=a,b", "-I/i1,/i2", "-Ua,b", "-isystem", "/s1,/s2", "-L/l1,/l2",
+                   "-lfoo,bar", "-x", "cu", "-c", "K.CU"])
+    assert t.common == ["-DPAIR=a", "-Db", "-I/i1", "-I/i2", "-Ua", "-Ub",
+                        "-isystem", "/s1", "-isystem", "/s2"]
+    assert t.link == ["-L/l1", "-L/l2", "-lfoo", "-lbar"]
+    assert t.inputs == [("K.CU", "cuda")]
+    assert translate(["k.o", "libx.so.1", "noext", "-o", "k"]).mode == "link"

@@ -85,6 +85,15 @@ def _items(value: str) -> list[str]:
     return [_unquote(v.strip()) for v in value.split(",") if v.strip()]
 
 
+def _split(text: str, where: str) -> list[str]:
+    """Shell words, or a refusal naming ``where`` (an unbalanced quote)."""
+    try:
+        return shlex.split(text)
+    except ValueError as exc:
+        raise Refused(f"nvcc {where}: {exc} in {text.strip()[:80]!r}",
+                      "balance the quotes") from None
+
+
 def _expand(args: list[str], seen: tuple[str, ...] = ()) -> list[str]:
     """``--options-file F`` replaced by the words F holds."""
     out: list[str] = []
@@ -98,10 +107,14 @@ def _expand(args: list[str], seen: tuple[str, ...] = ()) -> list[str]:
                               "leave the option file out of itself")
             try:
                 with open(path, encoding="utf-8") as f:
-                    out += _expand(shlex.split(f.read()), (*seen, os.path.realpath(path)))
+                    words_in = _split(f.read(), f"--options-file {path}")
             except OSError as exc:
                 raise Refused(f"nvcc --options-file {path}: {exc.strerror}",
                               "name a file that exists") from None
+            except UnicodeDecodeError:
+                raise Refused(f"nvcc --options-file {path}: not UTF-8 text",
+                              "write the options file as UTF-8") from None
+            out += _expand(words_in, (*seen, os.path.realpath(path)))
         else:
             out.append(word)
     return out
@@ -111,6 +124,26 @@ def _is_source(path: str) -> bool:
     """Not an object or a library (those are linked as they are, whatever -x says)."""
     return os.path.splitext(path)[1] not in (".o", ".a", ".so", ".obj", ".lib") and \
         ".so." not in os.path.basename(path)
+
+
+#: What nvcc 13.0 compiles by its suffix without -x (``K.CU``, ``k.cuh``, ``k.c++`` and
+#: ``K.C`` are "Don't know what to do with"); objects and libraries are linked.
+_NVCC_READS = (".cu", ".c", ".cc", ".cpp", ".cxx", ".i", ".ii")
+#: NVIDIA's device code, which only its ptxas, nvlink and fatbinary take
+_DEVICE_CODE = (".ptx", ".cubin", ".fatbin", ".optixir")
+
+
+def _readable(path: str) -> None:
+    """A file nvcc takes as input without -x: one of its sources, or something to link."""
+    suffix = os.path.splitext(path)[1]
+    if suffix in _DEVICE_CODE:
+        raise Refused(f"nvcc {path}: {suffix} input is device code for NVIDIA's own tools, "
+                      "which the clang toolkit does not drive", f"build with {OTHERS}")
+    if path == "-" or not suffix or suffix in _NVCC_READS or not _is_source(path):
+        return
+    raise Refused(f"nvcc {path}: nvcc does not know what to do with a {suffix} file",
+                  f"name it with one of nvcc's suffixes ({', '.join(_NVCC_READS)}), or "
+                  "give -x cu")
 
 
 def _arch_number(name: str) -> str:
@@ -160,6 +193,21 @@ def _lto(what: str) -> Refused:
                    f"ask for sm_X or compute_X, or build with {OTHERS}")
 
 
+def _input(t: Translation, word: str) -> None:
+    if word.startswith("@"):
+        # nvcc 13.0 reads @opts as an input file; clang would expand it as a response
+        # file of clang's options: neither nvcc's build nor a clear one
+        raise Refused(f"nvcc {word}: nvcc takes no @file of options (it reads {word} as an "
+                      "input file)", f"--options-file {word[1:]}")
+    lang = t.language
+    suffix = os.path.splitext(word)[1]
+    if lang is None and suffix in CUDA_SOURCES:
+        lang = "cuda"
+    elif lang is None and suffix in C_SOURCES:
+        lang = C_SOURCES[suffix]
+    t.inputs.append((word, lang))
+
+
 def translate(args: list[str]) -> Translation:  # noqa: PLR0912
     """Read an nvcc call (pure)."""
     t = Translation()
@@ -169,13 +217,7 @@ def translate(args: list[str]) -> Translation:  # noqa: PLR0912
     words = iter(args)
     for word in words:
         if not word.startswith("-") or word == "-":
-            lang = t.language
-            suffix = os.path.splitext(word)[1]
-            if lang is None and suffix in CUDA_SOURCES:
-                lang = "cuda"
-            elif lang is None and suffix in C_SOURCES:
-                lang = C_SOURCES[suffix]
-            t.inputs.append((word, lang))
+            _input(t, word)
             continue
         if word in FLAGS:
             _flag(t, FLAGS[word], word)
@@ -207,6 +249,9 @@ def translate(args: list[str]) -> Translation:  # noqa: PLR0912
             raise Refused(f"nvcc -arch {','.join(arch_seen)} with -code sm_{odd[0]}: SASS for "
                           f"sm_{odd[0]} from another virtual arch (clang compiles each arch "
                           "from its own)", f"-arch=sm_{odd[0]}, or use {OTHERS}")
+    if t.language is None:
+        for path, _lang in t.inputs:
+            _readable(path)
     if t.language is not None:  # nvcc's -x holds for every source file, wherever it stands
         t.inputs = [(p, t.language if lang is not None or _is_source(p) else None)
                     for p, lang in t.inputs]
@@ -286,9 +331,13 @@ def _valued(t: Translation, name: str, value: str, word: str) -> None:  # noqa: 
     if name == "o":
         t.out = value
     elif name in ("I", "D", "U", "L", "l"):
-        (t.link if name in ("L", "l") else t.common).append(f"-{name}{value}")
+        # nvcc reads each as a comma list: -DPAIR=a,b defines PAIR=a and b (nvcc 13.0's
+        # --dryrun: -D "PAIR=a" -D "b"), -I/a,/b is two folders
+        (t.link if name in ("L", "l") else t.common).extend(
+            f"-{name}{item}" for item in _items(value))
     elif name in ("isystem", "include"):
-        t.common += [f"-{name}", value]
+        for item in _items(value):
+            t.common += [f"-{name}", item]
     elif name == "x":
         lang = {"cu": "cuda", "c": "c", "c++": "c++", "cpp": "c++", "none": None}
         if value not in lang:
@@ -298,7 +347,7 @@ def _valued(t: Translation, name: str, value: str, word: str) -> None:  # noqa: 
     elif name == "std":
         t.common.append(f"-std={value}")
     elif name == "Xcompiler":
-        words = [w for item in _items(value) for w in shlex.split(item)]
+        words = [w for item in _items(value) for w in _split(item, f"{word} {value}")]
         pending = None
         for w in words:
             if pending:
@@ -356,6 +405,9 @@ def _valued(t: Translation, name: str, value: str, word: str) -> None:  # noqa: 
         if value != "64":
             raise Refused(f"nvcc -m{value}: only 64-bit code", "-m64")
     elif name == "O":
+        if value not in LEVELS:  # nvcc 13.0: `-O -c k.cu` is "'-c': expected a number"
+            raise Refused(f"nvcc {word} {value}: not an optimization level",
+                          "-O3 (or -O0 to -O3)")
         t.opt = value
     elif name == "Xnvlink":
         pass  # no device link happens without -rdc, which stops above

@@ -473,3 +473,37 @@ def test_a_list_of_tables_and_other_spellings() -> None:
     assert "causal-conv1d" not in spelled.unwrap()["extra-build-dependencies"]
     with pytest.raises(ConfigError, match="not a table"):
         uvconfig.merge(tomlkit.parse("extra-build-variables = []\n"), [OURS], pyproject=False)
+
+
+def test_a_torch_entry_the_user_edited_is_theirs() -> None:
+    """uv-config wrote `torch==2.14.1`; the user made it `torch==2.14.1+cu130`. A later
+    run for another torch keeps their entry (and says so), and remove leaves it, as an
+    edited variable is kept; an older mark without a digest still replaces and removes."""
+    pinned = uvconfig.Settings("mamba-ssm", "torch==2.14.1", {"A": "1"})
+    newer = uvconfig.Settings("mamba-ssm", "torch==2.15.0", {"A": "2"})
+    doc = tomlkit.document()
+    uvconfig.merge(doc, [pinned], pyproject=False)
+    doc["extra-build-dependencies"]["mamba-ssm"][0] = "torch==2.14.1+cu130"
+    conflicts = uvconfig.merge(doc, [newer], pyproject=False)
+    assert conflicts == ["extra-build-dependencies.mamba-ssm has the torch entry you "
+                         "changed ('torch==2.14.1+cu130'; wheelcuda's: 'torch==2.15.0'): kept"]
+    assert doc["extra-build-dependencies"]["mamba-ssm"] == ["torch==2.14.1+cu130"]
+    uvconfig.remove(doc, pyproject=False)  # theirs now: not in wheelcuda's mark
+    assert doc["extra-build-dependencies"]["mamba-ssm"] == ["torch==2.14.1+cu130"]
+    # edited, then removed at once: kept, and named
+    doc = tomlkit.document()
+    uvconfig.merge(doc, [pinned], pyproject=False)
+    doc["extra-build-dependencies"]["mamba-ssm"][0] = "torch==2.14.1+cu130"
+    kept: list[str] = []
+    uvconfig.remove(doc, pyproject=False, kept=kept)
+    assert doc["extra-build-dependencies"]["mamba-ssm"] == ["torch==2.14.1+cu130"]
+    assert kept == ["extra-build-dependencies.mamba-ssm entry 'torch==2.14.1+cu130' "
+                    "(changed by you)"]
+    # a mark an older wheelcuda wrote (no digest): its entry is still its own
+    old = tomlkit.parse('[extra-build-dependencies]\nmamba-ssm = ["torch==2.14.1"]\n'
+                        '[extra-build-variables.mamba-ssm]\nA = "1"\n'
+                        'WHEELCUDA_SET = "A extra-build-dependencies:torch"\n')
+    assert uvconfig.merge(old, [newer], pyproject=False) == []
+    assert old["extra-build-dependencies"]["mamba-ssm"] == ["torch==2.15.0"]
+    uvconfig.remove(old, pyproject=False)
+    assert "extra-build-dependencies" not in old

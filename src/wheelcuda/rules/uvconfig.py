@@ -18,6 +18,7 @@ and writing the file is the command's. Which torch entry and which index: ``uvto
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -41,7 +42,9 @@ VARIABLES = "extra-build-variables"
 KEY = "WHEELCUDA_BUILD_KEY"
 #: The names wheelcuda wrote into a package's tables, space-separated.
 OWNED = "WHEELCUDA_SET"
-#: In OWNED: wheelcuda added the torch entry to extra-build-dependencies.
+#: In OWNED: wheelcuda added the torch entry to extra-build-dependencies, followed by
+#: ``:<digest>`` of the entry it wrote, so that an entry the user edited since is theirs
+#: (kept, and not removed), as an edited variable is.
 _DEP_MARK = f"{DEPENDENCIES}:torch"
 
 Table_ = Table | InlineTable | Container | OutOfOrderTableProxy
@@ -95,8 +98,8 @@ def _owned_values(variables: Table_ | None) -> dict[str, str | None]:
     value = variables.get(OWNED) if variables is not None else None
     out: dict[str, str | None] = {}
     for word in str(value).split() if value else []:
-        if word == _DEP_MARK:
-            out[word] = None
+        if word == _DEP_MARK or word.startswith(f"{_DEP_MARK}:"):
+            out[_DEP_MARK] = word[len(_DEP_MARK) + 1:] or None
             continue
         name, colon, digest = word.partition(":")
         out[name] = digest if colon else None
@@ -105,6 +108,11 @@ def _owned_values(variables: Table_ | None) -> dict[str, str | None]:
 
 def _fingerprint(value: object) -> str:
     return hashlib.sha256(str(value).encode()).hexdigest()[:8]
+
+
+def _entry_fingerprint(entry: object) -> str:
+    """A torch entry's digest, its keys in any order (an inline table round-trips)."""
+    return _fingerprint(json.dumps(_plain(entry), sort_keys=True, default=str))
 
 
 def _edited(table: Table_, name: str, digest: str | None) -> bool:
@@ -141,7 +149,8 @@ def merge(doc: Container, settings: Sequence[Settings], *, pyproject: bool,
             conflicts.append(f"{VARIABLES}.{s.package} is not a table: left as it is")
             continue
         recorded = _owned_values(table)
-        owned = {n for n, digest in recorded.items() if not _edited(table, n, digest)}
+        owned = {n for n, digest in recorded.items()
+                 if n == _DEP_MARK or not _edited(table, n, digest)}
         written = []
         for name in [n for n in owned if n not in s.variables and n in table
                      and n != _DEP_MARK]:
@@ -156,8 +165,9 @@ def merge(doc: Container, settings: Sequence[Settings], *, pyproject: bool,
             if name not in table or str(_plain(table[name])) != value:
                 table[name] = value
             written.append(f"{name}:{_fingerprint(value)}" if name != OWNED else name)
-        if _merge_dependency(deps_root, s, _DEP_MARK in owned, conflicts):
-            written.append(_DEP_MARK)
+        if _merge_dependency(deps_root, s, _DEP_MARK in owned, recorded.get(_DEP_MARK),
+                             conflicts):
+            written.append(f"{_DEP_MARK}:{_entry_fingerprint(s.dependency)}")
         mark = " ".join(written)
         if OWNED not in table or str(_plain(table[OWNED])) != mark:
             table[OWNED] = mark
@@ -213,9 +223,11 @@ def _reformat(parent: Table_, name: str) -> None:
         parent[name] = fresh
 
 
-def _merge_dependency(deps_root: Table_, s: Settings, owned: bool,
+def _merge_dependency(deps_root: Table_, s: Settings, owned: bool, digest: str | None,
                       conflicts: list[str]) -> bool:
-    """Add the torch entry unless the user has their own; whether wheelcuda's is there."""
+    """Add the torch entry unless the user has their own; whether wheelcuda's is there.
+    ``owned``: an earlier run wrote one, whose digest was ``digest`` (None: a wheelcuda
+    that kept no digest); an entry that no longer matches it is the user's edit."""
     key = _key_for(deps_root, s.package)
     entries = deps_root.get(key)
     if entries is None:
@@ -231,10 +243,12 @@ def _merge_dependency(deps_root: Table_, s: Settings, owned: bool,
             continue
         if _plain(entry) == ours:
             return owned
-        if owned:  # ours from an earlier run (another torch): replace it in place
+        edited = owned and digest is not None and _entry_fingerprint(entry) != digest
+        if owned and not edited:  # ours from an earlier run (another torch): replaced
             entries[i] = _item(s.dependency)
             return True
-        conflicts.append(f"{DEPENDENCIES}.{key} has your torch entry "
+        whose = "the torch entry you changed" if edited else "your torch entry"
+        conflicts.append(f"{DEPENDENCIES}.{key} has {whose} "
                          f"({_plain(entry)!r}; wheelcuda's: {ours!r}): kept")
         return False
     entries.append(_item(s.dependency))
@@ -268,14 +282,14 @@ def remove(doc: Container, *, pyproject: bool, packages: Sequence[str] = (),
             continue
         if not isinstance(table, _TABLES) or OWNED not in table:
             continue
-        owned = list(_owned_values(table))
+        recorded = _owned_values(table)
         _take_out(table, str(name), kept)
         if not table:
             del vars_root[name]
         else:
             _reformat(vars_root, name)
-        if _DEP_MARK in owned and deps_root is not None:
-            _drop_torch(deps_root, name)
+        if _DEP_MARK in recorded and deps_root is not None:
+            _drop_torch(deps_root, name, recorded[_DEP_MARK], kept)
         done.append(name)
     _drop_empty_tables(root)
     if (not packages or not _owned_anywhere(vars_root)) and _drop_index(root):
@@ -289,7 +303,7 @@ def _take_out(table: Table_, name: str, kept: list[str] | None) -> None:
     """Delete the values wheelcuda wrote into one package's table, but those the user
     changed since (named in ``kept``), and the ownership mark."""
     recorded = _owned_values(table)
-    for key in [k for k in recorded if k in table]:
+    for key in [k for k in recorded if k in table and k != _DEP_MARK]:
         if _edited(table, key, recorded[key]):
             if kept is not None:
                 kept.append(f"{VARIABLES}.{name}.{key} = {_plain(table[key])!r} (changed by you)")
@@ -325,16 +339,24 @@ def _drop_index(root: Table_) -> bool:
     return False
 
 
-def _drop_torch(deps_root: Table_, name: str) -> None:
+def _drop_torch(deps_root: Table_, name: str, digest: str | None,
+                kept: list[str] | None) -> None:
     """Take wheelcuda's torch entry out of the package's list, in place (the other
-    entries keep their comments)."""
+    entries keep their comments); one the user changed since stays (named in ``kept``).
+    Without a digest (an older wheelcuda's mark), the entries it could have written."""
     key = _key_for(deps_root, str(canonicalize_name(name)))
     entries = deps_root.get(key)
     if not isinstance(entries, Array):
         return
     for i in reversed(range(len(entries))):
         entry = _plain(entries[i])
-        if names_torch(entry) and (entry == match_runtime() or str(entry).startswith("torch==")):
+        if not names_torch(entry):
+            continue
+        if digest is not None and _entry_fingerprint(entry) != digest:
+            if kept is not None:
+                kept.append(f"{DEPENDENCIES}.{key} entry {entry!r} (changed by you)")
+            continue
+        if digest is not None or entry == match_runtime() or str(entry).startswith("torch=="):
             del entries[i]
     if not len(entries):
         del deps_root[key]

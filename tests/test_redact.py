@@ -52,6 +52,16 @@ def test_a_request_keeps_the_query_and_the_brackets() -> None:
     assert req.get_header("Authorization", "").startswith("Basic ")
 
 
+def test_an_index_keeps_its_query_token() -> None:
+    """GitLab's registry reads ?private_token=: the index wheelcuda asks keeps it (only
+    what is shown loses it)."""
+    from wheelcuda.store import share  # noqa: PLC0415
+
+    index = share.credentials("https://alice:pw@[::1]:8443/simple?private_token=T", {})
+    assert index.url == "https://[::1]:8443/simple?private_token=T"
+    assert (index.username, index.password) == ("alice", "pw")
+
+
 def test_the_key_holds_no_token_and_travels_without_one() -> None:
     base = {"torch": "2.14.1", "torch_cuda": "13.0", "compiler": "13.0.88", "archs": "9.0",
             "prune": True, "python_tag": "cp311", "cxx11_abi": True, "variables": {}}

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from .. import report
+from ..rules import redact
 from ..rules.sharing import PASSWORD_VAR, USERNAME_VAR
-from .index import shown
 
 __all__ = ["PASSWORD_VAR", "USERNAME_VAR", "Index", "credentials"]
 
@@ -85,7 +85,7 @@ def credentials(url: str, environ: Mapping[str, str]) -> Index:
     host = split.hostname or ""
     username = urllib.parse.unquote(split.username) if split.username is not None else None
     password = urllib.parse.unquote(split.password) if split.password is not None else None
-    plain = shown(url)
+    plain = redact.without_userinfo(url)  # a ?private_token= is the index's own
     if password is not None:
         return Index(plain, username, password)
     env_user, env_password = environ.get(USERNAME_VAR) or None, environ.get(PASSWORD_VAR)

@@ -209,6 +209,13 @@ def test_fatbinary_reads_both_clang_forms() -> None:
                                                   ("ptx", "80")]
     assert [i.arch for i in fb.select(images, "90")] == ["90", "90", "80"]
     assert fb.select(images, None) == images
+    # nothing left to put in it: an error, never an empty fatbin that links and then
+    # has no kernel at run time
+    sass_only = [i for i in images if i.kind == "elf"]
+    with pytest.raises(fb.Usage, match="the fatbin would hold no kernel"):
+        fb.select(sass_only, "120")
+    with pytest.raises(fb.Usage, match="no device code"):
+        fb.select([], "90")
 
 
 @pytest.mark.parametrize(("args", "says"), [

@@ -86,10 +86,17 @@ def parse(args: list[str]) -> tuple[str, list[Image]]:
 
 def select(images: list[Image], sass: str | None) -> list[Image]:
     """Leave out SASS for archs not in ``sass`` (comma list); None keeps all (pure)."""
+    if not images:
+        raise Usage("no device code to put in the fatbin")
     if sass is None:
         return images
     keep = {a for a in sass.split(",") if a}
-    return [i for i in images if i.kind == "ptx" or i.arch in keep]
+    kept = [i for i in images if i.kind == "ptx" or i.arch in keep]
+    if not kept:  # an empty fatbin links, and the kernel is missing at run time
+        made = ", ".join(f"{i.kind} {i.arch}" for i in images)
+        raise Usage(f"none of the device code made ({made}) is for the archs asked "
+                    f"({sass or 'PTX only'}): the fatbin would hold no kernel")
+    return kept
 
 
 def _check(lib: ctypes.CDLL, result: int, what: str) -> None:

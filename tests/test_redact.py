@@ -102,3 +102,22 @@ def test_an_installer_argument_s_token_is_neither_printed_nor_written(tmp_path: 
     assert url in m.log.read_text()  # the installer was handed the real URL
     [record] = (tmp_path / "cache").glob("**/build.json")
     assert "TOKEN" not in record.read_text() and "T2" not in record.read_text()
+
+
+def test_no_password_over_plain_http_to_another_host(capsys: pytest.CaptureFixture[str]
+                                                     ) -> None:
+    """Basic auth to http://team-index.lan/ would put the password on the network in the
+    clear (NVIDIA's archives are never read over plain http either): asked without it,
+    and said. This machine's own server (the tests' pypiserver) keeps them."""
+    from wheelcuda.store import share  # noqa: PLC0415
+
+    lan = share.credentials("http://alice:pw@team-index.lan/simple/", {})
+    assert (lan.username, lan.password) == (None, None)
+    assert lan.url == "http://team-index.lan/simple/"
+    env = {share.USERNAME_VAR: "team", share.PASSWORD_VAR: "pw"}
+    assert share.credentials("http://team-index.lan/simple/", env).password is None
+    said = capsys.readouterr().err
+    assert "not sending credentials to http://team-index.lan/simple/ over plain http" in said
+    assert "pw" not in said
+    assert share.credentials("https://team-index.lan/simple/", env).password == "pw"
+    assert share.credentials("http://127.0.0.1:8080/simple/", env).password == "pw"

@@ -17,7 +17,8 @@ import re
 import urllib.parse
 from collections.abc import Sequence
 
-__all__ = ["HIDDEN", "args", "host_only", "text", "url", "without_userinfo"]
+__all__ = ["HIDDEN", "args", "host_only", "loopback", "plain_http", "text", "url",
+           "without_userinfo"]
 
 HIDDEN = "***"
 #: A URL inside free text: a scheme, ``://`` and what follows up to a space or a quote.
@@ -80,3 +81,18 @@ def text(words: str) -> str:
 def args(argv: Sequence[str]) -> list[str]:
     """An argument list as it may be shown or written."""
     return [text(a) for a in argv]
+
+
+def loopback(host: str | None) -> bool:
+    return host in ("127.0.0.1", "::1", "localhost")
+
+
+def plain_http(location: str) -> bool:
+    """Whether ``location`` is a plain ``http://`` URL to a host other than this machine,
+    where a password would cross the network in clear (one that does not parse is not:
+    the caller's reader says what is wrong with it)."""
+    try:
+        parts = urllib.parse.urlsplit(location)
+    except ValueError:
+        return False
+    return parts.scheme.lower() == "http" and not loopback(parts.hostname)

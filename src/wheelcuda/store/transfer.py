@@ -62,18 +62,7 @@ def where(location: str) -> tuple[str, str]:
     return "file", location
 
 
-def loopback(host: str | None) -> bool:
-    return host in ("127.0.0.1", "::1", "localhost")
-
-
-def plain_http(location: str) -> bool:
-    """Whether ``location`` is a plain ``http://`` URL to a host other than this machine
-    (one that does not parse is not: :func:`where` says what is wrong with it)."""
-    try:
-        parts = urllib.parse.urlsplit(location)
-    except ValueError:
-        return False
-    return parts.scheme.lower() == "http" and not loopback(parts.hostname)
+loopback, plain_http = redact.loopback, redact.plain_http
 
 
 class Unreachable(ComponentError):

@@ -30,7 +30,8 @@ def test_share_fields_are_the_subset_that_crosses_machines() -> None:
         "packages": ["sha256:abc"], "torch": "2.9.1+cu128", "torch_cuda": "12.8",
         "compiler_release": "12.8", "archs": "9.0", "prune": True, "python": "cp311",
         "cxx11_abi": True, "variables": {"A": "1", "B": "2"},
-        "installer_args": ["-Cfoo=bar"], "machine": "x86_64", "cxx_std": "the build's own"}
+        "installer_args": ["-Cfoo=bar"], "machine": "x86_64", "cxx_std": "the build's own",
+        "libc": None}
 
 
 @pytest.mark.parametrize("change", [
@@ -136,3 +137,13 @@ def test_install_and_the_backend_name_the_compiler_one_way() -> None:
     assert ask(None, SimpleNamespace(compiler=clang)) == "clang 22.1.8 + ptxas 12.8"
     assert ask(SimpleNamespace(compiler="12.8.93", nvcc_release="12.8"), nothing) == "12.8"
     assert ask(None, nothing) == "12.8"
+
+
+def test_the_c_library_travels_in_the_key() -> None:
+    """A wheel built against glibc 2.39 does not load on 2.31: another label."""
+    from wheelcuda.probe import machine  # noqa: PLC0415
+
+    base = {"packages": ["x==1"], "torch": "2.14.1", "torch_cuda": "13.0", "compiler": "13.0"}
+    assert sharekey.share_id({**base, "libc": "glibc 2.39"}) != \
+        sharekey.share_id({**base, "libc": "glibc 2.31"})
+    assert machine.libc().startswith("glibc 2.")

@@ -21,7 +21,7 @@ from .. import pipeline, report
 from ..context import Context
 from ..errors import WheelcudaError
 from ..probe import index as index_probe
-from ..probe import shareconf, source
+from ..probe import machine, shareconf, source
 from ..probe import torch as torch_probe
 from ..rules import arch as archmod
 from ..rules import buildkey, packages, sharekey
@@ -50,7 +50,7 @@ def key_fields(ctx: Context, config: Config, python: str) -> dict[str, Any] | No
         prune=not config.all_archs,
         python_tag=r.target.tag, cxx11_abi=torch_probe.cxx11_abi(r.torch),
         variables=variables, machine=platform.machine(), cxx_std=r.cxx_std)
-    return sharekey.share_fields(fields)
+    return sharekey.share_fields({**fields, "libc": machine.libc()})  # as install's
 
 
 def _name(ctx: Context) -> str | None:

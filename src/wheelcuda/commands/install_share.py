@@ -17,7 +17,7 @@ from packaging.version import Version
 from .. import pipeline, report
 from ..context import Context
 from ..errors import WheelcudaError
-from ..probe import fatbin, shareconf, source, wheeltags
+from ..probe import fatbin, machine, shareconf, source, wheeltags
 from ..probe import index as index_probe
 from ..probe import torch as torch_probe
 from ..rules import buildkey, prebuilt, sharekey
@@ -65,8 +65,9 @@ def settings(ctx: Context, args: argparse.Namespace) -> Sharing:
 
 def wanted_fields(fields: Mapping[str, Any], release: str | None) -> dict[str, Any]:
     """The key as it travels: the compiler by its release (machine B may have none yet:
-    torch's CUDA release is what it would fetch)."""
-    return sharekey.share_fields({**fields, "compiler": release or fields.get("compiler")})
+    torch's CUDA release is what it would fetch), and this machine's C library."""
+    return sharekey.share_fields({**fields, "compiler": release or fields.get("compiler"),
+                                  "libc": machine.libc()})
 
 
 def shareable(p: Prepared) -> bool:

@@ -1,11 +1,22 @@
-"""The machine a build runs on: the cores it may use and the memory still free."""
+"""The machine a build runs on: the cores it may use, the memory still free, its C
+library."""
 
 from __future__ import annotations
 
 import os
+import platform
 from pathlib import Path
 
-__all__ = ["available_memory", "cores"]
+__all__ = ["available_memory", "cores", "libc"]
+
+
+def libc() -> str:
+    """``glibc 2.36``: the C library a wheel built here links against. A wheel built
+    with a newer glibc's symbols does not load on an older one (wheelcuda's wheels are
+    ``linux_x86_64``, not audited down to a manylinux tag), so the key that travels to a
+    team's index holds it."""
+    name, version = platform.libc_ver()
+    return f"{name} {version}".strip() or "unknown"
 
 
 def cores() -> int:

@@ -6,7 +6,8 @@ its own builds apart: the compiler's exact version and the host compiler. A whee
 elsewhere serves when the sources, torch and its CUDA, the compiler's release (major.
 minor: the machine that installs may have no compiler at all), the archs and pruning,
 the Python tag, the C++ ABI, the build variables, the installer's arguments and the CPU
-arch are the same. That subset is :func:`share_fields`; its digest names the wheel in
+arch and the C library (a newer glibc's symbols do not load on an older one)
+are the same. That subset is :func:`share_fields`; its digest names the wheel in
 its local version label (:func:`local_label`, as torch's ``+cu128``), and the whole of it
 is written inside the wheel's ``.dist-info`` (:data:`KEY_FILE`), read again before a
 downloaded wheel is installed (:func:`matches`).
@@ -34,7 +35,7 @@ LABEL_PREFIX = "wc"
 #: The build key's fields a shared wheel keeps as they are; ``compiler`` becomes
 #: ``compiler_release``; ``host_compiler`` and ``names`` are left out.
 _KEPT = ("packages", "torch", "torch_cuda", "archs", "prune", "python", "cxx11_abi",
-         "variables", "installer_args", "machine", "cxx_std")
+         "variables", "installer_args", "machine", "cxx_std", "libc")
 
 
 #: What the recipes set only on a machine without a GPU (FORCE_CUDA=1 and the like): the

@@ -16,7 +16,8 @@ except ImportError:  # run as a script from the clang toolkit's folder, beside i
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import _nvcc_table as _table  # type: ignore[import-not-found,no-redef]
 
-C_SOURCES, CUDA_SOURCES = _table.C_SOURCES, _table.CUDA_SOURCES
+C_SOURCES, CUDA_SOURCES, DEVICE_CODE = _table.C_SOURCES, _table.CUDA_SOURCES, _table.DEVICE_CODE
+SWITCHES = _table.SWITCHES
 FLAGS, GLUED, LEVELS, OTHERS = _table.FLAGS, _table.GLUED, _table.LEVELS, _table.OTHERS
 PAIR, PAIRED, VALUED, WERROR = _table.PAIR, _table.PAIRED, _table.VALUED, _table.WERROR
 
@@ -27,8 +28,7 @@ class Refused(Exception):
 
     def __init__(self, message: str, fix: str) -> None:
         super().__init__(message)
-        self.message = message
-        self.fix = fix
+        self.message, self.fix = message, fix
 
 
 class Translation:
@@ -46,13 +46,10 @@ class Translation:
         self.sass: list[str] = []  # sm_X to make SASS for
         self.ptx: list[str] = []  # sm_X to carry PTX for
         self.opt: str | None = None
-        self.device_debug = False
-        self.forward = False
-        self.forward_link = False
+        self.device_debug = self.forward = self.forward_link = self.verbose = False
         self.device_llvm: list[str] = []  # -mllvm options for the device compile
         self.cudart = "shared"
         self.depfile: list[str] = []
-        self.verbose = False
 
 
 def _value_of(word: str) -> tuple[str, str | None] | None:
@@ -76,9 +73,8 @@ def _value_of(word: str) -> tuple[str, str | None] | None:
 
 def _unquote(value: str) -> str:
     """nvcc takes ``'-fPIC'`` (torch's ninja file quotes -Xcompiler values)."""
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-        return value[1:-1]
-    return value
+    quoted = len(value) >= 2 and value[0] == value[-1] and value[0] in "'\""
+    return value[1:-1] if quoted else value
 
 
 def _items(value: str) -> list[str]:
@@ -126,24 +122,17 @@ def _is_source(path: str) -> bool:
         ".so." not in os.path.basename(path)
 
 
-#: What nvcc 13.0 compiles by its suffix without -x (``K.CU``, ``k.cuh``, ``k.c++`` and
-#: ``K.C`` are "Don't know what to do with"); objects and libraries are linked.
-_NVCC_READS = (".cu", ".c", ".cc", ".cpp", ".cxx", ".i", ".ii")
-#: NVIDIA's device code, which only its ptxas, nvlink and fatbinary take
-_DEVICE_CODE = (".ptx", ".cubin", ".fatbin", ".optixir")
-
-
 def _readable(path: str) -> None:
     """A file nvcc takes as input without -x: one of its sources, or something to link."""
     suffix = os.path.splitext(path)[1]
-    if suffix in _DEVICE_CODE:
+    if suffix in DEVICE_CODE:
         raise Refused(f"nvcc {path}: {suffix} input is device code for NVIDIA's own tools, "
                       "which the clang toolkit does not drive", f"build with {OTHERS}")
-    if path == "-" or not suffix or suffix in _NVCC_READS or not _is_source(path):
+    reads = (*CUDA_SOURCES, *C_SOURCES)
+    if path == "-" or not suffix or suffix in reads or not _is_source(path):
         return
     raise Refused(f"nvcc {path}: nvcc does not know what to do with a {suffix} file",
-                  f"name it with one of nvcc's suffixes ({', '.join(_NVCC_READS)}), or "
-                  "give -x cu")
+                  f"name it with one of nvcc's suffixes ({', '.join(reads)}), or give -x cu")
 
 
 def _arch_number(name: str) -> str:
@@ -195,17 +184,12 @@ def _lto(what: str) -> Refused:
 
 def _input(t: Translation, word: str) -> None:
     if word.startswith("@"):
-        # nvcc 13.0 reads @opts as an input file; clang would expand it as a response
-        # file of clang's options: neither nvcc's build nor a clear one
+        # nvcc 13.0 reads @opts as an input; clang would expand it as clang's options
         raise Refused(f"nvcc {word}: nvcc takes no @file of options (it reads {word} as an "
                       "input file)", f"--options-file {word[1:]}")
-    lang = t.language
     suffix = os.path.splitext(word)[1]
-    if lang is None and suffix in CUDA_SOURCES:
-        lang = "cuda"
-    elif lang is None and suffix in C_SOURCES:
-        lang = C_SOURCES[suffix]
-    t.inputs.append((word, lang))
+    t.inputs.append((word, t.language or ("cuda" if suffix in CUDA_SOURCES
+                                          else C_SOURCES.get(suffix))))
 
 
 def translate(args: list[str]) -> Translation:  # noqa: PLR0912
@@ -317,6 +301,13 @@ def _rdc(word: str) -> Refused:
                    f"build with {OTHERS}")
 
 
+def _one_of(value: str, word: str, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise Refused(f"nvcc {word} {value}: not one of {', '.join(choices)}",
+                      f"{word} {choices[0]}")
+    return value
+
+
 def _bool(value: str, word: str) -> bool:
     v = value.lower()
     if v in ("true", "1", "yes"):
@@ -372,22 +363,13 @@ def _valued(t: Translation, name: str, value: str, word: str) -> None:  # noqa: 
     elif name == "rdc":
         if _bool(value, word):
             raise _rdc(word if "=" in word else f"{word} {value}")
-    elif name == "ftz":
-        t.device.append("-fgpu-flush-denormals-to-zero" if _bool(value, word)
-                        else "-fno-gpu-flush-denormals-to-zero")
-    elif name == "prec-div":
-        t.device_llvm.append(f"-nvptx-prec-divf32={2 if _bool(value, word) else 1}")
-    elif name == "prec-sqrt":
-        t.device_llvm.append(f"-nvptx-prec-sqrtf32={1 if _bool(value, word) else 0}")
-    elif name == "fmad":
-        t.device.append("-ffp-contract=fast" if _bool(value, word) else "-ffp-contract=off")
+    elif name in SWITCHES:
+        where, on, off = SWITCHES[name]
+        getattr(t, where).append(on if _bool(value, word) else off)
     elif name == "maxrregcount":
         t.common += ["-Xcuda-ptxas", f"--maxrregcount={value}"]
     elif name == "cudart":
-        if value not in ("shared", "none", "static"):
-            raise Refused(f"nvcc {word} {value}: not shared, static or none",
-                          "--cudart shared")
-        t.cudart = value
+        t.cudart = _one_of(value, word, ("shared", "none", "static"))
     elif name == "Werror":
         kinds = _items(value)
         odd = [k for k in kinds if k not in WERROR]
@@ -397,9 +379,7 @@ def _valued(t: Translation, name: str, value: str, word: str) -> None:  # noqa: 
         if "all-warnings" in kinds:
             t.common.append("-Werror")
     elif name == "default-stream":
-        if value not in ("legacy", "null", "per-thread"):
-            raise Refused(f"nvcc {word} {value}: not legacy, null or per-thread",
-                          "-default-stream per-thread")
+        value = _one_of(value, word, ("per-thread", "legacy", "null"))
         t.common.append(f"-fgpu-default-stream={'legacy' if value == 'null' else value}")
     elif name == "m":
         if value != "64":

@@ -10,12 +10,14 @@ __all__ = [
     "CLANG_FOR_ARCH",
     "CUDA_SOURCES",
     "C_SOURCES",
+    "DEVICE_CODE",
     "FLAGS",
     "GLUED",
     "LEVELS",
     "OTHERS",
     "PAIR",
     "PAIRED",
+    "SWITCHES",
     "VALUED",
     "WERROR",
 ]
@@ -117,9 +119,19 @@ def _table(text: str) -> dict[str, str]:
 
 VALUED = _table(_VALUED_TEXT)
 FLAGS = _table(_FLAGS_TEXT)
-CUDA_SOURCES = (".cu", ".cuh")
-C_SOURCES = {".c": "c", ".cpp": "c++", ".cc": "c++", ".cxx": "c++", ".c++": "c++",
-              ".C": "c++", ".i": "c++-cpp-output", ".ii": "c++-cpp-output"}
+#: What nvcc 13.0 compiles by its suffix without -x (``K.CU``, ``k.cuh``, ``k.c++`` and
+#: ``K.C`` are "Don't know what to do with"); objects and libraries are linked.
+CUDA_SOURCES = (".cu",)
+C_SOURCES = {".c": "c", ".cpp": "c++", ".cc": "c++", ".cxx": "c++",
+             ".i": "c++-cpp-output", ".ii": "c++-cpp-output"}
+#: NVIDIA's device code, which only its ptxas, nvlink and fatbinary take
+DEVICE_CODE = (".ptx", ".cubin", ".fatbin", ".optixir")
+#: nvcc's true/false switches: (Translation list, the flag for true, for false)
+SWITCHES = {"ftz": ("device", "-fgpu-flush-denormals-to-zero",
+                    "-fno-gpu-flush-denormals-to-zero"),
+            "prec-div": ("device_llvm", "-nvptx-prec-divf32=2", "-nvptx-prec-divf32=1"),
+            "prec-sqrt": ("device_llvm", "-nvptx-prec-sqrtf32=1", "-nvptx-prec-sqrtf32=0"),
+            "fmad": ("device", "-ffp-contract=fast", "-ffp-contract=off")}
 OTHERS = ("the toolkit from NVIDIA's archives (--toolkit redist) or one on this "
            "machine (--toolkit local)")
 #: The lowest clang major that knows each arch (clang's Cuda.cpp; FACTS.md).

@@ -40,6 +40,12 @@ def test_free_text_and_arguments() -> None:
     assert "TOKEN" not in said and "https://host/simple/" in said
     assert "git+https://github.com/x/y.git" in said
     assert redact.args(["-v", "https://h/s?token=T"]) == ["-v", "https://h/s?token=***"]
+    # an ssh URL's user names an account: a printed command stays one that works
+    ssh = "git+ssh://git@github.com/org/repo.git@v1"
+    assert redact.text(ssh) == ssh
+    assert redact.text("git+https://TOKEN@github.com/x.git") == "git+https://github.com/x.git"
+    # prose around a URL keeps its punctuation
+    assert redact.text("(see https://h/s?token=T).") == "(see https://h/s?token=***)."
 
 
 def test_a_request_keeps_the_query_and_the_brackets() -> None:
@@ -50,6 +56,19 @@ def test_a_request_keeps_the_query_and_the_brackets() -> None:
     req = index._request("http://u:p@[::1]:8080/simple/x/")
     assert req.full_url == "http://[::1]:8080/simple/x/"
     assert req.get_header("Authorization", "").startswith("Basic ")
+
+
+def test_an_index_page_keeps_the_query(tmp_path: Path) -> None:
+    """The project goes into the path of `.../simple?private_token=T`, the token stays in
+    the query: the page is found."""
+    from tests.pypi_server import Page, pages  # noqa: PLC0415
+
+    link = b'<a href="/files/demo_pkg-1.0.tar.gz">demo_pkg-1.0.tar.gz</a>'
+    with pages({"/simple/demo-pkg/?private_token=T": Page(link)}) as site:
+        found = index.files(site.url + "/simple?private_token=T", "demo-pkg")
+        asked = [path for path, _ in site.seen]
+    assert [f.filename for f in found] == ["demo_pkg-1.0.tar.gz"]
+    assert asked == ["/simple/demo-pkg/?private_token=T"]
 
 
 def test_an_index_keeps_its_query_token() -> None:

@@ -344,3 +344,18 @@ def test_a_page_from_the_network_never_points_at_this_machine(tmp_path: Path,
     with pages({"/simple/demo-pkg/": Page(body, kind)}) as site:
         found = index_probe.files(site.url + "/simple/", "demo-pkg")
     assert [(f.filename, f.url) for f in found] == [(names[2], site.url + "/files/z.whl")]
+
+
+def test_a_wheel_renamed_to_carry_its_label_passes(tmp_path: Path) -> None:
+    """flash-attn's release workflow renames the wheel after the build: METADATA says
+    2.8.3, the file 2.8.3+cu12torch2.8cxx11abiTRUE (uv takes it). The public versions
+    agree: it passes; another public version does not."""
+    built = tiny_wheel(tmp_path / "w", "flash_attn", "2.8.3", "cp311-cp311-linux_x86_64")
+    renamed = built.with_name("flash_attn-2.8.3+cu12torch2.8cxx11abiTRUE-cp311-cp311-"
+                              "linux_x86_64.whl")
+    built.rename(renamed)
+    wheelfile.check_metadata(renamed)
+    other = renamed.with_name(renamed.name.replace("2.8.3+", "2.8.4+"))
+    renamed.rename(other)
+    with pytest.raises(wheelfile.WheelFileError, match=r"METADATA says flash-attn 2\.8\.3"):
+        wheelfile.check_metadata(other)

@@ -120,6 +120,9 @@ def prepare(ctx: Context, pkgs: Sequence[str] | Given, req: pipeline.Request,
                         + [f"-r {source.source_id(f)}" for f in given.files])
     fields["names"] = [n or "" for n in names]
     key = buildkey.key_id(fields)
+    # recorded with the build, not in the local key (this machine's own builds): the
+    # key that travels takes the glibc the wheel was built against, not today's
+    fields["libc"] = machine.libc()
     variables = r.run_variables() if r.home else {}
     variables.update(packages.user_wins(recipe, ctx.environ))
     # for_build keeps the user's own values itself (and replaces an empty MAX_JOBS).

@@ -65,9 +65,10 @@ def settings(ctx: Context, args: argparse.Namespace) -> Sharing:
 
 def wanted_fields(fields: Mapping[str, Any], release: str | None) -> dict[str, Any]:
     """The key as it travels: the compiler by its release (machine B may have none yet:
-    torch's CUDA release is what it would fetch), and this machine's C library."""
+    torch's CUDA release is what it would fetch), and the C library it was built against
+    (recorded with the build; this machine's for a record that has none)."""
     return sharekey.share_fields({**fields, "compiler": release or fields.get("compiler"),
-                                  "libc": machine.libc()})
+                                  "libc": fields.get("libc") or machine.libc()})
 
 
 def shareable(p: Prepared) -> bool:

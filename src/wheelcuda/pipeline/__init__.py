@@ -140,13 +140,18 @@ class Resolved:
         (machine B may have no compiler yet: that is what it would fetch). One answer
         for install and the backend: clang builds are never nvcc builds' (both said
         ``12.8`` once)."""
+        release = checks.compiler_release(self.toolkit.inventory, self.toolkit.major) \
+            or (self.torch.cuda if self.torch is not None else None)
         if self.home is not None:
             found: str | None = self.home.compiler or self.home.nvcc_release
         elif self.fetch.compiler:
             found = self.fetch.compiler
+        elif self.toolkit.source == SourceName.CLANG and self.clang is not None:
+            # no tree (the backend keys before it builds one): the clang and the ptxas
+            # of the CUDA 12 wheels, as the tree's banner would say
+            found = f"clang {self.clang.version} + ptxas {release}"
         else:
-            found = checks.compiler_release(self.toolkit.inventory, self.toolkit.major) \
-                or (self.torch.cuda if self.torch is not None else None)
+            found = release
         return sharekey.compiler_release(found) if found else None
 
     @property

@@ -232,7 +232,9 @@ def files(index: str, name: str, *, flat: bool = False) -> list[IndexFile]:
         except OSError as exc:
             raise IndexError_(f"{shown(index)}: {exc.strerror or exc}") from None
         return [IndexFile(n, os.path.join(root, n)) for n in names]
-    url = index.rstrip("/") + f"/{project}/"
+    # the project goes into the path; a query (GitLab's ?private_token=) stays a query
+    split = urllib.parse.urlsplit(index)
+    url = urllib.parse.urlunsplit(split._replace(path=split.path.rstrip("/") + f"/{project}/"))
     body, kind, final = _get(url, _ACCEPT)
     if "json" in kind:
         return _from_json(body, final)

@@ -53,8 +53,13 @@ def host_only(location: str) -> str:
 
 
 def url(location: str) -> str:
-    """``location`` as it may be shown or written: no userinfo, secret query values
-    :data:`HIDDEN`; one that does not parse as ``scheme://host``."""
+    """``location`` as it may be shown or written: no userinfo (but an ssh URL's user
+    name, ``git+ssh://git@host/``, which names an account, not a secret), secret query
+    values :data:`HIDDEN`; one that does not parse as ``scheme://host``."""
+    scheme, _, rest = location.partition("://")
+    user = rest.split("/", 1)[0].rpartition("@")[0]
+    if scheme.lower().endswith("ssh") and user and ":" not in user:
+        return location
     plain = without_userinfo(location)
     try:
         split = urllib.parse.urlsplit(plain)
@@ -74,8 +79,12 @@ def url(location: str) -> str:
 
 
 def text(words: str) -> str:
-    """Free text (an argument, a message) with each URL in it passed through :func:`url`."""
-    return _URL.sub(lambda m: url(m[0]), words)
+    """Free text (an argument, a message) with each URL in it passed through :func:`url`
+    (a ``)``, ``,`` or ``.`` that ends the URL in prose is not part of it)."""
+    def one(m: re.Match[str]) -> str:
+        found = m[0].rstrip(").,;:]")
+        return url(found) + m[0][len(found):]
+    return _URL.sub(one, words)
 
 
 def args(argv: Sequence[str]) -> list[str]:

@@ -229,7 +229,7 @@ def metadata(wheel: Path) -> dict[str, str]:
 
 
 def check_metadata(wheel: Path) -> None:
-    """The wheel's METADATA names the project and version its file name does (PEP 427:
+    """The wheel's METADATA names the project and public version its file name does (PEP 427:
     the installer trusts the file name for the project it records, and relabelling would
     carry a ``Name: other-pkg`` into the file name's project); raises
     :class:`WheelFileError` when it does not."""
@@ -243,6 +243,9 @@ def check_metadata(wheel: Path) -> None:
     except InvalidVersion:
         raise WheelFileError(f"its METADATA's Version {meta['Version']!r} is no version") \
             from None
-    if canonicalize_name(meta["Name"]) != project or said != version:
+    # the public version only: prebuilt wheels are often renamed after the build to add
+    # their label (flash-attn's release workflow: METADATA 2.8.3, the file
+    # 2.8.3+cu12torch2.8cxx11abiTRUE), and uv accepts them (astral-sh/uv#3596)
+    if canonicalize_name(meta["Name"]) != project or said.public != version.public:
         raise WheelFileError(f"its METADATA says {meta['Name']} {meta['Version']}, its file "
                              f"name {project} {version}")

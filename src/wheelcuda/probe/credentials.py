@@ -81,8 +81,8 @@ def credentials(url: str, environ: Mapping[str, str]) -> Index:
     """The index at ``url`` and who wheelcuda is there: the URL's ``user:password``,
     else WHEELCUDA_INDEX_USERNAME/PASSWORD, else netrc's entry for the host, else keyring
     (when a username is known and keyring is installed), else anonymous."""
-    plain = redact.without_userinfo(url)  # a ?private_token= is the index's own
     found = _found(url, environ)
+    plain = found.url
     if (found.username or found.password) and redact.plain_http(plain):
         # Basic auth is the password in base64: not sent across the network in clear, as
         # NVIDIA's archives are not read over plain http
@@ -98,7 +98,7 @@ def _found(url: str, environ: Mapping[str, str]) -> Index:
     host = split.hostname or ""
     username = urllib.parse.unquote(split.username) if split.username is not None else None
     password = urllib.parse.unquote(split.password) if split.password is not None else None
-    plain = redact.without_userinfo(url)
+    plain = redact.without_userinfo(url)  # a ?private_token= is the index's own
     if password is not None:
         return Index(plain, username, password)
     env_user, env_password = environ.get(USERNAME_VAR) or None, environ.get(PASSWORD_VAR)

@@ -4,7 +4,8 @@ Like causal-conv1d and mamba-ssm, it can hard-code its own -gencode list
 (DEMO_GENCODE="75;80;90"), which makes torch ignore TORCH_CUDA_ARCH_LIST: wheelcuda's
 tests use it to show that the tree's nvcc still builds only the archs asked for. Like
 chamferdist, it can name its own C++ standard (DEMO_STD=c++17), which torch 2.14's
-headers refuse: the tests show the tree's compilers raising it.
+headers refuse (binding.cpp then includes <torch/extension.h>, as chamferdist does): the
+tests show the tree's compilers raising it.
 """
 
 import os
@@ -13,6 +14,7 @@ from setuptools import setup
 from torch.utils.cpp_extension import BuildExtension, CUDAExtension
 
 std = [f"-std={os.environ['DEMO_STD']}"] if os.environ.get("DEMO_STD") else []
+whole_api = ["-DDEMO_WHOLE_API"] if std else []
 gencode = []
 for number in filter(None, os.environ.get("DEMO_GENCODE", "").split(";")):
     gencode += ["-gencode", f"arch=compute_{number},code=sm_{number}"]
@@ -23,7 +25,7 @@ setup(
         CUDAExtension(
             "wheelcuda_demo._C",
             ["csrc/binding.cpp", "csrc/scaled_add.cu"],
-            extra_compile_args={"cxx": ["-O3", *std], "nvcc": ["-O3", *std, *gencode]},
+            extra_compile_args={"cxx": ["-O3", *std, *whole_api], "nvcc": ["-O3", *std, *gencode]},
         )
     ],
     cmdclass={"build_ext": BuildExtension},

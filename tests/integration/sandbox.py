@@ -30,15 +30,19 @@ def can_hide() -> bool:
 
 
 def scrubbed_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment a scrubbed command gets: ``extra`` wins over what is taken from
+    this process. The live check runs builds in threads while tests come and go, and the
+    per-test fixture sets and removes WHEELCUDA_CACHE_DIR meanwhile (a build once read it
+    in that gap: KeyError), so a value given in ``extra`` is never read from os.environ."""
+    extra = dict(extra or {})
     env = {"PATH": SCRUBBED_PATH, "HOME": str(home), "LANG": "C.UTF-8",
-           "WHEELCUDA_CACHE_DIR": os.environ["WHEELCUDA_CACHE_DIR"],
            "WHEELCUDA_NO_GPU_PROBE": "1"}
-    if "PIP_CONFIG_FILE" in os.environ:
-        env["PIP_CONFIG_FILE"] = os.environ["PIP_CONFIG_FILE"]
-    for var in ("PIP_FIND_LINKS", "PIP_CERT", "PIP_DISABLE_PIP_VERSION_CHECK"):
-        if var in os.environ:
-            env[var] = os.environ[var]
-    env.update(extra or {})
+    for var in ("WHEELCUDA_CACHE_DIR", "PIP_CONFIG_FILE", "PIP_FIND_LINKS", "PIP_CERT",
+                "PIP_DISABLE_PIP_VERSION_CHECK"):
+        if var not in extra and (value := os.environ.get(var)) is not None:
+            env[var] = value
+    assert "WHEELCUDA_CACHE_DIR" in {**env, **extra}, "a scrubbed command needs its cache"
+    env.update(extra)
     return env
 
 

@@ -74,7 +74,8 @@ int main() {
 #: current stream (CUDAContext.h itself needs cuSPARSE's headers, which the no-deps
 #: cu128 venv lacks; `make clang-cu128` builds examples/torch_ext with them).
 TORCH_KERNEL = r"""
-#include <torch/extension.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty_like.h>
 #include <ATen/Dispatch.h>
 #include <c10/cuda/CUDAStream.h>
 template <typename T>
@@ -82,8 +83,8 @@ __global__ void scaled_add(const T* x, const T* y, T* out, float a, int64_t n) {
   int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
   if (i < n) out[i] = static_cast<T>(static_cast<float>(x[i]) + a * static_cast<float>(y[i]));
 }
-torch::Tensor run(torch::Tensor x, torch::Tensor y, double a) {
-  auto out = torch::empty_like(x);
+at::Tensor run(at::Tensor x, at::Tensor y, double a) {
+  auto out = at::empty_like(x);
   int64_t n = x.numel();
   auto stream = c10::cuda::getCurrentCUDAStream();
   AT_DISPATCH_FLOATING_TYPES_AND2(at::ScalarType::Half, at::ScalarType::BFloat16,

@@ -2,13 +2,13 @@
 
 import torch
 
-from . import _C
+from . import _C  # also registers torch.ops.wheelcuda_backend_ext.scaled_add
 
 __all__ = ["compiled_archs", "scaled_add"]
 
 
 def scaled_add(x: torch.Tensor, y: torch.Tensor, alpha: float) -> torch.Tensor:
-    return _C.scaled_add(x, y, alpha)
+    return torch.ops.wheelcuda_backend_ext.scaled_add(x, y, alpha)
 
 
 def compiled_archs() -> str:

@@ -3,7 +3,8 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/Dispatch.h>
 #include <c10/cuda/CUDAGuard.h>
-#include <torch/types.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/empty_like.h>
 
 template <typename T>
 __global__ void scaled_add_kernel(const T* x, const T* y, T* out, float alpha, int64_t n) {
@@ -13,9 +14,9 @@ __global__ void scaled_add_kernel(const T* x, const T* y, T* out, float alpha, i
   }
 }
 
-torch::Tensor scaled_add_cuda(const torch::Tensor& x, const torch::Tensor& y, double alpha) {
+at::Tensor scaled_add_cuda(const at::Tensor& x, const at::Tensor& y, double alpha) {
   const c10::cuda::CUDAGuard guard(x.device());
-  auto out = torch::empty_like(x);
+  auto out = at::empty_like(x);
   const int64_t n = x.numel();
   if (n == 0) return out;
   const int threads = 256;

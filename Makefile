@@ -91,9 +91,9 @@ test: dev torch-venv wheels-venv cu128-venv lint
 	WHEELCUDA_REQUIRE_INTEGRATION=1 $(VENV)/bin/python -m pytest -m "not gpu and not live" \
 	    --basetemp=$(TEST_TMP) -p no:cacheprovider; code=$$?; rm -rf $(TEST_TMP); exit $$code
 
-# Against what PyPI serves today (the newest torch and 2.14.1, with the newest CUDA
-# wheels on offer): every route builds the example for sm_90, isolation on, system
-# toolkit hidden. Downloads torch (about 3 GB each); leaves nothing behind.
+# Against what PyPI serves today (the newest torch, and the newest cu128 one for sm_120,
+# with the newest CUDA wheels on offer): every route builds the example, isolation on,
+# system toolkit hidden. Downloads torch (about 3 GB each); leaves nothing behind.
 live: dev
 	rm -rf $(LIVE_TMP)
 	$(VENV)/bin/python -m pytest -m live tests/live --basetemp=$(LIVE_TMP) -p no:cacheprovider; \
@@ -133,7 +133,7 @@ corpus: dev torch-venv
 	$(VENV)/bin/python corpus/run.py --where here --arch $(or $(ARCH),9.0) \
 	    --routes $(CORPUS_ROUTES) $(if $(ONLY),--only $(ONLY))
 
-bench: dev torch-venv
+bench: dev torch-venv wheels-venv
 	$(VENV)/bin/python benchmarks/run.py --torch-venv $(TORCH_VENV)
 
 clean:

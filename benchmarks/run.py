@@ -24,6 +24,10 @@ B10 the clang toolkit (issue 20) against NVIDIA's nvcc on causal-conv1d's kernel
     compile time, size, registers here; kernel times from the H200 run
     (benchmarks/b10_clang.py; `--b10` runs only these)
 
+B12 what watching a build costs: one real compile through the tree's nvcc with its
+    progress (timed, told, two JSON lines) vs the real nvcc behind it
+    (benchmarks/b12_progress.py; `--b12` runs only these)
+
 Prints one table and writes it to benchmarks/results.md (quoted by the README).
 Needs `make torch-venv wheels-venv`, network for causal-conv1d's sdist (or a uv
 cache holding it), and about 40 minutes on 2 cores (B1's full build is 25 of them).
@@ -44,6 +48,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import b10_clang  # beside this script (run as benchmarks/run.py)
+import b12_progress
 
 REPO = Path(__file__).resolve().parents[1]
 WHEELCUDA = str(Path(sys.executable).parent / "wheelcuda")
@@ -383,6 +388,8 @@ def table(r: dict[str, float], machine: str) -> str:
         rows += b9_rows(r)
     if "clang_build" in r:
         rows += b10_clang.b10_rows(r)
+    if "b12_watched" in r:
+        rows += b12_progress.b12_rows(r)
     return render(rows, machine)
 
 
@@ -401,6 +408,8 @@ def main() -> int:
                         help="B8 only: a compiler from each source (about 2 minutes)")
     parser.add_argument("--b10", action="store_true",
                         help="B10 only: the clang toolkit against nvcc (about 6 minutes)")
+    parser.add_argument("--b12", action="store_true",
+                        help="B12 only: what watching a build costs (about 2 minutes)")
     parser.add_argument("--b9", action="store_true",
                         help="B9 only: a team's index against a build (about 5 minutes)")
     args = parser.parse_args()
@@ -423,6 +432,10 @@ def main() -> int:
         if args.b10:
             print(render(b10_clang.b10_rows(b10_clang.b10(work)), machine))
             return 0
+        if args.b12:
+            print(render(b12_progress.b12_rows(b12_progress.b12(args.wheels_venv.absolute(),
+                                                                env)), machine))
+            return 0
         if args.b8:
             print(render(b8_rows(b8(args.torch_venv.absolute(), args.wheels_venv.absolute(),
                                     env, work)), machine))
@@ -440,6 +453,7 @@ def main() -> int:
                               work))
             results.update(b9(args.torch_venv.absolute(), env, work))
             results.update(b10_clang.b10(work))
+            results.update(b12_progress.b12(args.wheels_venv.absolute(), env))
         shutil.rmtree(work / "fresh", ignore_errors=True)
         shutil.rmtree(work / "fresh-bare", ignore_errors=True)
     text = table(results, machine)

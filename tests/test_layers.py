@@ -19,13 +19,13 @@ PKG = SRC / "wheelcuda"
 
 #: Layer of each top-level part, and the layers it may import at run time.
 #: Scripts run inside builds on their own (copied into trees and the clang toolkit).
-STANDALONE = ("_nvcc_wrapper", "_nvcc_pool", "_cxx_std", "_clang_nvcc", "_nvcc_args",
+STANDALONE = ("_nvcc_wrapper", "_nvcc_pool", "_cxx_std", "_progress", "_clang_nvcc", "_nvcc_args",
               "_nvcc_table", "_fatbinary")
 ALLOWED = {
     # the value types (torch, the target, the inventory, the host compiler): the bottom
     "values": {"data", "errors"},
     "data": {"data", "errors"},
-    "rules": {"values", "data", "rules", "errors"},
+    "rules": {"values", "data", "rules", "errors", "_progress"},
     "probe": {"report", "values", "data", "rules", "probe", "errors", "proc", "context"},
     "store": {"report", "values", "data", "rules", "probe", "store", "errors", "proc",
               "context"},
@@ -34,7 +34,7 @@ ALLOWED = {
     "pipeline": {"report", "values", "data", "rules", "probe", "store", "sources", "errors",
                  "proc", "context"},
     "commands": {"report", "values", "data", "rules", "probe", "store", "sources", "errors",
-                 "proc", "context", "pipeline", "commands", "warm", "_nvcc_wrapper"},
+                 "proc", "context", "pipeline", "commands", "warm", "_nvcc_wrapper", "_progress"},
     "api": {"pipeline", "context", "rules", "errors", "values"},
     # the PEP 517 backend: what install decides, for the build environment's Python
     "build_meta": {"report", "values", "data", "rules", "probe", "store", "errors", "context",

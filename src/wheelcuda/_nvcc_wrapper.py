@@ -32,12 +32,13 @@ import sys
 from collections.abc import Iterator
 
 try:
-    from . import _cxx_std, _nvcc_pool
+    from . import _cxx_std, _nvcc_pool, _progress
 except ImportError:  # run as a script from a tree's bin/, beside them
     sys.dont_write_bytecode = True  # no __pycache__ in a tree (the trampoline says -B too)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import _cxx_std  # type: ignore[import-not-found,no-redef]
     import _nvcc_pool  # type: ignore[import-not-found,no-redef]
+    import _progress  # type: ignore[import-not-found,no-redef]
 
 REAL = ".nvcc-real"
 POOL, share, parse_pool = _nvcc_pool.POOL, _nvcc_pool.share, _nvcc_pool.parse_pool
@@ -201,6 +202,16 @@ def add_split(args: list[str], share: int, inherited: list[str] | None = None) -
     return [*args, f"--split-compile={split}"] if split > 1 else args
 
 
+def _number(args: list[str], names: tuple[str, ...]) -> int | None:
+    """The value of the last of ``names`` in ``args`` (``--split-compile``,
+    ``--threads``), for the compile's profile; None when not given (pure)."""
+    found = None
+    for name, value, _ in _options(args):
+        if name in names and value.isdecimal():
+            found = int(value)
+    return found
+
+
 def main() -> None:
     here = os.path.dirname(os.path.abspath(sys.argv[0]))
     real = os.path.join(here, REAL)
@@ -231,8 +242,12 @@ def main() -> None:
             log.write((UNPRUNED + " " if unpruned else "") + " ".join(args) + "\n")
     # argv[0] stays bin/nvcc: nvcc finds nvcc.profile from it (_HERE_) and names itself
     # by it ("nvcc: NVIDIA (R) Cuda compiler driver", which CMake's compiler check reads).
+    argv = [os.path.join(here, "nvcc"), *args]
     try:
-        os.execv(real, [os.path.join(here, "nvcc"), *args])  # noqa: S606 - argv list
+        if any(a in COMPILES for a in args):  # timed and told (_progress.py)
+            sys.exit(_progress.run(real, argv, os.environ, split=_number(args, _SPLIT),
+                                   threads=_number(args, _THREADS)))
+        os.execv(real, argv)  # noqa: S606 - argv list
     except OSError as exc:  # a compiler that cannot run: say which, not a traceback
         sys.stderr.write(f"wheelcuda: cannot run the CUDA compiler {os.path.realpath(real)}: "
                          f"{exc.strerror or exc}\n  fix: reinstall the compiler wheels, or "

@@ -148,9 +148,12 @@ FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 GRACE_S = 10.0
 
 
-def call(argv: Sequence[str], *, env: Mapping[str, str]) -> int:
+def call(argv: Sequence[str], *, env: Mapping[str, str], log: str | None = None,
+         echo: bool = True) -> int:
     """Run ``argv`` with inherited stdio (output streams to the user); return its exit
-    code. ``env`` is the whole environment: build it with :func:`child_environ`.
+    code. ``env`` is the whole environment: build it with :func:`child_environ`. With
+    ``log``, its stdout and stderr also go to that file (appended), and only there unless
+    ``echo``; its stdin stays the user's (a password prompt still reads from it).
 
     The child runs in a process group of its own, and SIGINT, SIGTERM and SIGHUP sent
     to wheelcuda are passed on to that whole group (a build's compilers included); once
@@ -161,10 +164,44 @@ def call(argv: Sequence[str], *, env: Mapping[str, str]) -> int:
     # prompt); process_group is Python 3.11's spelling of setpgid(0, 0)
     group: dict[str, Any] = ({"process_group": 0} if sys.version_info >= (3, 11)
                              else {"preexec_fn": os.setpgrp})
-    try:
-        child = subprocess.Popen(list(argv), env=dict(env), **group)
-    except OSError as exc:
-        raise _start_error(argv, exc) from exc
+    with contextlib.ExitStack() as stack:
+        out = stack.enter_context(open(log, "ab")) if log else None
+        try:
+            child = subprocess.Popen(list(argv), env=dict(env), **group,
+                                     stdout=out if out and not echo else
+                                     subprocess.PIPE if out else None,
+                                     stderr=subprocess.STDOUT if out else None)
+        except OSError as exc:
+            raise _start_error(argv, exc) from exc
+        tee = None
+        if out and echo:
+            tee = threading.Thread(target=_tee, args=(child, out), daemon=True)
+            tee.start()
+        code = _watched(child)
+        if tee is not None:
+            tee.join(timeout=5.0)
+    return code
+
+
+def _tee(child: subprocess.Popen[bytes], out: Any) -> None:
+    """Copy the child's output to ``out`` and to our stderr as it comes (bytes: a
+    compiler's message in another encoding passes as it is)."""
+    assert child.stdout is not None
+    fd = child.stdout.fileno()
+    err = getattr(sys.stderr, "buffer", None)
+    for chunk in iter(lambda: os.read(fd, 65536), b""):
+        out.write(chunk)
+        with contextlib.suppress(OSError, ValueError):
+            if err is not None:
+                err.write(chunk)
+                err.flush()
+            else:
+                sys.stderr.write(chunk.decode(errors="replace"))
+    child.stdout.close()
+
+
+def _watched(child: subprocess.Popen[bytes]) -> int:
+    """Wait for ``child`` (a process group of its own) with the signals passed on."""
     received: list[int] = []
 
     def forward(signum: int, _frame: object) -> None:

@@ -21,7 +21,7 @@ from .context import Context
 from .errors import WheelcudaError
 from .rules import redact
 
-__all__ = ["DEBUG_VAR", "LOG", "configure", "debug", "failure", "note", "warn"]
+__all__ = ["DEBUG_VAR", "LOG", "configure", "debug", "failure", "note", "verbosity", "warn"]
 
 DEBUG_VAR = "WHEELCUDA_DEBUG"
 LOG = logging.getLogger("wheelcuda")
@@ -68,6 +68,11 @@ def configure(verbosity: int = 0) -> None:
     (``-v``) the decisions as well."""
     LOG.setLevel(logging.WARNING if verbosity < 0 else
                  logging.INFO if verbosity == 0 else logging.DEBUG)
+
+
+def verbosity() -> int:
+    """-1 with ``-q``, 0 by default, 1 with ``-v`` (as :func:`configure` was told)."""
+    return -1 if LOG.level >= logging.WARNING else 1 if LOG.level <= logging.DEBUG else 0
 
 
 def note(text: str) -> None:

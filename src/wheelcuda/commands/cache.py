@@ -1,4 +1,4 @@
-"""``wheelcuda cache list|clear|prune``: what the cache holds, and taking it out.
+"""``wheelcuda cache list|show|clear|prune``: what the cache holds, and taking it out.
 
 The cache holds three things (see store/layout.py): built wheels (``builds``, per key),
 synthesized trees (``homes``) and fetched compiler sets (``toolkits``).
@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from ..context import Context
-from ..rules import render
+from ..errors import WheelcudaError
+from ..probe import machine
+from ..rules import progress, render
 from ..store import fs, prune, wheels
 from ..store.layout import Layout
 from .common import note
@@ -31,6 +33,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                                           "and the space each takes")
     listing.add_argument("--json", action="store_true",
                          help="print the list as JSON (a versioned envelope)")
+    showing = sub.add_parser("show", help="one cached build: its key, its runs and the "
+                                          "profile of its compiles (longest file, floor)")
+    showing.add_argument("entry", metavar="KEY|PKG",
+                         help="a cache key (as `cache list` shows it) or a package name "
+                              "(its newest build)")
+    showing.add_argument("--json", action="store_true",
+                         help="print the entry as JSON (a versioned envelope)")
     clearing = sub.add_parser("clear", help="remove cached builds (of PKG only); --trees, "
                                             "--toolkits or --all for the rest")
     clearing.add_argument("package", nargs="?", metavar="PKG",
@@ -84,6 +93,29 @@ def _list(layout: Layout, as_json: bool) -> int:
     return 0
 
 
+def _show(layout: Layout, wanted: str, as_json: bool) -> int:
+    entries = wheels.entries(layout)
+    entry = next((e for e in entries if e.path.name == wanted), None) or \
+        next((e for e in entries if wheels.matches(e, wanted)), None)
+    if entry is None:
+        raise WheelcudaError(f"no cached build is {wanted!r} (neither a key nor a package "
+                             "name in the wheel cache)",
+                             "wheelcuda cache list  (the keys and packages it holds)")
+    if as_json:
+        print(render.envelope("cache-entry", {"key": entry.path.name, "path": str(entry.path),
+                                              **entry.record}), end="")
+        return 0
+    runs = entry.record.get("runs") or [{}]
+    last = runs[-1] if isinstance(runs[-1], dict) else {}
+    print(f"{entry.path.name}  {', '.join(entry.record.get('installed', []))}")
+    print(f"    last run {last.get('at', '?')} with {last.get('installer', '?')} in "
+          f"{progress.duration(float(last.get('seconds') or 0))}; {len(runs)} run(s)")
+    for line in progress.profile_text(progress.from_profile(entry.record.get("profile")),
+                                      machine.cores()):
+        print(f"    {line}")
+    return 0
+
+
 def _clear(layout: Layout, args: argparse.Namespace) -> int:
     removed, busy = wheels.clear(layout, args.package)
     note(f"removed {len(removed)} cached build(s)" + (f" of {args.package}" if args.package
@@ -127,4 +159,6 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
         return _list(layout, args.json)
     if args.action == "clear":
         return _clear(layout, args)
+    if args.action == "show":
+        return _show(layout, args.entry, args.json)
     return _prune(layout, args.dry_run)

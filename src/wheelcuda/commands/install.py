@@ -24,15 +24,15 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from .. import _nvcc_wrapper, pipeline, proc
+from .. import _nvcc_wrapper, _progress, pipeline, proc, report
 from ..context import Context
 from ..errors import WheelcudaError
 from ..probe import gpus, locate, locks, machine, setup_vars, source
 from ..probe.given import Given, read_given
-from ..rules import arch, buildkey, cxxstd, installer, jobs, packages, sharing
+from ..rules import arch, buildkey, cxxstd, installer, jobs, packages, progress, sharing
 from ..rules.sharing import Sharing
 from ..store import fs, wheels
-from . import install_share
+from . import build_watch, install_share
 from .common import (
     NO_FETCH_HELP,
     add_all_archs,
@@ -207,11 +207,6 @@ def unpruned_calls(calls: Sequence[str]) -> int:
     return sum(1 for c in calls if c.startswith(_nvcc_wrapper.UNPRUNED))
 
 
-def _duration(seconds: float) -> str:
-    minutes, secs = divmod(round(seconds), 60)
-    return f"{minutes}m{secs:02d}s" if minutes else f"{seconds:.1f}s"
-
-
 def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
     """Run the installer (output streams through) under the key's lock; the exit code
     and the summary line. Concurrent installs of one key build once: the second waits,
@@ -228,8 +223,10 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
                      "wheel")
                 p = replace(p, argv=installer.install_argv(p.tool, r.target.python, chosen,
                                                            p.extra), kept=True)
-        env = proc.child_environ(ctx.environ, {**p.variables, "WHEELCUDA_NVCC_LOG": log.name},
-                                 drop=sharing.TEAM_VARS)
+        output = build_watch.start_log(r.layout, p.key)
+        events = {_progress.VAR: str(output.events)} if output else {}
+        env = proc.child_environ(ctx.environ, {**p.variables, "WHEELCUDA_NVCC_LOG": log.name,
+                                               **events}, drop=sharing.TEAM_VARS)
         start = time.monotonic()
         # uv holds <venv>/.lock for a whole install and waits for it in silence (pip
         # takes no such lock)
@@ -237,20 +234,28 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
             Path(r.target.prefix) / ".lock", f"uv's lock on {r.target.prefix} (another "
             "install into this environment)", note, after=fs.NOTE_AFTER_S,
             every=fs.NOTE_EVERY_S) if p.tool.name == "uv" else contextlib.nullcontext()
-        with pipeline.in_use(r), watch:
-            code = proc.call(p.argv, env=env)
+        before = progress.from_profile(wheels.profile_of(r.layout, p.key,
+                                                         [n for n in p.names if n]))
+        # the installer's own output goes to the log; on the terminal with -v (or when
+        # there is no log to keep it)
+        with pipeline.in_use(r), watch, build_watch.watching(
+                output, before=before, jobs=build_watch.jobs_of(p.variables)) as seen:
+            code = proc.call(p.argv, env=env, log=str(output.output) if output else None,
+                             echo=output is None or report.verbosity() > 0)
         seconds = time.monotonic() - start
         calls = log.read().splitlines()
         compiles = compile_summary(calls)
         unpruned = unpruned_calls(calls)
-        took = _duration(seconds)
+        took = progress.duration(seconds)
         raised = _raised(r, calls, failed=code != 0)
         if code != 0:
             origin = build.refused() if p.kept else None
             dropped = (f"; the wheel taken from {origin} is out of wheelcuda's wheel cache "
                        "again, so the next install builds") if origin else ""
+            why = "".join(f"\n  {line}" for line in build_watch.failure_lines(
+                output, fixes=build_watch.unreachable_fixes(r.fetch.unreachable)))
             return code, (f"{p.tool.name} exited with {code} after {took}; nothing was "
-                          f"installed{dropped}{_upstream(r, p.specs)}{raised}")
+                          f"installed{dropped}{_upstream(r, p.specs)}{raised}{why}")
         done = _installed(p)
         # a wheel with unpruned (LTO) code is recorded as what it is, not as pruned
         fields = {**p.fields, "prune": False, "unpruned_calls": unpruned} if unpruned \
@@ -258,7 +263,10 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
         # -e and -r keep no wheel: the wheel cache never serves them (Given.cacheable)
         build.done(fields, done, seconds, p.tool.name,
                    [n for n in p.names if n] if p.given.cacheable else [],
-                   built=bool(compiles) or p.kept)
+                   built=bool(compiles) or p.kept,
+                   profile=progress.profile(seen.done) if seen.done else None)
+        if output is not None:  # kept with the key as its profile; the log stays
+            output.discard_events()
         if p.tool.name == "uv":  # keeps the wheels uv built; drops downloads and sources
             with contextlib.suppress(WheelcudaError):
                 proc.capture([*p.tool.command, "cache", "prune", "--ci"],
@@ -355,6 +363,7 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
         built = wheels.cached_wheels(r.layout, prepared.key, [n for n in prepared.names if n])
         install_share.publish_wheels(ctx, team.publish, [Path(w) for w in built or ()],
                                      fields=prepared.fields,
+                                     profile=wheels.profile_of(r.layout, prepared.key),
                                      release=install_share.release_of(prepared))
     return code
 

@@ -96,7 +96,9 @@ def from_indexes(ctx: Context, p: Prepared, s: Sharing) -> str | None:
             got = _download_all(index, [n for n in p.names if n], wanted=wanted,
                                 tag=p.resolved.target.tag, tmp=Path(tmp))
             if got:
-                wheels.adopt(p.resolved.layout, p.key, p.fields, got, index_probe.shown(url))
+                carried = wheelfile.read_key(got[0]) or {}
+                wheels.adopt(p.resolved.layout, p.key, p.fields, got, index_probe.shown(url),
+                             profile=carried.get("profile"))
                 report.note(f"found this build ({label}) on {index_probe.shown(url)}: "
                             "installing it, nothing to compile")
                 return url
@@ -189,10 +191,13 @@ def _download_all(index: share.Index, names: Sequence[str], *, wanted: Mapping[s
 
 
 def publish_wheels(ctx: Context, url: str, found: Sequence[Path], *,
-                   fields: Mapping[str, Any], release: str | None) -> int:
-    """Label each wheel with its key and upload it to ``url``; how many failed (each
-    said as a warning: a failed upload never fails an install)."""
+                   fields: Mapping[str, Any], release: str | None,
+                   profile: Sequence[Mapping[str, Any]] | None = None) -> int:
+    """Label each wheel with its key (and the build's profile, as data) and upload it to
+    ``url``; how many failed (each said as a warning: a failed upload never fails an
+    install)."""
     index = share.credentials(url, ctx.environ)
     wanted = wanted_fields(fields, release)
     with tempfile.TemporaryDirectory(prefix="wheelcuda-publish-") as tmp:
-        return sum(not teamindex.publish(index, wheel, wanted, Path(tmp)) for wheel in found)
+        return sum(not teamindex.publish(index, wheel, wanted, Path(tmp), profile)
+                   for wheel in found)

@@ -67,6 +67,7 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
         release = sharekey.compiler_release(fields.get("compiler"))
         failed += install_share.publish_wheels(ctx, team.publish, [Path(f) for f in files],
                                                fields=fields,
+                                               profile=entry.record.get("profile"),
                                                release=str(release) if release else None)
     note(f"{sum(map(len, found.values())) - failed} published or already there, "
          f"{failed} failed, to {index_probe.shown(team.publish)}")

@@ -137,7 +137,7 @@ REAL_NVCC = "bin/.nvcc-real"
 #: The host compiler shim: the real one, its C++ standard raised (_cxx_std.py).
 HOST_SHIM = "bin/wheelcuda-c++"
 #: The standalone modules the wrapper imports, copied beside it into bin/.
-WRAPPER_MODULES = ("_nvcc_pool.py", "_cxx_std.py")
+WRAPPER_MODULES = ("_nvcc_pool.py", "_cxx_std.py", "_progress.py")
 
 
 def wrapper_files(python: str, source: str, home: str,

@@ -84,6 +84,11 @@ class Layout:
         return self.root / paths.BUILDS
 
     @property
+    def logs(self) -> Path:
+        """Each install's build log and compile events (store/buildlog.py)."""
+        return self.root / paths.LOGS
+
+    @property
     def memo(self) -> Path:
         return self.root / paths.MEMO
 

@@ -26,6 +26,9 @@ STORE_VAR = "WHEELCUDA_STORE_DIR"
 
 #: The cache's folders: trees, fetched toolkits, the wheel cache, memos.
 HOMES, TOOLKITS, BUILDS, MEMO, LOCAL = "homes", "toolkits", "builds", "memo", "local"
+#: Each install's build output and compile events: outside the key's folder, which a
+#: failed build does not keep, so that the log of a failure outlives it.
+LOGS = "logs"
 
 #: nvcc runs its own steps through ``sh -c`` with the tree's paths in double quotes:
 #: a tree under a path holding one of these cannot compile (issue 8, defect 8).

@@ -11,7 +11,8 @@
   stopped fetch left for the next to resume as partial folders;
 - links to local toolkits (``local/``) whose toolkit is gone; those still usable stay
   (links only: they cost nothing, and trees lead through them);
-- wheel-cache folders without a record (failed builds of older versions).
+- wheel-cache folders without a record (failed builds of older versions);
+- build logs beyond the newest builds' or older than a month (store/buildlog.py).
 
 Every removal takes the lock of the thing removed first, without waiting: what a live
 run holds is left alone and reported as busy.
@@ -28,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..rules import tree as plan
-from . import fs, shims, toolkits, trees, wheels
+from . import buildlog, fs, shims, toolkits, trees, wheels
 from .layout import Layout
 
 __all__ = ["FRESH", "Removal", "candidates", "prune"]
@@ -103,6 +104,8 @@ def candidates(layout: Layout) -> Iterator[tuple[Path, Path, str]]:
     yield from _shims(layout)
     yield from _builds(layout)
     yield from _memo_scraps(layout)
+    for log in buildlog.old(layout):  # one lock for them all: no lock file per log
+        yield log, layout.lock(layout.logs, "prune"), "an old build log"
 
 
 def _builds(layout: Layout) -> Iterator[tuple[Path, Path, str]]:
@@ -158,6 +161,13 @@ def _shims(layout: Layout) -> Iterator[tuple[Path, Path, str]]:
             yield shim, layout.lock(parent, shim.name), f"local toolkit link: {why}"
 
 
+def _size(path: Path) -> int:
+    try:
+        return path.lstat().st_size
+    except OSError:
+        return 0
+
+
 def _age(path: Path) -> float:
     try:
         return time.time() - path.stat().st_mtime
@@ -188,7 +198,7 @@ def prune(layout: Layout, *, dry_run: bool = False) -> tuple[list[Removal], list
     """Remove every candidate nobody holds: (removed, busy)."""
     removed, busy = [], []
     for path, lock, why in candidates(layout):
-        size = wheels.folder_size(path) if path.is_dir() else 0
+        size = wheels.folder_size(path) if path.is_dir() else _size(path)
         with fs.try_locked(lock) as mine:  # --dry-run too: it says what prune would do
             if not mine:
                 busy.append(path)

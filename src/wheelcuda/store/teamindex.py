@@ -5,7 +5,7 @@ cannot serve, or a failed upload, is a warning, and the caller builds or goes on
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -62,12 +62,14 @@ def _refusal(path: Path, wanted: Mapping[str, Any]) -> str | None:
     return None
 
 
-def publish(index: share.Index, wheel: Path, wanted: Mapping[str, Any], tmp: Path) -> bool:
-    """``wheel`` labelled with the key ``wanted`` (written in ``tmp``) and uploaded;
-    whether it is on the index now (uploaded, or there already)."""
+def publish(index: share.Index, wheel: Path, wanted: Mapping[str, Any], tmp: Path,
+            profile: Sequence[Mapping[str, Any]] | None = None) -> bool:
+    """``wheel`` labelled with the key ``wanted`` (written in ``tmp``, the build's compile
+    ``profile`` beside it) and uploaded; whether it is on the index now (uploaded, or
+    there already)."""
     shown = index_probe.shown(index.url)
     try:
-        out = wheelfile.labelled(wheel, tmp, wanted)
+        out = wheelfile.labelled(wheel, tmp, wanted, profile=profile)
         answer = share.upload(index, out)
     except WheelcudaError as exc:
         report.warn(f"warning: could not publish {wheel.name} to {shown}: {exc.message}"

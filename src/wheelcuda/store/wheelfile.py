@@ -20,7 +20,7 @@ import io
 import json
 import re
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -98,12 +98,14 @@ def _renamed(name: str, old_info: str, new_info: str, old_data: str, new_data: s
     return name
 
 
-def labelled(wheel: Path, dest: Path, fields: Mapping[str, Any], *, label: bool = True
-             ) -> Path:
+def labelled(wheel: Path, dest: Path, fields: Mapping[str, Any], *, label: bool = True,
+             profile: Sequence[Mapping[str, Any]] | None = None) -> Path:
     """Write into ``dest`` a copy of ``wheel`` labelled with the share key of the build
     key ``fields``, holding that key in its ``.dist-info``; the copy's path. Without
     ``label``, the copy keeps the key but not the label (a wheelcuda segment removed):
-    what a build backend hands over, whose version must be the project's own."""
+    what a build backend hands over, whose version must be the project's own. The
+    build's compile ``profile`` goes beside the key as data, not part of it: a teammate's
+    next build of the package knows its files' times and memory."""
     try:
         project, version, _build, _tags = parse_wheel_filename(wheel.name)
     except (InvalidWheelFilename, InvalidVersion) as exc:
@@ -114,8 +116,10 @@ def labelled(wheel: Path, dest: Path, fields: Mapping[str, Any], *, label: bool 
     parts = wheel.name[:-len(".whl")].split("-")
     filename = "-".join([parts[0], str(new_version), *parts[2:]]) + ".whl"
     parse_wheel_filename(filename)  # the name stays a wheel's
-    key = json.dumps({"share_id": share, "fields": sharekey.share_fields(fields)},
-                     indent=1, sort_keys=True).encode()
+    carried: dict[str, Any] = {"share_id": share, "fields": sharekey.share_fields(fields)}
+    if profile:
+        carried["profile"] = list(profile)
+    key = json.dumps(carried, indent=1, sort_keys=True).encode()
     with fs.replacing(dest, filename) as tmp:
         _write(wheel, tmp, project, str(new_version), key)
     return dest / filename

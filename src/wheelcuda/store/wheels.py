@@ -38,7 +38,7 @@ from . import fs
 from .layout import Layout
 
 __all__ = ["Entry", "adopt", "building", "cached_wheels", "clear", "entries", "installer_cache",
-           "leftovers", "matches"]
+           "leftovers", "matches", "profile_of"]
 
 RECORD = "build.json"
 #: how an adopted wheel's run names its origin in the record
@@ -91,14 +91,16 @@ class Build:
         self.succeeded = False
 
     def done(self, fields: Mapping[str, Any], installed: Sequence[str], seconds: float,
-             tool: str, names: Sequence[str], *, built: bool = True) -> None:
+             tool: str, names: Sequence[str], *, built: bool = True,
+             profile: Sequence[Mapping[str, Any]] | None = None) -> None:
         """Record the build and keep its wheels (still under the lock), then drop what
         no later run uses (:func:`_slim`). A run that built nothing (``built`` False:
         the package was installed already) and kept no wheel leaves no entry."""
         kept = _keep_wheels(self.folder, names)
         if not kept and not built and not (self.folder / RECORD).is_file():
             return
-        _record(self.folder, self.key, fields, installed, seconds=seconds, tool=tool)
+        _record(self.folder, self.key, fields, installed, seconds=seconds, tool=tool,
+                profile=profile)
         self.succeeded = True
         _slim(self.folder)
 
@@ -168,10 +170,11 @@ def building(layout: Layout, key: str) -> Iterator[Build]:
 
 
 def adopt(layout: Layout, key: str, fields: Mapping[str, Any], files: Sequence[Path],
-          origin: str) -> list[str]:
-    """Keep wheels that came from elsewhere (a team's index, issue 19) under ``key``, as
-    a build would have kept them: under the key's lock, recorded with where they came
-    from. The kept paths."""
+          origin: str, *, profile: object = None) -> list[str]:
+    """Keep wheels that came from elsewhere (a team's index) under ``key``, as a build
+    would have kept them: under the key's lock, recorded with where they came from and
+    the ``profile`` of the build that made them, when it came with them. The kept
+    paths."""
     with building(layout, key) as build:
         dest = build.folder / "wheels"
         dest.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -181,8 +184,10 @@ def adopt(layout: Layout, key: str, fields: Mapping[str, Any], files: Sequence[P
             shutil.copyfile(wheel, tmp)
             os.replace(tmp, dest / wheel.name)
             kept.append(str(dest / wheel.name))
+        rows = [r for r in profile if isinstance(r, dict)] if isinstance(profile, list) \
+            else None
         _record(build.folder, key, fields, [Path(k).name for k in kept], seconds=0.0,
-                tool=f"{DOWNLOADED}{origin}")
+                tool=f"{DOWNLOADED}{origin}", profile=rows)
         build.succeeded = True
     return kept
 
@@ -205,13 +210,33 @@ def _keep_wheels(base: Path, names: Sequence[str]) -> list[Path]:
 
 
 def _record(base: Path, key: str, fields: Mapping[str, Any], installed: Sequence[str], *,
-            seconds: float, tool: str) -> None:
-    """Write what was built under ``key`` (atomically: readers never see half a file)."""
+            seconds: float, tool: str,
+            profile: Sequence[Mapping[str, Any]] | None = None) -> None:
+    """Write what was built under ``key`` (atomically: readers never see half a file);
+    ``profile``: each compile of the build (rules/progress.py), kept from the last build
+    that compiled."""
     old = _read_record(base) or {}
     runs = [*old.get("runs", []), {"at": time.strftime("%Y-%m-%dT%H:%M:%S"),
                                    "seconds": round(seconds, 1), "installer": tool}]
-    data = {"key": key, "fields": dict(fields), "installed": list(installed), "runs": runs}
+    data: dict[str, Any] = {"key": key, "fields": dict(fields), "installed": list(installed),
+                            "runs": runs}
+    kept = list(profile) if profile else old.get("profile")
+    if kept:
+        data["profile"] = kept
     fs.write_text(base / RECORD, json.dumps(data, indent=1, sort_keys=True))
+
+
+def profile_of(layout: Layout, key: str, names: Sequence[str] = ()) -> list[Any]:
+    """The compile profile the last build of ``key`` kept, else that of the newest build
+    of one of ``names`` under another key (another arch or torch: the same files); []
+    when none."""
+    for record in [_read_record(layout.build(key)) or {},
+                   *(e.record for e in entries(layout)
+                     if any(matches(e, n) for n in names if n))]:
+        rows = record.get("profile")
+        if isinstance(rows, list) and rows:
+            return rows
+    return []
 
 
 def _read_record(base: Path) -> dict[str, Any] | None:

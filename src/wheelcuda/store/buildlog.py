@@ -1,0 +1,88 @@
+"""Each install's build log and compile events, in ``<cache>/logs``.
+
+A build's whole output (the installer's, setuptools', the compilers') goes to
+``<key>-<time>.log``; the tree's nvcc appends one JSON line per compile start and end
+to ``<key>-<time>.jsonl`` (``WHEELCUDA_PROGRESS``, _progress.py). They live outside the
+key's folder, which a failed build does not keep: the log of a failure is what its
+user reads next. ``prune`` removes the old ones (:func:`old`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import CacheError
+from . import fs
+from .layout import Layout
+
+__all__ = ["KEEP", "MAX_AGE_S", "BuildLog", "old", "start"]
+
+#: What prune leaves: the newest logs, up to this many builds, none older than this.
+KEEP = 20
+MAX_AGE_S = 30 * 86400
+
+
+@dataclass(frozen=True)
+class BuildLog:
+    """Where one build writes its output and its compile events."""
+
+    output: Path
+    events: Path
+
+    def events_text(self) -> list[str]:
+        """The event lines written so far ([] when there are none)."""
+        try:
+            return self.events.read_text(errors="replace").splitlines()
+        except OSError:
+            return []
+
+    def discard_events(self) -> None:
+        """The events are kept with the key as its profile once the build is done."""
+        fs.discard(self.events)
+
+
+def start(layout: Layout, key: str) -> BuildLog:
+    """The files of a new build of ``key``, created empty (0600 in a private folder).
+    Raises CacheError when the folder cannot be written: the build goes on without."""
+    folder = layout.private(layout.logs)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    base = folder / f"{key}-{stamp}-{os.getpid()}"
+    log = BuildLog(base.with_name(base.name + ".log"), base.with_name(base.name + ".jsonl"))
+    try:
+        for path in (log.output, log.events):
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
+    except OSError as exc:
+        raise CacheError(f"cannot write a build log in {folder}: {exc.strerror or exc}",
+                         f"make {folder} writable, or point WHEELCUDA_CACHE_DIR elsewhere"
+                         ) from exc
+    return log
+
+
+def _mtime(path: Path) -> float:
+    with contextlib.suppress(OSError):
+        return path.stat().st_mtime
+    return 0.0
+
+
+def old(layout: Layout, *, keep: int = KEEP, max_age_s: float = MAX_AGE_S,
+        now: float | None = None) -> list[Path]:
+    """The logs prune removes: beyond the newest ``keep`` builds, or older than
+    ``max_age_s`` (a build's .log and .jsonl go together)."""
+    try:
+        files = [p for p in layout.logs.iterdir() if p.suffix in (".log", ".jsonl")]
+    except OSError:
+        return []
+    builds: dict[str, list[Path]] = {}
+    for path in files:
+        builds.setdefault(path.with_suffix("").name, []).append(path)
+    newest = sorted(builds.values(), key=lambda paths: -max(_mtime(p) for p in paths))
+    now = time.time() if now is None else now
+    gone = []
+    for rank, paths in enumerate(newest):
+        if rank >= keep or now - max(_mtime(p) for p in paths) > max_age_s:
+            gone += sorted(paths)
+    return gone

@@ -1,0 +1,238 @@
+"""A build you can watch (the tree's nvcc timing each compile, _progress.py; install
+showing them, commands/build_watch.py), its profile, and a failed build you can read
+(rules/progress.py), with fakes: tests/integration/test_progress.py does it for real."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.pypi_server import tiny_wheel
+from tests.test_share import FIELDS, LABEL
+from wheelcuda import _progress, report
+from wheelcuda.commands import build_watch
+from wheelcuda.rules import progress, sharekey
+from wheelcuda.store import buildlog, prune, wheelfile, wheels
+from wheelcuda.store.layout import Layout
+
+SRC = Path(_progress.__file__).parent
+
+
+def _compiler(tmp_path: Path, body: str) -> str:
+    path = tmp_path / "fake-nvcc"
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+def _run(real: str, events: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import _progress; "
+            "sys.exit(_progress.run(sys.argv[2], ['nvcc', *sys.argv[4:]], "
+            "{'WHEELCUDA_PROGRESS': sys.argv[3], 'PATH': '/usr/bin:/bin'}, split=2, threads=1))")
+    return subprocess.run([sys.executable, "-c", code, str(SRC), real, str(events), *args],
+                          capture_output=True, text=True, check=False, timeout=60)
+
+
+def test_sources_and_targets_are_read_from_the_call() -> None:
+    args = ["-I", "x.cu", "-c", "k.cu", "-o", "k.o", "-gencode=arch=compute_90,code=sm_90",
+            "-gencode", "arch=compute_80,code=[sm_80,compute_80]", "-Xcompiler", "a.c"]
+    assert _progress.sources(args) == ["k.cu"]
+    assert _progress.targets(args) == ["sm_90", "sm_80", "compute_80"]
+    assert _progress.targets(["-arch", "sm_120", "-c", "a.cu"]) == ["sm_120"]
+
+
+def test_a_compile_is_timed_told_and_its_code_passed_on(tmp_path: Path) -> None:
+    events = tmp_path / "events.jsonl"
+    ok = _run(_compiler(tmp_path, "sleep 0.2; echo out; exit 0"), events,
+              "-c", "dir/k.cu", "-gencode=arch=compute_90,code=sm_90")
+    assert ok.returncode == 0 and ok.stdout == "out\n"
+    assert ok.stderr.startswith("wheelcuda: compiled k.cu (sm_90) in 0.")
+    start, end = (json.loads(line) for line in events.read_text().splitlines())
+    assert start["event"] == "start" and start["file"] == "dir/k.cu"
+    assert end["event"] == "end" and end["code"] == 0 and end["wall"] >= 0.2
+    assert end["split"] == 2 and end["threads"] == 1 and end["peak_kb"] > 0
+    failed = _run(_compiler(tmp_path, "exit 3"), events, "-c", "bad.cu")
+    assert failed.returncode == 3 and "failed (exit 3) bad.cu in " in failed.stderr
+
+
+def test_an_interrupted_compile_ends_as_interrupted_and_tells_no_end(tmp_path: Path) -> None:
+    events = tmp_path / "events.jsonl"
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import _progress; "
+            "sys.exit(_progress.run(sys.argv[2], ['nvcc', '-c', 'k.cu'], "
+            "{'WHEELCUDA_PROGRESS': sys.argv[3]}))")
+    child = subprocess.Popen([sys.executable, "-c", code, str(SRC),
+                              _compiler(tmp_path, "sleep 30"), str(events)],
+                             process_group=0, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while not events.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.killpg(child.pid, signal.SIGINT)  # as a Ctrl-C reaches the whole build
+    _, err = child.communicate(timeout=20)
+    assert child.returncode == -signal.SIGINT and "Traceback" not in err
+    assert [json.loads(line)["event"] for line in events.read_text().splitlines()] == ["start"]
+
+
+def _events(*rows: dict[str, object]) -> list[str]:
+    return [json.dumps(r) for r in rows]
+
+
+def test_events_fold_into_what_runs_and_what_is_done() -> None:
+    lines = _events({"event": "start", "pid": 1, "file": "/a/x.cu", "t": 100.0},
+                    {"event": "start", "pid": 2, "file": "/a/y.cu", "t": 101.0},
+                    {"event": "end", "pid": 1, "file": "/a/x.cu", "t": 130.0, "wall": 30.0,
+                     "cpu": 55.0, "peak_kb": 2 * 1024 * 1024, "code": 0, "archs": ["sm_90"]})
+    state = progress.read_events([*lines, "{half a line", "[]", ""])
+    assert list(state.running) == [2]
+    (done,) = state.done
+    assert (done.name, done.wall, done.start, done.archs) == ("x.cu", 30.0, 100.0, ("sm_90",))
+    assert progress.finished_line(done, 1, 3) == \
+        "[1/3] compiled x.cu (sm_90) in 30.0s, cpu 55.0s, peak 2.0 GB"
+    before = [progress.Compile("/old/x.cu", (), 30.0, 50.0, 0, 0, 0.0),
+              progress.Compile("/old/y.cu", (), 300.0, 300.0, 0, 0, 0.0),
+              progress.Compile("/old/z.cu", (), 300.0, 300.0, 0, 0, 0.0)]
+    line = progress.status_line(state, now=161.0, elapsed=61.0, before=before, jobs=2)
+    # y.cu has had 60 of its 300 s, z.cu 300 to go: 540 s over 2 jobs
+    assert line == "[1/3] y.cu 1m00s · 1m01s elapsed · about 4 min left"
+    assert progress.status_line(state, now=161.0, elapsed=61.0) == \
+        "[1 done] y.cu 1m00s · 1m01s elapsed"
+    narrow = progress.status_line(state, now=161.0, elapsed=61.0, before=before, width=20)
+    assert len(narrow) == 20 and narrow.endswith("…")
+
+
+def test_the_profile_is_kept_read_back_and_shown() -> None:
+    compiles = [progress.Compile("/b/long.cu", ("sm_90",), 300.0, 290.0, 4 * 1024 * 1024, 0,
+                                 10.0, 2, 1),
+                progress.Compile("/b/short.cu", ("sm_90",), 20.0, 19.0, 1024 * 1024, 0, 5.0)]
+    rows = progress.profile(compiles)
+    assert [r["file"] for r in rows] == ["/b/short.cu", "/b/long.cu"]  # as they started
+    assert progress.from_profile(json.loads(json.dumps(rows))) == sorted(
+        compiles, key=lambda c: c.start)
+    assert progress.from_profile("junk") == [] and progress.from_profile([1, {}])[0].file == ""
+    text = "\n".join(progress.profile_text(compiles, cores=16))
+    assert "2 compiles in 5m05s" in text and "longest: long.cu 5m00s" in text
+    assert "floor on 16 cores: 5m00s" in text
+    assert "no compile profile" in progress.profile_text([])[0]
+
+
+def test_the_first_compiler_errors_and_our_refusals_are_found() -> None:
+    log = ["Traceback (most recent call last):", '  File "setup.py", line 3, in <module>',
+           "/src/a.cpp:12:5: error: 'foo' was not declared in this scope",
+           "/src/a.cpp:12:5: error: 'foo' was not declared in this scope",
+           '/src/k.cu(7): error: identifier "bar" is undefined',
+           "/src/k.cu(9): catastrophic error: cannot open source file \"x.h\"",
+           "/t/all.h:5:2: error: #error C++20 or later compatible compiler is required",
+           "wheelcuda: -rdc=true: relocatable device code and device linking need NVIDIA's "
+           "nvlink, which the clang toolkit does not have",
+           "  fix: rerun with --toolkit redist or --toolkit local",
+           "error: subprocess-exited-with-error"]
+    errors, ours = progress.compiler_errors(log)
+    assert errors == ["/src/a.cpp:12: error: 'foo' was not declared in this scope",
+                      '/src/k.cu:7: error: identifier "bar" is undefined',
+                      '/src/k.cu:9: error: cannot open source file "x.h"',
+                      "/t/all.h:5: error: #error C++20 or later compatible compiler is "
+                      "required"]
+    assert ours[0].startswith("wheelcuda: -rdc=true") and \
+        ours[1] == "  fix: rerun with --toolkit redist or --toolkit local"
+    assert len(progress.compiler_errors(log * 10, most=2)[0]) == 2
+    assert all(len(e) <= 40 for e in progress.compiler_errors(
+        ["/a.cu(1): error: " + "x" * 5000], width=40)[0])
+
+
+def _log(tmp_path: Path, data: bytes) -> buildlog.BuildLog:
+    out = tmp_path / "b.log"
+    out.write_bytes(data)
+    return buildlog.BuildLog(out, tmp_path / "b.jsonl")
+
+
+def test_a_failure_is_read_from_a_log_of_any_size_and_encoding(tmp_path: Path) -> None:
+    noise = b"x" * 200 + b"\n"
+    data = noise * 30000 + "/s/k.cu(3): error: caf\xe9".encode("latin-1") + b"\n" + noise
+    lines = build_watch.failure_lines(_log(tmp_path, data))  # 6 MB, latin-1
+    assert lines[:2] == ["the first compiler errors:", "  /s/k.cu:3: error: caf\ufffd"]
+    assert lines[-1] == f"the whole build's output: {tmp_path / 'b.log'}"
+    said = build_watch.failure_lines(_log(tmp_path, b"Resolving\nerror: No solution found\n"))
+    assert said[:3] == ["the end of the build's output:", "  Resolving",
+                        "  error: No solution found"]
+    fixes = ["note: --toolkit redist is not possible here"]
+    shown = build_watch.failure_lines(_log(tmp_path, b"wheelcuda: cannot build sm_120\n"),
+                                      fixes=fixes)
+    assert shown[1:3] == ["  wheelcuda: cannot build sm_120", f"  {fixes[0]}"]
+    assert build_watch.unreachable_fixes(None) == []
+    assert "WHEELCUDA_REDIST_URL" in build_watch.unreachable_fixes("could not connect")[0]
+
+
+def test_a_log_folder_that_cannot_be_written_is_a_warning(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    layout = Layout(tmp_path / "cache")
+    layout.private()
+    (tmp_path / "cache" / "logs").write_text("a file where the folder goes")
+    assert build_watch.start_log(layout, "k-1") is None
+    assert "building without a log or progress" in capsys.readouterr().err
+    ok = buildlog.start(Layout(tmp_path / "other"), "k-1")
+    assert ok.output.is_file() and ok.events.is_file() and ok.events_text() == []
+    assert oct(ok.output.stat().st_mode & 0o777) == "0o600"
+
+
+def test_watching_shows_a_line_per_compile_off_a_terminal(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = buildlog.start(Layout(tmp_path / "cache"), "k-1")
+    before = [progress.Compile("/x/a.cu", (), 10.0, 10.0, 0, 0, 0.0)]
+    with build_watch.watching(log, before=before) as seen:
+        log.events.write_text("\n".join(_events(
+            {"event": "start", "pid": 7, "file": "/y/a.cu", "t": 1.0},
+            {"event": "end", "pid": 7, "file": "/y/a.cu", "t": 3.0, "wall": 2.0, "cpu": 1.0,
+             "peak_kb": 1024, "code": 0})) + "\n")
+    assert [c.name for c in seen.done] == ["a.cu"]
+    assert "wheelcuda: [1/1] compiled a.cu in 2.0s" in capsys.readouterr().err
+    report.configure(-1)
+    try:
+        with build_watch.watching(log) as quiet:
+            time.sleep(0.7)
+        assert len(quiet.done) == 1 and capsys.readouterr().err == ""
+    finally:
+        report.configure(0)
+
+
+def test_prune_removes_old_logs_and_keeps_the_newest(tmp_path: Path) -> None:
+    layout = Layout(tmp_path / "cache")
+    logs = layout.private(layout.logs)
+    now = time.time()
+    for i in range(25):
+        for suffix in (".log", ".jsonl"):
+            path = logs / f"k-{i:02d}{suffix}"
+            path.write_text("x")
+            os.utime(path, (now - 1000 + i, now - 1000 + i))
+    ancient = logs / "old-1.log"
+    ancient.write_text("x")
+    os.utime(ancient, (now - 40 * 86400, now - 40 * 86400))
+    gone = buildlog.old(layout, now=now)
+    assert ancient in gone and logs / "k-24.log" not in gone
+    assert logs / "k-04.log" in gone and logs / "k-04.jsonl" in gone
+    assert logs / "k-05.log" not in gone  # the newest 20 builds stay
+    removed, busy = prune.prune(layout)
+    assert not busy and {r.path for r in removed} == set(gone)
+    assert sorted(p.name for p in logs.iterdir() if not p.name.startswith(".")) == sorted(
+        f"k-{i:02d}{s}" for i in range(5, 25) for s in (".log", ".jsonl"))
+
+
+def test_the_profile_travels_with_the_wheel_as_data_not_as_key(tmp_path: Path) -> None:
+    rows = progress.profile([progress.Compile("/b/k.cu", ("sm_90",), 30.0, 29.0, 2048, 0, 1.0)])
+    out = wheelfile.labelled(tiny_wheel(tmp_path / "built"), tmp_path / "out", FIELDS,
+                             profile=rows)
+    assert out.name == f"demo_pkg-1.0.0+{LABEL}-py3-none-any.whl"  # the same label
+    carried = wheelfile.read_key(out)
+    assert carried is not None and carried["profile"] == rows
+    assert sharekey.matches(carried, FIELDS)  # still the key wanted
+    layout = Layout(tmp_path / "cache")
+    wheels.adopt(layout, "demo-pkg-1", {**FIELDS, "names": ["demo-pkg"]}, [out], "https://team/simple/",
+                 profile=carried["profile"])
+    assert wheels.profile_of(layout, "demo-pkg-1") == rows
+    assert wheels.profile_of(layout, "another-key", ["demo-pkg"]) == rows  # same package
+    assert wheels.profile_of(layout, "another-key", ["other"]) == []

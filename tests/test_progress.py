@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.pypi_server import tiny_wheel
+from tests.test_cli import run
 from tests.test_share import FIELDS, LABEL
 from wheelcuda import _progress, report
 from wheelcuda.commands import build_watch
@@ -236,3 +237,30 @@ def test_the_profile_travels_with_the_wheel_as_data_not_as_key(tmp_path: Path) -
     assert wheels.profile_of(layout, "demo-pkg-1") == rows
     assert wheels.profile_of(layout, "another-key", ["demo-pkg"]) == rows  # same package
     assert wheels.profile_of(layout, "another-key", ["other"]) == []
+
+
+def test_builds_lists_the_running_ones_with_their_progress(tmp_path: Path) -> None:
+    layout = Layout(tmp_path / "cache")
+    logs = layout.private(layout.logs)
+    alive = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (logs / f"demo-ext-1a2b-20261202-204845-{alive.pid}.log").write_text("")
+        (logs / f"demo-ext-1a2b-20261202-204845-{alive.pid}.jsonl").write_text("\n".join(
+            _events({"event": "start", "pid": 3, "file": "/s/first.cu", "t": time.time()},
+                    {"event": "start", "pid": 4, "file": "/s/second.cu", "t": time.time()})))
+        dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        (logs / f"gone-9f-20261201-101010-{dead}.jsonl").write_text("")  # a failed build's
+        env = {"WHEELCUDA_CACHE_DIR": str(layout.root)}
+        r = run("builds", env=env)
+        assert r.returncode == 0, r.stderr
+        assert f"demo-ext-1a2b  (pid {alive.pid}, since 2026-12-02 20:48:45)" in r.stdout
+        assert "[0 done] " in r.stdout and "(+1 running)" in r.stdout and "gone" not in r.stdout
+        data = json.loads(run("builds", "--json", env=env).stdout)
+        [row] = data["builds"]
+        assert row["running"] == ["/s/first.cu", "/s/second.cu"] and row["done"] == 0
+    finally:
+        alive.kill()
+        alive.wait()
+    idle = run("builds", env={"WHEELCUDA_CACHE_DIR": str(tmp_path / "empty")})
+    assert idle.returncode == 0 and "no build is running" in idle.stderr

@@ -5,6 +5,7 @@ in :data:`COMMANDS`; the CLI builds its parser from this list."""
 from __future__ import annotations
 
 from . import (
+    builds,
     cache,
     constraints,
     doctor,
@@ -19,4 +20,5 @@ from . import (
 
 __all__ = ["COMMANDS"]
 
-COMMANDS = (env, home, doctor, install, run, fetch, cache, publish, uv_config, constraints)
+COMMANDS = (env, home, doctor, install, run, fetch, builds, cache, publish, uv_config,
+            constraints)

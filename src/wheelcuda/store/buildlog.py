@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +20,7 @@ from ..errors import CacheError
 from . import fs
 from .layout import Layout
 
-__all__ = ["KEEP", "MAX_AGE_S", "BuildLog", "old", "start"]
+__all__ = ["KEEP", "MAX_AGE_S", "BuildLog", "Running", "old", "running", "start"]
 
 #: What prune leaves: the newest logs, up to this many builds, none older than this.
 KEEP = 20
@@ -60,6 +61,49 @@ def start(layout: Layout, key: str) -> BuildLog:
                          f"make {folder} writable, or point WHEELCUDA_CACHE_DIR elsewhere"
                          ) from exc
     return log
+
+
+#: ``<key>-<date>-<time>-<pid>``: the name :func:`start` gives a build's files
+_NAME = re.compile(r"^(?P<key>.+)-(?P<day>\d{8})-(?P<time>\d{6})-(?P<pid>\d+)$")
+
+
+@dataclass(frozen=True)
+class Running:
+    """A build whose wheelcuda is still running."""
+
+    key: str
+    pid: int
+    started: str  # "2026-12-02 20:48:44"
+    log: BuildLog
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's: alive
+        return True
+    return True
+
+
+def running(layout: Layout) -> list[Running]:
+    """The builds running on this machine under this cache: an events file whose
+    wheelcuda is alive (a finished build's events become its profile and go; a failed
+    one's stay, but its process is gone)."""
+    try:
+        files = sorted(layout.logs.glob("*.jsonl"))
+    except OSError:
+        return []
+    found = []
+    for events in files:
+        m = _NAME.match(events.stem)
+        if m and _alive(int(m["pid"])):
+            d, t = m["day"], m["time"]
+            found.append(Running(m["key"], int(m["pid"]),
+                                 f"{d[:4]}-{d[4:6]}-{d[6:]} {t[:2]}:{t[2:4]}:{t[4:]}",
+                                 BuildLog(events.with_suffix(".log"), events)))
+    return found
 
 
 def _mtime(path: Path) -> float:

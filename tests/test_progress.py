@@ -17,7 +17,7 @@ import pytest
 from tests.pypi_server import tiny_wheel
 from tests.test_cli import run
 from tests.test_share import FIELDS, LABEL
-from wheelcuda import _progress, report
+from wheelcuda import _progress, proc, report
 from wheelcuda.commands import build_watch
 from wheelcuda.rules import progress, sharekey
 from wheelcuda.store import buildlog, prune, wheelfile, wheels
@@ -94,7 +94,7 @@ def test_events_fold_into_what_runs_and_what_is_done() -> None:
     (done,) = state.done
     assert (done.name, done.wall, done.start, done.archs) == ("x.cu", 30.0, 100.0, ("sm_90",))
     assert progress.finished_line(done, 1, 3) == \
-        "[1/3] compiled x.cu (sm_90) in 30.0s, cpu 55.0s, peak 2.0 GB"
+        "[1/3] compiled x.cu (sm_90) in 30.0s, cpu 55.0s, peak 2.0 GiB"
     before = [progress.Compile("/old/x.cu", (), 30.0, 50.0, 0, 0, 0.0),
               progress.Compile("/old/y.cu", (), 300.0, 300.0, 0, 0, 0.0),
               progress.Compile("/old/z.cu", (), 300.0, 300.0, 0, 0, 0.0)]
@@ -115,7 +115,7 @@ def test_the_profile_is_kept_read_back_and_shown() -> None:
     assert [r["file"] for r in rows] == ["/b/short.cu", "/b/long.cu"]  # as they started
     assert progress.from_profile(json.loads(json.dumps(rows))) == sorted(
         compiles, key=lambda c: c.start)
-    assert progress.from_profile("junk") == [] and progress.from_profile([1, {}])[0].file == ""
+    assert progress.from_profile("junk") == [] and progress.from_profile([1, {}]) == []
     text = "\n".join(progress.profile_text(compiles, cores=16))
     assert "2 compiles in 5m05s" in text and "longest: long.cu 5m00s" in text
     assert "floor on 16 cores: 5m00s" in text
@@ -129,18 +129,27 @@ def test_the_first_compiler_errors_and_our_refusals_are_found() -> None:
            '/src/k.cu(7): error: identifier "bar" is undefined',
            "/src/k.cu(9): catastrophic error: cannot open source file \"x.h\"",
            "/t/all.h:5:2: error: #error C++20 or later compatible compiler is required",
-           "wheelcuda: -rdc=true: relocatable device code and device linking need NVIDIA's "
-           "nvlink, which the clang toolkit does not have",
+           "nvcc (wheelcuda, clang toolkit): error: -rdc=true: relocatable device code and "
+           "device linking need NVIDIA's nvlink, which the clang toolkit does not have",
            "  fix: rerun with --toolkit redist or --toolkit local",
+           "wheelcuda: compiled error_need.cu (sm_90) in 1.0s",  # a name is not an error
+           "k2.cu(10): error #20014-D: calling a __host__ function from a __device__ one",
+           "nvcc fatal   : Unsupported gpu architecture 'compute_999'",
+           "/usr/bin/ld: cannot find -lcudart: No such file or directory",
            "error: subprocess-exited-with-error"]
     errors, ours = progress.compiler_errors(log)
     assert errors == ["/src/a.cpp:12: error: 'foo' was not declared in this scope",
                       '/src/k.cu:7: error: identifier "bar" is undefined',
                       '/src/k.cu:9: error: cannot open source file "x.h"',
                       "/t/all.h:5: error: #error C++20 or later compatible compiler is "
-                      "required"]
-    assert ours[0].startswith("wheelcuda: -rdc=true") and \
-        ours[1] == "  fix: rerun with --toolkit redist or --toolkit local"
+                      "required",
+                      "k2.cu:10: error: calling a __host__ function from a __device__ one"]
+    assert ours == ["nvcc (wheelcuda, clang toolkit): error: -rdc=true: relocatable device "
+                    "code and device linking need NVIDIA's nvlink, which the clang toolkit "
+                    "does not have", "  fix: rerun with --toolkit redist or --toolkit local"]
+    assert progress.compiler_errors(log, most=9)[0][5:] == [
+        "nvcc: error: Unsupported gpu architecture 'compute_999'",
+        "ld: error: cannot find -lcudart: No such file or directory"]
     assert len(progress.compiler_errors(log * 10, most=2)[0]) == 2
     assert all(len(e) <= 40 for e in progress.compiler_errors(
         ["/a.cu(1): error: " + "x" * 5000], width=40)[0])
@@ -162,9 +171,10 @@ def test_a_failure_is_read_from_a_log_of_any_size_and_encoding(tmp_path: Path) -
     assert said[:3] == ["the end of the build's output:", "  Resolving",
                         "  error: No solution found"]
     fixes = ["note: --toolkit redist is not possible here"]
-    shown = build_watch.failure_lines(_log(tmp_path, b"wheelcuda: cannot build sm_120\n"),
-                                      fixes=fixes)
-    assert shown[1:3] == ["  wheelcuda: cannot build sm_120", f"  {fixes[0]}"]
+    refused = b"fatbinary (wheelcuda, clang toolkit): error: no image\n  fix: --toolkit redist\n"
+    shown = build_watch.failure_lines(_log(tmp_path, refused), fixes=fixes)
+    assert shown[1:4] == ["  fatbinary (wheelcuda, clang toolkit): error: no image",
+                          "    fix: --toolkit redist", f"  {fixes[0]}"]
     assert build_watch.unreachable_fixes(None) == []
     assert "WHEELCUDA_REDIST_URL" in build_watch.unreachable_fixes("could not connect")[0]
 
@@ -229,13 +239,13 @@ def test_the_profile_travels_with_the_wheel_as_data_not_as_key(tmp_path: Path) -
                              profile=rows)
     assert out.name == f"demo_pkg-1.0.0+{LABEL}-py3-none-any.whl"  # the same label
     carried = wheelfile.read_key(out)
-    assert carried is not None and carried["profile"] == rows
+    assert carried is not None and carried["profile"] == [{**rows[0], "file": "k.cu"}]
     assert sharekey.matches(carried, FIELDS)  # still the key wanted
     layout = Layout(tmp_path / "cache")
     wheels.adopt(layout, "demo-pkg-1", {**FIELDS, "names": ["demo-pkg"]}, [out], "https://team/simple/",
                  profile=carried["profile"])
-    assert wheels.profile_of(layout, "demo-pkg-1") == rows
-    assert wheels.profile_of(layout, "another-key", ["demo-pkg"]) == rows  # same package
+    assert wheels.profile_of(layout, "demo-pkg-1") == carried["profile"]
+    assert wheels.profile_of(layout, "another-key", ["demo-pkg"]) == carried["profile"]
     assert wheels.profile_of(layout, "another-key", ["other"]) == []
 
 
@@ -247,7 +257,8 @@ def test_builds_lists_the_running_ones_with_their_progress(tmp_path: Path) -> No
         (logs / f"demo-ext-1a2b-20261202-204845-{alive.pid}.log").write_text("")
         (logs / f"demo-ext-1a2b-20261202-204845-{alive.pid}.jsonl").write_text("\n".join(
             _events({"event": "start", "pid": 3, "file": "/s/first.cu", "t": time.time()},
-                    {"event": "start", "pid": 4, "file": "/s/second.cu", "t": time.time()})))
+                    {"event": "start", "pid": 4, "file": "/s/second.cu", "t": time.time()},
+                    {"event": "start", "pid": 5, "file": "/s/half"})) + '\n{"event": "sta')
         dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                               capture_output=True, text=True, check=True).stdout.strip()
         (logs / f"gone-9f-20261201-101010-{dead}.jsonl").write_text("")  # a failed build's
@@ -255,12 +266,64 @@ def test_builds_lists_the_running_ones_with_their_progress(tmp_path: Path) -> No
         r = run("builds", env=env)
         assert r.returncode == 0, r.stderr
         assert f"demo-ext-1a2b  (pid {alive.pid}, since 2026-12-02 20:48:45)" in r.stdout
-        assert "[0 done] " in r.stdout and "(+1 running)" in r.stdout and "gone" not in r.stdout
+        assert "[0 done] " in r.stdout and "(+2 running)" in r.stdout and "gone" not in r.stdout
         data = json.loads(run("builds", "--json", env=env).stdout)
         [row] = data["builds"]
-        assert row["running"] == ["/s/first.cu", "/s/second.cu"] and row["done"] == 0
+        # the line still being written is not read
+        assert row["running"] == ["/s/first.cu", "/s/half", "/s/second.cu"]
+        assert row["done"] == 0
     finally:
         alive.kill()
         alive.wait()
     idle = run("builds", env={"WHEELCUDA_CACHE_DIR": str(tmp_path / "empty")})
     assert idle.returncode == 0 and "no build is running" in idle.stderr
+
+
+def test_a_teammates_profile_that_is_not_one_is_skipped() -> None:
+    rows = [{"file": "a.cu", "archs": 5, "wall": float("inf"), "cpu": 1, "start": 0},
+            {"file": "b.cu", "archs": ["sm_90"], "wall": 2, "cpu": 1, "start": 0,
+             "peak_kb": 1e400, "code": "x", "split": True},
+            {"file": "c.cu", "wall": -1}, "junk", None]
+    [only] = progress.from_profile(rows)
+    assert (only.name, only.wall, only.peak_kb, only.code, only.split) == ("b.cu", 2.0, 0, 0,
+                                                                         None)
+
+
+def test_a_compile_killed_by_a_signal_kills_the_wrapper_the_same_way(tmp_path: Path) -> None:
+    """ninja tells a compile ended by a signal (an interrupted build) from a failed one."""
+    killed = _run(_compiler(tmp_path, "kill -TERM $$"), tmp_path / "e.jsonl", "-c", "k.cu")
+    assert killed.returncode == -signal.SIGTERM
+    assert "failed (exit 143) k.cu" in killed.stderr
+
+
+def test_the_installer_is_told_not_to_ask_when_nobody_sees_it(tmp_path: Path) -> None:
+    log = buildlog.start(Layout(tmp_path / "cache"), "k-1")
+    assert build_watch.build_variables(log, False, {}) == {
+        "WHEELCUDA_PROGRESS": str(log.events), "PIP_NO_INPUT": "1"}
+    assert "PIP_NO_INPUT" not in build_watch.build_variables(log, True, {})  # -v: it may ask
+    assert "PIP_NO_INPUT" not in build_watch.build_variables(log, False, {"PIP_NO_INPUT": "0"})
+    assert build_watch.build_variables(None, False, {}) == {}
+    assert build_watch.jobs_of({"MAX_JOBS": "6"}) == 6 and build_watch.jobs_of({}) == 1
+
+
+def test_a_log_that_cannot_be_written_never_stops_the_build(tmp_path: Path) -> None:
+    """A full disk under the log: the output still reaches the terminal and the child
+    ends (nobody reading its pipe would block it)."""
+    script = "head -c 3000000 /dev/zero | tr '\\\\0' x; echo; exit 4"
+    code = proc.call(["sh", "-c", script], env={"PATH": "/usr/bin:/bin"}, log="/dev/full",
+                     echo=True)
+    assert code == 4
+
+
+def test_cache_clear_all_removes_the_logs_but_a_running_builds(tmp_path: Path) -> None:
+    layout = Layout(tmp_path / "cache")
+    running = buildlog.start(layout, "k-1")  # named by this process, which runs
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    old = [layout.logs / f"k-2-20261201-101010-{dead}{s}" for s in (".log", ".jsonl")]
+    for path in old:
+        path.write_text("x")
+    r = run("cache", "clear", "--all", env={"WHEELCUDA_CACHE_DIR": str(layout.root)})
+    assert r.returncode == 0 and "removed 2 build log file(s)" in r.stderr
+    assert not any(p.exists() for p in old)
+    assert running.output.exists() and running.events.exists()

@@ -7,7 +7,7 @@ A compile call runs as a child of the wrapper (not ``exec``: the wrapper waits f
 read its CPU time and peak memory with ``wait4``), and then:
 
 - one line goes to stderr, ``wheelcuda: compiled flash_fwd.cu (sm_90) in 3m10s, cpu
-  5m02s, peak 4.1 GB``: installers show a build's output (uv with ``-v``), so the routes
+  5m02s, peak 4.1 GiB``: installers show a build's output (uv with ``-v``), so the routes
   where wheelcuda is not the parent (``uv add`` after uv-config, pip after constraints,
   ``eval "$(wheelcuda env)"``) see each compile end;
 - with ``WHEELCUDA_PROGRESS=FILE`` (set by ``wheelcuda install``), a JSON line for its
@@ -88,7 +88,7 @@ def describe(name: str, archs: Sequence[str], code: int, *, wall: float, cpu: fl
     shown = f" ({','.join(archs)})" if archs else ""
     how = "compiled" if code == 0 else f"failed (exit {code})"
     return (f"wheelcuda: {how} {os.path.basename(name) or '?'}{shown} in {duration(wall)}, "
-            f"cpu {duration(cpu)}, peak {peak_kb / 1024 / 1024:.1f} GB")
+            f"cpu {duration(cpu)}, peak {peak_kb / 1024 / 1024:.1f} GiB")
 
 
 def _append(path: str, event: Mapping[str, object]) -> None:
@@ -116,20 +116,23 @@ def run(real: str, argv: Sequence[str], environ: Mapping[str, str], *,
     event: dict[str, object] = {"file": name, "archs": archs, "pid": os.getpid(),
                                 "split": split, "threads": threads}
     progress = environ.get(VAR)
+    start = time.monotonic()
+    # SIGINT reaches the compiler too (one process group): the wrapper ends as it would
+    # have, without a traceback (one that was ignored, as under `&`, stays ignored).
+    # SIGCHLD ignored (inherited) would make wait4 fail; SIGPIPE goes back to its default
+    # for the compiler, as a shell would start it (Python ignores it).
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    pid = os.posix_spawn(real, list(argv), dict(environ), setsigdef=(signal.SIGPIPE,))
     if progress:
         _append(progress, {**event, "event": "start", "t": time.time()})
-    start = time.monotonic()
-    # SIGINT and SIGTERM reach the compiler too (one process group): the wrapper ends
-    # as it would have, without a traceback, and tells nothing of a call cut short
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, signal.SIG_DFL)
-    # SIGPIPE back to its default, as a shell would start the compiler (Python ignores it)
-    pid = os.posix_spawn(real, list(argv), dict(environ), setsigdef=(signal.SIGPIPE,))
     _, status, usage = os.wait4(pid, 0)
     code = _status_code(status)
     wall, cpu = time.monotonic() - start, usage.ru_utime + usage.ru_stime
-    # ru_maxrss of a reaped child covers the children it reaped (cicc, ptxas, the host
-    # compiler): the compile's peak, in KiB on Linux
+    # ru_maxrss of a reaped child is the largest of it and the children it reaped (cicc,
+    # ptxas, the host compiler), in KiB on Linux: the peak of the compile's largest process
+    # (with --split-compile, several cicc run at once: more in all)
     if progress:
         _append(progress, {**event, "event": "end", "t": time.time(), "code": code,
                            "wall": round(wall, 3), "cpu": round(cpu, 3),
@@ -137,4 +140,13 @@ def run(real: str, argv: Sequence[str], environ: Mapping[str, str], *,
     with contextlib.suppress(OSError):
         sys.stderr.write(describe(name, archs, code, wall=wall, cpu=cpu,
                                   peak_kb=usage.ru_maxrss) + "\n")
+    if os.WIFSIGNALED(status):  # die as the compiler did: ninja and make tell a signal
+        _die_by(os.WTERMSIG(status))  # (an interrupted build) from an exit code
     return code
+
+
+def _die_by(signum: int) -> None:
+    with contextlib.suppress(OSError, ValueError):
+        signal.signal(signum, signal.SIG_DFL)
+        sys.stderr.flush()
+        os.kill(os.getpid(), signum)

@@ -153,7 +153,7 @@ def call(argv: Sequence[str], *, env: Mapping[str, str], log: str | None = None,
     """Run ``argv`` with inherited stdio (output streams to the user); return its exit
     code. ``env`` is the whole environment: build it with :func:`child_environ`. With
     ``log``, its stdout and stderr also go to that file (appended), and only there unless
-    ``echo``; its stdin stays the user's (a password prompt still reads from it).
+    ``echo`` (a log that cannot be written any more is given up, the output still shown).
 
     The child runs in a process group of its own, and SIGINT, SIGTERM and SIGHUP sent
     to wheelcuda are passed on to that whole group (a build's compilers included); once
@@ -179,18 +179,29 @@ def call(argv: Sequence[str], *, env: Mapping[str, str], log: str | None = None,
             tee.start()
         code = _watched(child)
         if tee is not None:
-            tee.join(timeout=5.0)
+            # the pipe ends with the child's group (killed above); a daemon that left the
+            # group may hold it longer: the copy is daemonic and given up, not waited on
+            tee.join(timeout=10.0)
+        with contextlib.suppress(OSError):
+            if out:
+                out.close()
     return code
 
 
 def _tee(child: subprocess.Popen[bytes], out: Any) -> None:
     """Copy the child's output to ``out`` and to our stderr as it comes (bytes: a
-    compiler's message in another encoding passes as it is)."""
+    compiler's message in another encoding passes as it is). A log that cannot be
+    written (a full disk) is given up; the pipe is read to its end whatever happens, or
+    the child would block on it."""
     assert child.stdout is not None
     fd = child.stdout.fileno()
     err = getattr(sys.stderr, "buffer", None)
     for chunk in iter(lambda: os.read(fd, 65536), b""):
-        out.write(chunk)
+        if out is not None:
+            try:
+                out.write(chunk)
+            except (OSError, ValueError):
+                out = None
         with contextlib.suppress(OSError, ValueError):
             if err is not None:
                 err.write(chunk)

@@ -20,14 +20,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
-from .. import report
+from .. import _progress, report
 from ..errors import CacheError
 from ..rules import progress
 from ..store import buildlog
 from ..store.buildlog import BuildLog
 from ..store.layout import Layout
 
-__all__ = ["failure_lines", "jobs_of", "start_log", "unreachable_fixes", "watching"]
+__all__ = ["build_variables", "failure_lines", "jobs_of", "start_log", "unreachable_fixes",
+           "watching"]
 
 #: How often the events file is read; a compile takes seconds at least.
 TICK_S = 0.5
@@ -42,17 +43,19 @@ class _Watch:
                  stream: TextIO) -> None:
         self.log, self.before, self.jobs, self.stream = log, before, jobs, stream
         self.state = progress.State()
-        self.read = 0  # lines of the events file folded in
+        self.read = 0  # bytes of the events file folded in
         self.shown = 0  # finished compiles told (off a terminal)
         self.start = time.monotonic()
         self.stop = threading.Event()
         self.live = stream.isatty()
         self.width = 0  # of the live line last drawn
 
+    def fold(self) -> None:
+        lines, self.read = self.log.events_from(self.read)
+        progress.read_events(lines, self.state)
+
     def tick(self) -> None:
-        lines = self.log.events_text()
-        progress.read_events(lines[self.read:], self.state)
-        self.read = len(lines)
+        self.fold()
         if self.live:
             self._draw()
             return
@@ -93,7 +96,8 @@ def watching(log: BuildLog | None, *, before: Sequence[progress.Compile] = (),
         yield state
         return
     watch = _Watch(log, before, jobs, sys.stderr)
-    quiet = report.verbosity() < 0
+    # -q: nothing; -v: the installer's output is shown, the tree's nvcc's lines in it
+    quiet = report.verbosity() != 0
     thread = None if quiet else threading.Thread(target=watch.run, daemon=True)
     if thread is not None:
         thread.start()
@@ -105,7 +109,7 @@ def watching(log: BuildLog | None, *, before: Sequence[progress.Compile] = (),
             thread.join(timeout=5.0)
         if quiet or watch.live:  # the last events, folded in without a line drawn
             watch.clear()
-            progress.read_events(log.events_text()[watch.read:], watch.state)
+            watch.fold()
         else:
             watch.tick()  # the last compiles' lines
 
@@ -153,6 +157,18 @@ def start_log(layout: Layout, key: str) -> BuildLog | None:
     except CacheError as exc:
         report.warn(f"warning: {exc}; building without a log or progress")
         return None
+
+
+def build_variables(log: BuildLog | None, echo: bool,
+                    environ: Mapping[str, str]) -> dict[str, str]:
+    """What the installer gets for a watched build: where the tree's nvcc tells its
+    compiles; and, when its output goes only to the log, PIP_NO_INPUT=1, so that pip
+    stops on a question (credentials for an index) instead of waiting for an answer
+    to a prompt nobody sees (``-v`` shows it, and lets pip ask); the user's own wins."""
+    if log is None:
+        return {}
+    ask = echo or "PIP_NO_INPUT" in environ
+    return {_progress.VAR: str(log.events), **({} if ask else {"PIP_NO_INPUT": "1"})}
 
 
 def jobs_of(variables: Mapping[str, str]) -> int:

@@ -14,7 +14,7 @@ from ..context import Context
 from ..errors import WheelcudaError
 from ..probe import machine
 from ..rules import progress, render
-from ..store import fs, prune, wheels
+from ..store import buildlog, fs, prune, wheels
 from ..store.layout import Layout
 from .common import note
 
@@ -135,6 +135,13 @@ def _clear(layout: Layout, args: argparse.Namespace) -> int:
                 fs.discard(Path(row["path"]))
                 gone += 1
         note(f"removed {gone} {what}(s) from {parent}")
+    if args.all:  # the logs of running builds stay (their wheelcuda writes them)
+        running = {p for b in buildlog.running(layout) for p in (b.log.output, b.log.events)}
+        logs = [p for p in (layout.logs.iterdir() if layout.logs.is_dir() else ())
+                if p not in running and not p.name.startswith(".")]
+        for path in logs:
+            fs.discard(path)
+        note(f"removed {len(logs)} build log file(s) from {layout.logs}")
     for path in busy:
         note(f"left {path}: a running wheelcuda holds it")
     return 0

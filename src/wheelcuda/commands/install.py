@@ -224,9 +224,11 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
                 p = replace(p, argv=installer.install_argv(p.tool, r.target.python, chosen,
                                                            p.extra), kept=True)
         output = build_watch.start_log(r.layout, p.key)
-        events = {_progress.VAR: str(output.events)} if output else {}
+        echo = output is None or report.verbosity() > 0
         env = proc.child_environ(ctx.environ, {**p.variables, "WHEELCUDA_NVCC_LOG": log.name,
-                                               **events}, drop=sharing.TEAM_VARS)
+                                               **build_watch.build_variables(output, echo,
+                                                                             ctx.environ)},
+                                 drop=[*sharing.TEAM_VARS, _progress.VAR])
         start = time.monotonic()
         # uv holds <venv>/.lock for a whole install and waits for it in silence (pip
         # takes no such lock)
@@ -239,9 +241,9 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
         # the installer's own output goes to the log; on the terminal with -v (or when
         # there is no log to keep it)
         with pipeline.in_use(r), watch, build_watch.watching(
-                output, before=before, jobs=build_watch.jobs_of(p.variables)) as seen:
+                output, before=before, jobs=build_watch.jobs_of(env)) as seen:
             code = proc.call(p.argv, env=env, log=str(output.output) if output else None,
-                             echo=output is None or report.verbosity() > 0)
+                             echo=echo)
         seconds = time.monotonic() - start
         calls = log.read().splitlines()
         compiles = compile_summary(calls)

@@ -11,6 +11,7 @@ compilers included: ``wait4``), ``split`` and ``threads`` (what it ran with).
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -21,8 +22,9 @@ from typing import Any
 # install say a duration the same way
 from .._progress import duration
 
-__all__ = ["Compile", "State", "compiler_errors", "duration", "finished_line", "from_profile",
-           "profile", "profile_text", "read_events", "status_line"]
+__all__ = ["CARRIED_AT_MOST", "Compile", "State", "carried", "compiler_errors", "duration",
+           "finished_line", "from_profile", "profile", "profile_text", "read_events",
+           "status_line"]
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,9 @@ class State:
 
 
 def _number(value: object, default: float = 0.0) -> float:
-    return float(value) if isinstance(value, (int, float)) else default
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return default
+    return float(value) if math.isfinite(value) else default
 
 
 def read_events(lines: Iterable[str], state: State | None = None) -> State:
@@ -134,7 +138,19 @@ def finished_line(c: Compile, count: int, total: int) -> str:
     archs = f" ({','.join(c.archs)})" if c.archs else ""
     how = "compiled" if c.code == 0 else f"failed (exit {c.code})"
     return (f"{where} {how} {c.name}{archs} in {duration(c.wall)}, cpu {duration(c.cpu)}, "
-            f"peak {c.peak_kb / 1024 / 1024:.1f} GB")
+            f"peak {c.peak_kb / 1024 / 1024:.1f} GiB")
+
+
+#: The most compiles a profile carried to a team's index holds (flash-attn has 72; the
+#: key file a wheel carries is read up to 1 MiB)
+CARRIED_AT_MOST = 2000
+
+
+def carried(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """A profile as it travels in a wheel: file names without this machine's folders
+    (a home folder names its user), at most :data:`CARRIED_AT_MOST` rows (pure)."""
+    return [{**row, "file": os.path.basename(str(row.get("file") or ""))}
+            for row in rows[:CARRIED_AT_MOST] if isinstance(row, Mapping)]
 
 
 def profile(compiles: Sequence[Compile]) -> list[dict[str, Any]]:
@@ -145,18 +161,28 @@ def profile(compiles: Sequence[Compile]) -> list[dict[str, Any]]:
              "threads": c.threads} for c in sorted(compiles, key=lambda c: c.start)]
 
 
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def from_profile(rows: object) -> list[Compile]:
-    """A kept profile read back; rows that are not one are skipped."""
+    """A kept profile read back (it may have come from a teammate's wheel: a row that is
+    not one, or a number that is not finite, is skipped)."""
     if not isinstance(rows, list):
         return []
     out = []
     for row in rows:
-        if isinstance(row, dict):
-            out.append(Compile(str(row.get("file") or ""), tuple(row.get("archs") or ()),
-                               _number(row.get("wall")), _number(row.get("cpu")),
-                               int(_number(row.get("peak_kb"))), int(_number(row.get("code"))),
-                               _number(row.get("start")), row.get("split"),
-                               row.get("threads")))
+        if not isinstance(row, dict):
+            continue
+        numbers = [_number(row.get(k), -1.0) for k in ("wall", "cpu", "start")]
+        archs = row.get("archs")
+        archs = archs if isinstance(archs, list) else []
+        peak, code = _int(row.get("peak_kb")) or 0, _int(row.get("code")) or 0
+        if min(numbers) < 0:  # missing, not a number, not finite, or below zero
+            continue
+        out.append(Compile(str(row.get("file") or ""), tuple(str(a) for a in archs),
+                           numbers[0], numbers[1], peak, code, numbers[2],
+                           _int(row.get("split")), _int(row.get("threads"))))
     return out
 
 
@@ -172,12 +198,12 @@ def profile_text(compiles: Sequence[Compile], cores: int | None = None) -> list[
     lines = [f"{'wall':>8} {'cpu':>8} {'peak':>8}  split  file"]
     for c in sorted(compiles, key=lambda c: -c.wall):
         lines.append(f"{duration(c.wall):>8} {duration(c.cpu):>8} "
-                     f"{c.peak_kb / 1024 / 1024:>6.1f}GB  {c.split or '-'!s:>5}  "
+                     f"{c.peak_kb / 1024 / 1024:>5.1f}GiB  {c.split or '-'!s:>5}  "
                      f"{c.file}{' (' + ','.join(c.archs) + ')' if c.archs else ''}")
     longest = max(compiles, key=lambda c: c.wall)
     lines.append(f"{len(compiles)} compiles in {duration(span)} (first start to last end), "
                  f"cpu {duration(cpu)}, peak {max(c.peak_kb for c in compiles) / 1024 / 1024:.1f} "
-                 "GB in one compile")
+                 "GiB in one compile's largest process")
     lines.append(f"longest: {longest.name} {duration(longest.wall)} (the critical path: "
                  "compiles do not wait on each other, so none can end the build sooner)")
     if cores:
@@ -187,12 +213,31 @@ def profile_text(compiles: Sequence[Compile], cores: int | None = None) -> list[
     return lines
 
 
-#: gcc, clang and nvcc's C++ front end (``file(12): error: ...``) error lines
-_GCC = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+)(?::\d+)?: (?:fatal )?error: (?P<msg>.+)$")
-_EDG = re.compile(r"^(?P<file>[^\s(][^(]*)\((?P<line>\d+)\): (?:catastrophic )?error: "
+#: gcc and clang (``file:12:5: error: ...``, ``cc1plus: fatal error: ...``)
+_GCC = re.compile(r"^(?P<file>[^\s:][^:]*?)(?::(?P<line>\d+))?(?::\d+)?: (?:fatal )?error: "
                   r"(?P<msg>.+)$")
-#: what the tree's compilers refuse themselves says so, with its fix on the next lines
-_OURS = re.compile(r"^(?:error: )?wheelcuda: .*(?:error|cannot|refus|not translate|need)")
+#: nvcc's C++ front end: ``file(12): error: ...``, ``file(12): error #20014-D: ...``
+_EDG = re.compile(r"^(?P<file>[^\s(][^(]*)\((?P<line>\d+)\): (?:catastrophic )?error"
+                  r"(?: #\d+(?:-D)?)?: (?P<msg>.+)$")
+#: NVIDIA's drivers: ``nvcc fatal   : Unsupported gpu architecture``, ``ptxas error   : ...``
+_TOOL = re.compile(r"^(?P<file>nvcc|ptxas|nvlink|fatbinary|cicc)\s+(?:fatal|error)\s*: "
+                   r"(?P<msg>.+)$")
+#: the linker: ``undefined reference to `f'``, ``cannot find -lcudart``
+_LINK = re.compile(r"^(?:/\S+/)?(?P<file>ld|collect2)(?:\.\w+)?: (?:error: )?(?P<msg>.*(?:"
+                   r"undefined reference to|cannot find -l|returned 1 exit status).*)$")
+#: what the tree's own compilers refuse (the clang toolkit's nvcc, fatbinary and the
+#: tools it lacks), with its ``fix:`` on the next line; and a compiler that cannot run
+_OURS = re.compile(r"^(?:\S+ \(wheelcuda, clang toolkit\): error: |wheelcuda: cannot run )")
+
+
+def _error(line: str) -> str | None:
+    """``file:line: error: message`` for a compiler's error line, else None (pure)."""
+    for pattern in (_EDG, _GCC, _TOOL, _LINK):
+        m = pattern.match(line)
+        if m:
+            where = m["file"] + (f":{m['line']}" if m.groupdict().get("line") else "")
+            return f"{where}: error: {m['msg'].strip()}"
+    return None
 
 
 def compiler_errors(lines: Iterable[str], *, most: int = 5,
@@ -210,12 +255,12 @@ def compiler_errors(lines: Iterable[str], *, most: int = 5,
             if line.startswith("fix:"):
                 ours.append("  " + line[:width])
                 continue
-        m = _GCC.match(line) or _EDG.match(line)
-        if m and len(errors) < most:
-            said = f"{m['file']}:{m['line']}: error: {m['msg'].strip()}"[:width]
-            if said not in errors:
-                errors.append(said)
-        elif _OURS.match(line) and len(ours) < 2 * most and line[:width] not in ours:
-            ours.append(line[:width])
-            want_fix = True
+        if _OURS.match(line):
+            if len(ours) < 2 * most and line[:width] not in ours:
+                ours.append(line[:width])
+                want_fix = True
+            continue
+        said = _error(line)
+        if said and len(errors) < most and said[:width] not in errors:
+            errors.append(said[:width])
     return errors, ours

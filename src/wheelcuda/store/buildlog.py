@@ -35,11 +35,21 @@ class BuildLog:
     events: Path
 
     def events_text(self) -> list[str]:
-        """The event lines written so far ([] when there are none)."""
+        """The complete event lines written so far ([] when there are none)."""
+        return self.events_from(0)[0]
+
+    def events_from(self, offset: int) -> tuple[list[str], int]:
+        """The complete event lines written after byte ``offset``, and the offset after
+        them: a line still being appended (a reader can see half of it) waits for the
+        next read."""
         try:
-            return self.events.read_text(errors="replace").splitlines()
+            with self.events.open("rb") as f:
+                f.seek(offset)
+                data = f.read()
         except OSError:
-            return []
+            return [], offset
+        end = data.rfind(b"\n") + 1
+        return data[:end].decode(errors="replace").splitlines(), offset + end
 
     def discard_events(self) -> None:
         """The events are kept with the key as its profile once the build is done."""

@@ -28,7 +28,7 @@ from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel
 from packaging.version import InvalidVersion, Version
 
 from ..errors import CacheError, WheelcudaError
-from ..rules import sharekey
+from ..rules import progress, sharekey
 from . import fs
 
 __all__ = ["WheelFileError", "check_metadata", "labelled", "metadata", "read_key"]
@@ -118,7 +118,7 @@ def labelled(wheel: Path, dest: Path, fields: Mapping[str, Any], *, label: bool 
     parse_wheel_filename(filename)  # the name stays a wheel's
     carried: dict[str, Any] = {"share_id": share, "fields": sharekey.share_fields(fields)}
     if profile:
-        carried["profile"] = list(profile)
+        carried["profile"] = progress.carried(profile)
     key = json.dumps(carried, indent=1, sort_keys=True).encode()
     with fs.replacing(dest, filename) as tmp:
         _write(wheel, tmp, project, str(new_version), key)

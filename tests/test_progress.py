@@ -138,11 +138,12 @@ def test_the_first_compiler_errors_and_our_refusals_are_found() -> None:
            "/usr/bin/ld: cannot find -lcudart: No such file or directory",
            "error: subprocess-exited-with-error"]
     errors, ours = progress.compiler_errors(log)
-    assert errors == ["/src/a.cpp:12: error: 'foo' was not declared in this scope",
+    # torch's own #error first: it says why, where the others are its consequences
+    assert errors == ["/t/all.h:5: error: #error C++20 or later compatible compiler is "
+                      "required",
+                      "/src/a.cpp:12: error: 'foo' was not declared in this scope",
                       '/src/k.cu:7: error: identifier "bar" is undefined',
                       '/src/k.cu:9: error: cannot open source file "x.h"',
-                      "/t/all.h:5: error: #error C++20 or later compatible compiler is "
-                      "required",
                       "k2.cu:10: error: calling a __host__ function from a __device__ one"]
     assert ours == ["nvcc (wheelcuda, clang toolkit): error: -rdc=true: relocatable device "
                     "code and device linking need NVIDIA's nvlink, which the clang toolkit "

@@ -4,8 +4,8 @@ Like causal-conv1d and mamba-ssm, it can hard-code its own -gencode list
 (DEMO_GENCODE="75;80;90"), which makes torch ignore TORCH_CUDA_ARCH_LIST: wheelcuda's
 tests use it to show that the tree's nvcc still builds only the archs asked for. Like
 chamferdist, it can name its own C++ standard (DEMO_STD=c++17), which torch 2.14's
-headers refuse (binding.cpp then includes <torch/extension.h>, as chamferdist does): the
-tests show the tree's compilers raising it.
+headers refuse (its files then include all of torch's API, as chamferdist's do): the tests
+show the tree's compilers raising it.
 """
 
 import os
@@ -25,7 +25,8 @@ setup(
         CUDAExtension(
             "wheelcuda_demo._C",
             ["csrc/binding.cpp", "csrc/scaled_add.cu"],
-            extra_compile_args={"cxx": ["-O3", *std, *whole_api], "nvcc": ["-O3", *std, *gencode]},
+            extra_compile_args={"cxx": ["-O3", *std, *whole_api],
+                                "nvcc": ["-O3", *std, *whole_api, *gencode]},
         )
     ],
     cmdclass={"build_ext": BuildExtension},

@@ -5,6 +5,9 @@
 #include <c10/cuda/CUDAGuard.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/empty_like.h>
+#ifdef DEMO_WHOLE_API  // set with DEMO_STD: all of ATen, as an older extension includes it
+#include <ATen/ATen.h>
+#endif
 
 template <typename T>
 __global__ void scaled_add_kernel(const T* x, const T* y, T* out, float alpha, int64_t n) {

@@ -243,9 +243,10 @@ def _error(line: str) -> str | None:
 def compiler_errors(lines: Iterable[str], *, most: int = 5,
                     width: int = 300) -> tuple[list[str], list[str]]:
     """The first compiler errors in a build's output, as ``file:line: error: message``
-    (each once, at most ``most``, lines cut to ``width``), and the lines where wheelcuda's
-    tree refused something, each with its ``fix:`` line (pure)."""
+    (each once, ``#error`` directives first, at most ``most``, lines cut to ``width``), and
+    the lines where wheelcuda's tree refused something, each with its ``fix:`` line (pure)."""
     errors: list[str] = []
+    directives: list[str] = []
     ours: list[str] = []
     want_fix = False
     for raw in lines:
@@ -261,6 +262,9 @@ def compiler_errors(lines: Iterable[str], *, most: int = 5,
                 want_fix = True
             continue
         said = _error(line)
-        if said and len(errors) < most and said[:width] not in errors:
-            errors.append(said[:width])
-    return errors, ours
+        # an #error directive is its author's own explanation (torch's "C++20 or later
+        # compatible compiler is required"): it comes first, whatever failed before it
+        kept = directives if said and "#error" in said else errors
+        if said and len(kept) < most and said[:width] not in kept:
+            kept.append(said[:width])
+    return [*directives, *errors][:most], ours

@@ -131,7 +131,8 @@ def failure_lines(log: BuildLog | None, *, fixes: Sequence[str] = ()) -> list[st
     on this machine), and the log's path."""
     if log is None:
         return []
-    errors, ours = progress.compiler_errors(_lines(log.output))
+    output = list(_lines(log.output))  # read once: its errors, else its last lines
+    errors, ours = progress.compiler_errors(output)
     lines = []
     if errors:
         lines.append("the first compiler errors:")
@@ -141,7 +142,7 @@ def failure_lines(log: BuildLog | None, *, fixes: Sequence[str] = ()) -> list[st
         lines += [f"  {o}" for o in ours]
         lines += [f"  {f}" for f in fixes]
     if not errors and not ours:  # not a compile that failed: the installer's own words
-        tail = [line.rstrip()[:300] for line in _lines(log.output) if line.strip()][-TAIL:]
+        tail = [line.rstrip()[:300] for line in output if line.strip()][-TAIL:]
         if tail:
             lines.append("the end of the build's output:")
             lines += [f"  {line}" for line in tail]

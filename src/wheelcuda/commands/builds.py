@@ -38,11 +38,13 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
     for build in buildlog.running(layout):
         state = progress.read_events(build.log.events_text())
         before = progress.from_profile(wheels.profile_of(layout, build.key))
-        started = time.mktime(time.strptime(build.started, "%Y-%m-%d %H:%M:%S"))
-        rows.append({"key": build.key, "pid": build.pid, "started": build.started,
+        rows.append({"key": build.key, "pid": build.pid,
+                     "started": time.strftime("%Y-%m-%d %H:%M:%S",
+                                              time.localtime(build.started)),
                      "log": str(build.log.output), "done": len(state.done),
                      "running": sorted(str(e.get("file")) for e in state.running.values()),
-                     "status": progress.status_line(state, now, now - started, before=before,
+                     "status": progress.status_line(state, now, now - build.started,
+                                                    before=before,
                                                     width=200)})
     if args.json:
         print(render.envelope("builds", {"builds": rows}), end="")

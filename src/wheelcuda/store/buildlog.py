@@ -9,7 +9,6 @@ user reads next. ``prune`` removes the old ones (:func:`old`).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import time
@@ -83,7 +82,7 @@ class Running:
 
     key: str
     pid: int
-    started: str  # "2026-12-02 20:48:44"
+    started: float  # when the build began (its files' name says it, to the second)
     log: BuildLog
 
 
@@ -109,17 +108,10 @@ def running(layout: Layout) -> list[Running]:
     for events in files:
         m = _NAME.match(events.stem)
         if m and _alive(int(m["pid"])):
-            d, t = m["day"], m["time"]
-            found.append(Running(m["key"], int(m["pid"]),
-                                 f"{d[:4]}-{d[4:6]}-{d[6:]} {t[:2]}:{t[2:4]}:{t[4:]}",
+            started = time.mktime(time.strptime(m["day"] + m["time"], "%Y%m%d%H%M%S"))
+            found.append(Running(m["key"], int(m["pid"]), started,
                                  BuildLog(events.with_suffix(".log"), events)))
     return found
-
-
-def _mtime(path: Path) -> float:
-    with contextlib.suppress(OSError):
-        return path.stat().st_mtime
-    return 0.0
 
 
 def old(layout: Layout, *, keep: int = KEEP, max_age_s: float = MAX_AGE_S,
@@ -133,10 +125,11 @@ def old(layout: Layout, *, keep: int = KEEP, max_age_s: float = MAX_AGE_S,
     builds: dict[str, list[Path]] = {}
     for path in files:
         builds.setdefault(path.with_suffix("").name, []).append(path)
-    newest = sorted(builds.values(), key=lambda paths: -max(_mtime(p) for p in paths))
+    written = sorted(((max(fs.mtime(p) for p in paths), paths) for paths in builds.values()),
+                     key=lambda pair: -pair[0])
     now = time.time() if now is None else now
     gone = []
-    for rank, paths in enumerate(newest):
-        if rank >= keep or now - max(_mtime(p) for p in paths) > max_age_s:
+    for rank, (last, paths) in enumerate(written):
+        if rank >= keep or now - last > max_age_s:
             gone += sorted(paths)
     return gone

@@ -20,7 +20,7 @@ from ..errors import CacheError
 from ..probe import locks
 
 __all__ = ["LOCK_TIMEOUT", "build", "dangling_link", "discard", "holder", "leftovers", "locked",
-           "new_folder", "shared", "swap_in", "try_locked", "unlink_held", "write_text"]
+           "mtime", "new_folder", "shared", "swap_in", "try_locked", "unlink_held", "write_text"]
 
 #: How long a waiting run waits for a lock: a whole-package build holds one for as long
 #: as the build takes (causal-conv1d: 25 min on 2 cores for all archs).
@@ -67,6 +67,14 @@ def replacing(dest: Path, name: str) -> Iterator[Path]:
 def new_folder(parent: Path, name: str, kind: str) -> Path:
     """An empty folder beside ``parent/name`` to build it in (``.<kind>-<name>-XXXX``)."""
     return Path(tempfile.mkdtemp(dir=parent, prefix=f".{kind}-{name}-"))
+
+
+def mtime(path: str | os.PathLike[str]) -> float:
+    """When ``path`` was last written; 0.0 when it is gone (removed meanwhile)."""
+    try:
+        return os.path.getmtime(path)
+    except OSError:
+        return 0.0
 
 
 def discard(path: Path) -> None:

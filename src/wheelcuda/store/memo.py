@@ -25,7 +25,7 @@ try:  # the builtin module: 0.2 ms, where hashlib's OpenSSL import costs 4 ms
 except ImportError:  # pragma: no cover (a Python built without it)
     from hashlib import blake2b
 
-from . import paths
+from . import fs, paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -98,14 +98,7 @@ def save(root: str, kind: str, key: Any, value: Any, stamps: list[list[object]])
             if name.endswith(_OLD_SUFFIX):
                 os.unlink(os.path.join(folder, name))
         kept = [os.path.join(folder, n) for n in names if n.endswith(_SUFFIX)]
-        for old in sorted(kept, key=_mtime)[:-KEEP]:
+        for old in sorted(kept, key=fs.mtime)[:-KEEP]:
             os.unlink(old)
     except (OSError, ValueError):
         return
-
-
-def _mtime(path: str) -> float:
-    try:
-        return os.path.getmtime(path)
-    except OSError:
-        return 0.0

@@ -200,7 +200,7 @@ def _keep_wheels(base: Path, names: Sequence[str]) -> list[Path]:
     for name in names:
         found = sorted((w for w in base.glob("*/**/*.whl")
                         if w.parent != dest and _wheel_name(w) == _normal(name)),
-                       key=_mtime)
+                       key=fs.mtime)
         if found:
             tmp = dest / f".tmp-{found[-1].name}.{os.getpid()}"
             shutil.copyfile(found[-1], tmp)
@@ -247,11 +247,6 @@ def _read_record(base: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _mtime(path: Path) -> float:
-    try:
-        return path.stat().st_mtime
-    except OSError:  # removed meanwhile
-        return 0.0
 
 
 @dataclass(frozen=True)
@@ -287,7 +282,7 @@ def entries(layout: Layout) -> list[Entry]:
     except OSError:
         return []
     found = [Entry(p, record) for p in folders if (record := _read_record(p)) is not None]
-    return sorted(found, key=lambda e: _mtime(e.path), reverse=True)
+    return sorted(found, key=lambda e: fs.mtime(e.path), reverse=True)
 
 
 def matches(entry: Entry, name: str | None) -> bool:

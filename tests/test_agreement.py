@@ -18,7 +18,8 @@ import pytest
 from tests import fakes
 from tests.test_cli import run
 from tests.test_install import fake_uv  # noqa: F401 (a fixture)
-from wheelcuda import build_meta
+from wheelcuda.backend import plan as backend_plan
+from wheelcuda.backend.config import Config, Project
 from wheelcuda.context import Context
 from wheelcuda.errors import WheelcudaError
 
@@ -109,10 +110,10 @@ def _backend(py: Path, arch: str | None, env: dict[str, str]) -> str | None:
     """The backend's answer for the same build: None when it would build, else its error
     (get_requires' checks, then the build hook's plan; nothing fetched)."""
     ctx = Context.of({**os.environ, **env})
-    config = build_meta.Config(arch=arch)
+    config = Config(arch=arch)
     try:
-        build_meta.compiler_requirements(ctx, str(py), config)
-        build_meta.plan_build(ctx, config, build_meta.Project("somepkg"), str(py), fetch=False)
+        backend_plan.compiler_requirements(ctx, str(py), config)
+        backend_plan.plan_build(ctx, config, Project("somepkg"), str(py), fetch=False)
     except WheelcudaError as exc:
         return exc.message
     return None

@@ -20,8 +20,19 @@ import pytest
 
 from tests import fakes
 from wheelcuda import build_meta, pipeline
+from wheelcuda.backend import plan as backend_plan
+from wheelcuda.backend.config import (
+    Config,
+    Project,
+    backend_name,
+    load_backend,
+    parse_config,
+    read_project,
+)
 from wheelcuda.context import Context, patched_environ
 from wheelcuda.errors import ArchError, ComponentError, TorchError, WheelcudaError
+from wheelcuda.pipeline import acquire
+from wheelcuda.probe import frontend
 from wheelcuda.store import toolkits
 
 #: The compiler set torch 2.14.1 (cuda-toolkit==13.0.3) asks for, every part named.
@@ -89,19 +100,19 @@ def get_requires_for_build_editable(config_settings=None):
 # --- config settings and the wrapped backend -------------------------------------------
 
 def test_our_settings_are_taken_out_and_the_rest_passed_on() -> None:
-    config = build_meta.parse_config({"wheelcuda.arch": "9.0", "--build-option": "--x",
+    config = parse_config({"wheelcuda.arch": "9.0", "--build-option": "--x",
                                       "wheelcuda.all-archs": "true",
                                       "wheelcuda.build-backend": "scikit_build_core.build"})
-    assert config == build_meta.Config(arch="9.0", all_archs=True,
+    assert config == Config(arch="9.0", all_archs=True,
                                        backend="scikit_build_core.build",
                                        inner={"--build-option": "--x"})
-    assert build_meta.parse_config(None).inner is None
-    assert build_meta.parse_config({"wheelcuda.arch": "9.0"}).inner == {}
+    assert parse_config(None).inner is None
+    assert parse_config({"wheelcuda.arch": "9.0"}).inner == {}
 
 
 def test_repeated_settings() -> None:
     """pip hands a setting given twice as a list: archs add up, the rest: last wins."""
-    config = build_meta.parse_config({"wheelcuda.arch": ["8.0", "9.0"],
+    config = parse_config({"wheelcuda.arch": ["8.0", "9.0"],
                                       "wheelcuda.all-archs": ["true", "false"]})
     assert config.arch == "8.0;9.0" and not config.all_archs
 
@@ -112,7 +123,7 @@ def test_repeated_settings() -> None:
 ])
 def test_bad_settings(settings: dict[str, str], said: str) -> None:
     with pytest.raises(WheelcudaError, match=re.escape(said)) as info:
-        build_meta.parse_config(settings)
+        parse_config(settings)
     assert "-C wheelcuda." in (info.value.fix or "")
 
 
@@ -123,13 +134,13 @@ def test_the_project_names_the_wrapped_backend(tmp_path: Path) -> None:
         [tool.wheelcuda]
         build-backend = "scikit_build_core.build"
         """))
-    project = build_meta.read_project(str(tmp_path))
-    assert project == build_meta.Project("my-ext", "scikit_build_core.build")
-    assert build_meta.backend_name(build_meta.Config(), project) == "scikit_build_core.build"
-    assert build_meta.backend_name(build_meta.Config(backend="a.b"), project) == "a.b"
-    assert build_meta.backend_name(build_meta.Config(), build_meta.Project()) == \
+    project = read_project(str(tmp_path))
+    assert project == Project("my-ext", "scikit_build_core.build")
+    assert backend_name(Config(), project) == "scikit_build_core.build"
+    assert backend_name(Config(backend="a.b"), project) == "a.b"
+    assert backend_name(Config(), Project()) == \
         "setuptools.build_meta"
-    assert build_meta.read_project(str(tmp_path / "none")) == build_meta.Project()
+    assert read_project(str(tmp_path / "none")) == Project()
 
 
 @pytest.mark.parametrize(("text", "said"), [
@@ -139,21 +150,21 @@ def test_the_project_names_the_wrapped_backend(tmp_path: Path) -> None:
 def test_bad_pyproject(tmp_path: Path, text: str, said: str) -> None:
     (tmp_path / "pyproject.toml").write_text(text)
     with pytest.raises(WheelcudaError, match=said):
-        build_meta.read_project(str(tmp_path))
+        read_project(str(tmp_path))
 
 
 def test_loading_the_wrapped_backend() -> None:
-    assert build_meta.load_backend("setuptools.build_meta").__name__ == "setuptools.build_meta"
-    assert build_meta.load_backend("os:path") is os.path
+    assert load_backend("setuptools.build_meta").__name__ == "setuptools.build_meta"
+    assert load_backend("os:path") is os.path
     with pytest.raises(WheelcudaError, match=r"cannot import the build backend "
                                              r"no_such_backend\.build") as info:
-        build_meta.load_backend("no_such_backend.build")
+        load_backend("no_such_backend.build")
     assert "add the package that provides no_such_backend to [build-system] requires" in \
         (info.value.fix or "")
     with pytest.raises(WheelcudaError, match="not a build backend name"):
-        build_meta.load_backend("setuptools build_meta")
+        load_backend("setuptools build_meta")
     with pytest.raises(WheelcudaError, match="cannot wrap itself"):
-        build_meta.load_backend("wheelcuda.build_meta")
+        load_backend("wheelcuda.build_meta")
 
 
 # --- archs, torch, the compiler set ----------------------------------------------------
@@ -170,34 +181,34 @@ def _ctx(**env: str) -> Context:
 
 
 #: The settings of a build for sm_90.
-SM90 = build_meta.Config(arch="9.0")
+SM90 = Config(arch="9.0")
 
 
-def _archs(tmp_path: Path, config: build_meta.Config, ctx: Context) -> pipeline.Resolved:
+def _archs(tmp_path: Path, config: Config, ctx: Context) -> pipeline.Resolved:
     """The backend's request through the pipeline (issue 18: one arch choice for both)."""
     py = str(fakes.python(tmp_path, [_site(tmp_path)]))
-    return pipeline.resolve(ctx, build_meta._request(py, config, tree=False))
+    return pipeline.resolve(ctx, backend_plan._request(py, config, tree=False))
 
 
 def test_archs_from_the_setting_then_the_environment(tmp_path: Path) -> None:
-    r = _archs(tmp_path, build_meta.Config(arch="9.0;12.0"), _ctx(TORCH_CUDA_ARCH_LIST="8.0"))
+    r = _archs(tmp_path, Config(arch="9.0;12.0"), _ctx(TORCH_CUDA_ARCH_LIST="8.0"))
     assert [str(a) for a in r.archs] == ["9.0", "12.0"]
     assert r.arch_source == "-C wheelcuda.arch"
-    r = _archs(tmp_path, build_meta.Config(), _ctx(TORCH_CUDA_ARCH_LIST="8.0"))
+    r = _archs(tmp_path, Config(), _ctx(TORCH_CUDA_ARCH_LIST="8.0"))
     assert [str(a) for a in r.archs] == ["8.0"] and r.arch_source == "TORCH_CUDA_ARCH_LIST"
 
 
 @pytest.mark.parametrize(("config", "env", "said"), [
-    (build_meta.Config(arch="banana"), {}, "-C wheelcuda.arch='banana': "),
-    (build_meta.Config(arch=""), {}, "-C wheelcuda.arch='': the GPU architecture list is empty"),
-    (build_meta.Config(), {"TORCH_CUDA_ARCH_LIST": "x"}, "TORCH_CUDA_ARCH_LIST='x' in your"),
-    (build_meta.Config(), {}, "no GPU architecture given and no GPU seen"),
+    (Config(arch="banana"), {}, "-C wheelcuda.arch='banana': "),
+    (Config(arch=""), {}, "-C wheelcuda.arch='': the GPU architecture list is empty"),
+    (Config(), {"TORCH_CUDA_ARCH_LIST": "x"}, "TORCH_CUDA_ARCH_LIST='x' in your"),
+    (Config(), {}, "no GPU architecture given and no GPU seen"),
 ])
-def test_arch_errors_say_how_to_pass_them(config: build_meta.Config, env: dict[str, str],
+def test_arch_errors_say_how_to_pass_them(config: Config, env: dict[str, str],
                                           said: str, tmp_path: Path) -> None:
     py = str(fakes.python(tmp_path, [_site(tmp_path)]))
     with pytest.raises(ArchError) as info:
-        build_meta.compiler_requirements(_ctx(**env), py, config)
+        backend_plan.compiler_requirements(_ctx(**env), py, config)
     assert said in info.value.message
     fix = build_meta.for_backend(info.value.fix or "")  # as the hooks' frame shows it
     assert "-C wheelcuda.arch=" in fix or "TORCH_CUDA_ARCH_LIST" in fix, fix
@@ -206,7 +217,7 @@ def test_arch_errors_say_how_to_pass_them(config: build_meta.Config, env: dict[s
 def test_compiler_set_names_every_part() -> None:
     """pip counts cuda-toolkit[nvcc,cccl]==13.0.3 as met by the cuda-toolkit torch brought
     (extras are not looked at), so each part is named too."""
-    assert build_meta.compiler_set("==13.0.3", 13) == SET_13_0_3
+    assert backend_plan.compiler_set("==13.0.3", 13) == SET_13_0_3
 
 
 def _site(tmp_path: Path, **torch: Any) -> Path:
@@ -219,25 +230,25 @@ def _site(tmp_path: Path, **torch: Any) -> Path:
 
 def test_requirements_for_a_bare_build_environment(tmp_path: Path) -> None:
     py = fakes.python(tmp_path, [_site(tmp_path)])
-    assert build_meta.compiler_requirements(_ctx(), str(py), SM90) == [*SET_13_0_3, "ninja"]
+    assert backend_plan.compiler_requirements(_ctx(), str(py), SM90) == [*SET_13_0_3, "ninja"]
 
 
 def test_nothing_when_the_environment_has_the_set(tmp_path: Path) -> None:
     site = fakes.build_needs(fakes.cu13_site(_site(tmp_path)))
     py = str(fakes.python(tmp_path, [site]))
-    assert build_meta.compiler_requirements(_ctx(), py, SM90) == []
+    assert backend_plan.compiler_requirements(_ctx(), py, SM90) == []
 
 
 def test_a_set_of_another_cuda_is_not_a_match(tmp_path: Path) -> None:
     site = fakes.build_needs(fakes.cu13_site(_site(tmp_path), version="12.9.86"))
-    wanted = build_meta.compiler_requirements(_ctx(), str(fakes.python(tmp_path, [site])),
+    wanted = backend_plan.compiler_requirements(_ctx(), str(fakes.python(tmp_path, [site])),
                                               SM90)
     assert wanted == SET_13_0_3
 
 
 def test_torch_without_a_pin_gets_its_release(tmp_path: Path) -> None:
     site = fakes.build_needs(_site(tmp_path, pin=None))
-    wanted = build_meta.compiler_requirements(_ctx(), str(fakes.python(tmp_path, [site])),
+    wanted = backend_plan.compiler_requirements(_ctx(), str(fakes.python(tmp_path, [site])),
                                               SM90)
     assert wanted[0] == "cuda-toolkit[nvcc,cccl]==13.0.*"
 
@@ -246,7 +257,7 @@ def test_torch_missing(tmp_path: Path) -> None:
     py = fakes.python(tmp_path, [_site(tmp_path, version="none")])
     with pytest.raises(TorchError, match="torch is not installed in the build environment") \
             as info:
-        build_meta.compiler_requirements(_ctx(), str(py), SM90)
+        backend_plan.compiler_requirements(_ctx(), str(py), SM90)
     assert 'add "torch" to [build-system] requires' in (info.value.fix or "")
 
 
@@ -254,7 +265,7 @@ def test_cpu_only_torch(tmp_path: Path) -> None:
     py = fakes.python(tmp_path, [_site(tmp_path, version="2.14.1+cpu", cuda=None, pin=None)])
     with pytest.raises(TorchError, match=r"torch 2\.14\.1\+cpu in the build environment .* "
                                          "is a CPU-only build"):
-        build_meta.compiler_requirements(_ctx(), str(py), SM90)
+        backend_plan.compiler_requirements(_ctx(), str(py), SM90)
 
 
 def test_cuda_12_torch_asks_for_no_wheel(tmp_path: Path) -> None:
@@ -266,7 +277,7 @@ def test_cuda_12_torch_asks_for_no_wheel(tmp_path: Path) -> None:
     mirror.mkdir()
     (mirror / "redistrib_12.8.1.json").write_text("{}")
     ctx = _ctx(WHEELCUDA_TOOLKIT="auto", WHEELCUDA_REDIST_URL=mirror.as_uri())
-    assert build_meta.compiler_requirements(ctx, py, SM90) == []
+    assert backend_plan.compiler_requirements(ctx, py, SM90) == []
 
 
 def test_a_complete_source_needs_no_wheels(tmp_path: Path, isolated: Path) -> None:
@@ -278,10 +289,10 @@ def test_a_complete_source_needs_no_wheels(tmp_path: Path, isolated: Path) -> No
     fakes.cu13_site(store)
     (store / toolkits.MARK).write_text("{}")
     for toolkit in ("auto", "wheels"):
-        assert build_meta.compiler_requirements(ctx.with_env(WHEELCUDA_TOOLKIT=toolkit),
+        assert backend_plan.compiler_requirements(ctx.with_env(WHEELCUDA_TOOLKIT=toolkit),
                                                 py, SM90) == []
     (store / toolkits.MARK).unlink()
-    assert build_meta.compiler_requirements(ctx.with_env(WHEELCUDA_TOOLKIT="wheels"), py,
+    assert backend_plan.compiler_requirements(ctx.with_env(WHEELCUDA_TOOLKIT="wheels"), py,
                                             SM90)[0] \
         == "cuda-toolkit[nvcc,cccl]==13.0.3"
 
@@ -289,7 +300,7 @@ def test_a_complete_source_needs_no_wheels(tmp_path: Path, isolated: Path) -> No
 def test_archs_below_the_floor_stop_before_the_download(tmp_path: Path) -> None:
     py = fakes.python(tmp_path, [_site(tmp_path)])
     with pytest.raises(ArchError, match="CUDA 13 dropped sm_70"):
-        build_meta.compiler_requirements(_ctx(), str(py), build_meta.Config(arch="7.0"))
+        backend_plan.compiler_requirements(_ctx(), str(py), Config(arch="7.0"))
 
 
 def test_messages_for_the_command_line_are_translated() -> None:
@@ -558,15 +569,15 @@ def test_pip_is_not_asked_for_what_it_would_refuse(tmp_path: Path,
     comp = next(c for c in fakes.catalog.COMPILER if c.name == "cuda_cccl")
     fakes.component(site, comp, 13, "13.3.5.0.6")
     py = str(fakes.python(tmp_path, [fakes.build_needs(site)]))
-    monkeypatch.setattr(build_meta.frontend, "target_of_build",
-                        lambda ctx: build_meta.frontend.Target("pip"))
-    wanted = build_meta.compiler_requirements(_ctx(), py, SM90)
+    monkeypatch.setattr(frontend, "target_of_build",
+                        lambda ctx: frontend.Target("pip"))
+    wanted = backend_plan.compiler_requirements(_ctx(), py, SM90)
     assert "nvidia-cuda-cccl==13.0.*" not in wanted and "nvidia-cuda-nvcc==13.0.*" in wanted
     assert "not asking pip for nvidia-cuda-cccl==13.0.*: the build environment holds " \
            "nvidia-cuda-cccl 13.3.5.0.6" in capsys.readouterr().err
-    monkeypatch.setattr(build_meta.frontend, "target_of_build",
-                        lambda ctx: build_meta.frontend.Target("uv"))
-    assert "nvidia-cuda-cccl==13.0.*" in build_meta.compiler_requirements(_ctx(), py, SM90)
+    monkeypatch.setattr(frontend, "target_of_build",
+                        lambda ctx: frontend.Target("uv"))
+    assert "nvidia-cuda-cccl==13.0.*" in backend_plan.compiler_requirements(_ctx(), py, SM90)
 
 
 def test_cuda_12_torch_builds_with_nvidias_archives(
@@ -607,7 +618,7 @@ def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
     def no_fetch(*args: object, **kw: object) -> Path:
         raise AssertionError("fetched for metadata")
 
-    monkeypatch.setattr(build_meta.pipeline.acquire.archives, "fetch", no_fetch)
+    monkeypatch.setattr(acquire.archives, "fetch", no_fetch)
     monkeypatch.setenv("WHEELCUDA_TOOLKIT", "auto")
     hook = build_meta.__getattr__("prepare_metadata_for_build_wheel")
     assert hook(str(tmp_path / "meta"), {"wheelcuda.arch": "9.0"}) == "x-1.0.dist-info"

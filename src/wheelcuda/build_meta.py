@@ -63,22 +63,20 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from . import pipeline, report
+from . import report
 from .backend import team
-from .backend.config import Config, Project, backend_name, load_backend, parse_config, read_project
-from .backend.plan import Plan, _request, compiler_requirements, compiler_set, plan_build
+from .backend.config import Config, backend_name, load_backend, parse_config, read_project
+from .backend.plan import Plan, compiler_requirements, plan_build
 from .context import Context, patched_environ
 from .errors import WheelcudaError
-from .probe import frontend
-from .store import fs, paths
+from .pipeline import buildplan
+from .store import fs, paths, wheels
 from .store.layout import Layout
 
+#: The PEP 517 hooks (the optional ones the wrapped backend has come through
+#: ``__getattr__``); what they decide lives in :mod:`wheelcuda.backend`.
 __all__ = ["build_sdist", "build_wheel", "get_requires_for_build_sdist",
            "get_requires_for_build_wheel"]
-#: What tests and other code read here (backend/ holds them).
-__all__ += ["Config", "Plan", "Project", "_request", "backend_name", "compiler_requirements",
-            "compiler_set", "frontend", "load_backend", "parse_config", "pipeline",
-            "plan_build", "read_project"]
 
 #: The empty CUDA_HOME set while setup.py runs before the compiler is installed.
 PLACEHOLDER = "wheelcuda-compiler-not-installed-yet"
@@ -156,11 +154,9 @@ def _build(config: Config, *, announce: bool, fetch: bool = True) -> Iterator[No
                 plan = Plan({"CUDA_HOME": placeholder} if not current.get("CUDA_HOME") else {},
                             "")
             variables = dict(plan.variables)
-            if not current.get("DIST_EXTRA_CONFIG"):
-                cfg = os.path.join(tmp, "setuptools.cfg")
-                with open(cfg, "w", encoding="utf-8") as f:
-                    f.write(f"[build]\nbuild_base = {os.path.join(tmp, 'setuptools-build')}\n")
-                variables["DIST_EXTRA_CONFIG"] = cfg
+            if buildplan.BUILD_BASE_VAR not in current.environ:
+                variables.update(buildplan.build_base(current,
+                                                      wheels.write_build_base(Path(tmp))))
             if announce:
                 for line in (plan.note, *plan.warnings):
                     report.note(line)

@@ -18,11 +18,12 @@ from .. import pipeline, report
 from ..context import Context
 from ..data import catalog
 from ..errors import ComponentError, TorchError
-from ..probe import frontend, gpus, interpreter, locate, machine, setup_vars
+from ..pipeline import buildplan
+from ..probe import frontend, locate
 from ..probe import torch as torch_probe
 from ..rules import arch as archmod
-from ..rules import checks, jobs, packages, uvconfig
-from ..rules.checks import Kind, Severity
+from ..rules import checks, uvconfig
+from ..rules.checks import Kind
 from ..values import SourceName, Torch
 from .config import Config, Project
 
@@ -80,12 +81,6 @@ def check_target(ctx: Context, build: Torch, site_dirs: Sequence[str],
 
 
 
-def _site_dirs(ctx: Context, python: str) -> tuple[str, ...]:
-    """Where the build environment's imports look: for this interpreter, its own
-    ``sys.path`` (pip's isolated environment is an overlay that sitecustomize adds)."""
-    return interpreter.target(python, interpreter.ask(python, ctx)).site_dirs
-
-
 def compiler_requirements(ctx: Context, python: str, config: Config) -> list[str]:
     """What the build environment lacks for a CUDA build: the compiler set torch's CUDA
     asks for (as ``wheelcuda install`` chooses it) when no other source has one, and
@@ -103,7 +98,7 @@ def compiler_requirements(ctx: Context, python: str, config: Config) -> list[str
     check_target(ctx, torch, site_dirs, target)
     # archs (the floor included), MAX_JOBS, the host compiler: before a 270 MB download;
     # the compiler set is what this hook asks for
-    r.raise_first(ignore=pipeline.REDIST_FIXES)
+    r.raise_first(ignore=pipeline.TOOLKIT_KINDS)
     wanted: list[str] = []
     if _wants_wheels(r):
         major = r.toolkit.major
@@ -115,12 +110,13 @@ def compiler_requirements(ctx: Context, python: str, config: Config) -> list[str
     return wanted
 
 
-def _request(python: str, config: Config, *, tree: bool = True) -> pipeline.Request:
+def _request(python: str, config: Config, *, tree: bool = True,
+             fetch: bool = False) -> pipeline.Request:
     """The pipeline's request for a build by ``python`` with ``config``."""
     return pipeline.Request(python=python, arch=config.arch, all_archs=config.all_archs,
                             arch_origin="-C wheelcuda.arch" if config.arch is not None
                             else None, need_torch=True, jobs=True, toolkit=config.toolkit,
-                            tree=tree)
+                            tree=tree, fetch=fetch)
 
 
 def _installable(wanted: list[str], site_dirs: Sequence[str], tool: str) -> list[str]:
@@ -165,7 +161,7 @@ def _wants_wheels(r: pipeline.Resolved) -> bool:
     them out), the choice allows the build environment's own, and no allowed source has
     a whole set already (the build environment's wheels, the store, a local toolkit)."""
     return (r.compiler_wheels and r.choice.allows(SourceName.VENV)
-            and any(p.is_error and p.kind in pipeline.REDIST_FIXES for p in r.problems))
+            and any(p.is_error and p.kind in pipeline.TOOLKIT_KINDS for p in r.problems))
 
 
 
@@ -185,47 +181,46 @@ class Plan:
 def plan_build(ctx: Context, config: Config, project: Project, python: str, *,
                fetch: bool = True) -> Plan | None:
     """The variables of ``wheelcuda install`` for a build by ``python``, checked first;
-    ``ctx`` names the (temporary) cache the tree is built in."""
-    request = _request(python, config)
-    start = pipeline.start(ctx, request)
+    ``ctx`` names the (temporary) cache the tree is built in. Without ``fetch`` (the
+    metadata hooks: no download for metadata) None when a compiler set is still to
+    fetch (the placeholder serves). With it, the one pipeline run fetches what
+    ``install`` would: NVIDIA's archives for a CUDA 12 torch or ``--toolkit redist``;
+    the clang toolkit; or a CUDA 13 set the frontend could not install whole (pip
+    refuses a part of another release beside one the build environment already holds:
+    torch 2.15 brings CCCL 13.3 beside its 13.2), into the user's store
+    (paths.STORE_VAR)."""
+    start = pipeline.start(ctx, _request(python, config, fetch=fetch))
     torch = check_torch(torch_probe.find_torch(start.target.site_dirs), python)
     check_target(ctx, torch, start.target.site_dirs, frontend.target_of_build(ctx))
-    mode = " (the project's own arch list kept)" if config.all_archs else ""
-    warnings: list[str] = []
     r = pipeline.finish(start)
-    if (r.redist_fetchable or r.fetchable or r.clang_fetchable) and not fetch:
-        return None  # the metadata hooks: no download for metadata (the placeholder serves)
-    if r.redist_fetchable or r.fetchable or r.clang_fetchable:
-        # CUDA 12, or --toolkit redist: NVIDIA's archives; or a CUDA 13 set the frontend
-        # could not install whole (pip refuses a part of another release beside one the
-        # build environment already holds: torch 2.15 brings CCCL 13.3 beside its 13.2):
-        # fetched into the user's store (paths.STORE_VAR), as `wheelcuda install` does.
-        r = pipeline.finish(dataclasses.replace(start, request=dataclasses.replace(
-            request, fetch=True)))
+    if r.fetch and not fetch:
+        return None
     _raise_first(r, torch, python)
-    archs, arch_list = r.archs, archmod.to_torch(r.archs)
     assert r.home is not None  # no error left
-    variables = r.run_variables()
     nvcc = r.toolkit.inventory.get(catalog.NVCC.name, r.toolkit.major)
     where = f" in {nvcc.root}" if nvcc else ""
-    note = (f"building for {arch_list} (from {r.arch_source}){mode} with nvcc "
-            f"{r.home.nvcc_version}{where} ({r.toolkit.source}), through the tree "
+    mode = " (the project's own arch list kept)" if config.all_archs else ""
+    note = (f"building for {archmod.to_torch(r.archs)} (from {r.arch_source}){mode} with "
+            f"nvcc {r.home.nvcc_version}{where} ({r.toolkit.source}), through the tree "
             f"{r.home.path}")
-    warnings += [f"warning: {p.message}" + (f" ({p.fix})" if p.fix else "")
-                 for p in r.problems
-                 if p.severity is Severity.WARNING and p.kind is not Kind.ENVIRONMENT]
+    warnings = buildplan.warnings(r)
     if r.foreign:
         warnings.append(f"note: your {r.foreign} is not used: this build uses "
                         "wheelcuda's tree (it matches torch's CUDA)")
     names = [project.name]
-    wanted = _package_variables(ctx, names, () if config.all_archs else archs)
-    variables.update(packages.user_wins(wanted, ctx.environ))
-    # for_build keeps the user's own MAX_JOBS (and replaces an empty one).
-    variables.update(jobs.for_build(packages.job_gb(names), ctx.environ, machine.cores(),
-                                    machine.available_memory()))
+    wanted, _ = package_variables(ctx, config, names, r.archs)
+    variables = buildplan.run_variables(ctx, r, names, wanted)
     max_jobs = variables.get("MAX_JOBS") or ctx.get("MAX_JOBS")
     return Plan(variables, f"{note}; MAX_JOBS={max_jobs}", tuple(warnings),
                 tuple(pipeline.in_use_locks(r)))
+
+
+def package_variables(ctx: Context, config: Config, names: Sequence[str | None],
+                      archs: Sequence[archmod.Arch]) -> tuple[dict[str, str], dict[str, str]]:
+    """What the project being built (the working folder) needs set, as ``install``
+    reads it for the same folder (its setup.py, then the recipe table)."""
+    return buildplan.package_variables(ctx, [ctx.cwd], names,
+                                       () if config.all_archs else archs)
 
 
 def _raise_first(r: pipeline.Resolved, torch: Torch, python: str) -> None:
@@ -238,12 +233,3 @@ def _raise_first(r: pipeline.Resolved, torch: Torch, python: str) -> None:
                 "that skips that (pip --no-build-isolation) needs it installed first: "
                 + catalog.install_command(spec, python))
         raise p.error()
-
-
-def _package_variables(ctx: Context, names: Sequence[str | None],
-                       archs: Sequence[archmod.Arch]) -> dict[str, str]:
-    """What the project's setup.py reads to build from source (as ``install`` reads
-    it), then the recipe table for known names, which wins."""
-    chosen = {w.name: w.value for w in setup_vars.wanted(ctx.cwd, archs)}
-    chosen.update(packages.recipe_env(names, archs, bool(gpus.probe_gpus(ctx).gpus)))
-    return chosen

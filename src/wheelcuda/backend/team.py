@@ -27,7 +27,7 @@ from ..rules import arch as archmod
 from ..rules import buildkey, packages, sharekey
 from ..store import share, teamindex, wheelfile
 from .config import Config, read_project
-from .plan import _package_variables, _request
+from .plan import _request, package_variables
 
 __all__ = ["key_fields", "lookup", "publish", "publishing"]
 
@@ -41,9 +41,8 @@ def key_fields(ctx: Context, config: Config, python: str) -> dict[str, Any] | No
         return None
     names = [name]
     release = r.shared_compiler  # as install keys it
-    archs = () if config.all_archs else r.archs
-    variables = buildkey.build_variables(_package_variables(ctx, names, archs), ctx.environ,
-                                         packages.prefixes(names))
+    wanted, _ = package_variables(ctx, config, names, r.archs)
+    variables = buildkey.build_variables(wanted, ctx.environ, packages.prefixes(names))
     fields = buildkey.key_fields(
         packages=[source.source_id(ctx.cwd)], torch=r.torch.version, torch_cuda=r.torch.cuda,
         compiler=release or r.torch.cuda, archs=archmod.to_torch(r.archs),

@@ -10,11 +10,9 @@ import argparse
 from typing import Any
 
 from .. import report
-from ..pipeline import Request, Resolved
-from ..rules.checks import Kind, Severity
+from ..pipeline import Request
 
-__all__ = ["NO_FETCH_HELP", "add_all_archs", "add_arch", "add_toolkit", "note", "request",
-           "warn_problems"]
+__all__ = ["NO_FETCH_HELP", "add_all_archs", "add_arch", "add_toolkit", "note", "request"]
 
 
 def note(text: str) -> None:
@@ -59,11 +57,3 @@ def request(args: argparse.Namespace, **flags: Any) -> Request:
                    all_archs=getattr(args, "all_archs", False),
                    toolkit=getattr(args, "toolkit", None),
                    redist_manifest=getattr(args, "redist_manifest", None), **flags)
-
-
-def warn_problems(resolved: Resolved) -> list[str]:
-    """The warnings among the problems, as note lines (errors were raised before)."""
-    # someone else's CUDA_HOME is not one: install and run set wheelcuda's for the child
-    return [f"warning: {p.message}" + (f" ({p.fix})" if p.fix else "")
-            for p in resolved.problems
-            if p.severity is Severity.WARNING and p.kind is not Kind.ENVIRONMENT]

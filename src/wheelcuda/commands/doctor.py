@@ -120,11 +120,11 @@ def _fetchable(r: pipeline.Resolved) -> list[Problem]:
     """A compiler set that is only to fetch is what ``install`` fetches by itself: for
     install's sake not an error (doctor answers "would install work?"), but said, with
     ``wheelcuda fetch`` for home and run, which never download by themselves."""
-    if r.redist_fetchable:
+    if r.fetch.source is SourceName.REDIST:
         return _redist(r)
-    if r.clang_fetchable:
+    if r.fetch.source is SourceName.CLANG:
         return doctor_clang.problems(r)
-    if not r.fetchable:
+    if r.fetch.source is not SourceName.STORE:
         return list(r.problems)
     return [Problem(p.kind, f"{p.message}; `wheelcuda install` and `env` fetch them into "
                     "wheelcuda's store by themselves, `home` and `run` need `wheelcuda fetch` "
@@ -144,7 +144,7 @@ def _redist(r: pipeline.Resolved) -> list[Problem]:
     if r.request.redist_manifest:
         flags.append(f"--redist-manifest {shlex.quote(r.request.redist_manifest)}")
     if r.fetch.unreachable:  # the pipeline's own error says it (fetchplan)
-        return [p for p in r.problems if not (p.is_error and p.kind in pipeline.REDIST_FIXES)]
+        return r.fetch.left(r.problems)
     fetch = Problem(
         Kind.MISSING,
         f"torch {r.torch.version} needs a CUDA {r.torch.cuda} compiler; `wheelcuda "
@@ -152,15 +152,15 @@ def _redist(r: pipeline.Resolved) -> list[Problem]:
         "wheelcuda's store by themselves, `home` and `run` need `wheelcuda fetch` first",
         f"wheelcuda fetch {' '.join(flags)}   (offline: wheelcuda install --no-fetch "
         "lists the files to bring)", Severity.WARNING)
-    return [fetch, *(p for p in r.problems
-                     if not (p.is_error and p.kind in pipeline.REDIST_FIXES))]
+    return [fetch, *r.fetch.left(r.problems)]
 
 
 def _cu130_move(r: pipeline.Resolved, gpus_seen: dict[str, Any]) -> list[Problem]:
     """A CUDA 12 torch still without its compiler, on a driver that runs CUDA 13: moving
     torch to its cu130 build is the other way (the exact command)."""
     drivers = [d["driver_cuda"] for d in gpus_seen["devices"] if d["driver_cuda"]]
-    if r.torch is None or not drivers or not (r.redist_fetchable or r.errors()):
+    if r.torch is None or not drivers or not (r.fetch.source is SourceName.REDIST
+                                              or r.errors()):
         return []
     newest = max(drivers, key=lambda v: checks.parse_version(v) or Version("0"))
     companions = {name: v for name in catalog.TORCH_FAMILY[1:]

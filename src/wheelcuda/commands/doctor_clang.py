@@ -55,8 +55,7 @@ def problems(r: pipeline.Resolved) -> list[Problem]:
         "store by themselves, `home` and `run` need `wheelcuda fetch` first",
         f"wheelcuda fetch{toolkit} --python {shlex.quote(r.target.python)}",
         Severity.WARNING)
-    return [fetch, *(p for p in r.problems
-                     if not (p.is_error and p.kind in pipeline.REDIST_FIXES))]
+    return [fetch, *r.fetch.left(r.problems)]
 
 
 def _line(label: str, value: object) -> str:

@@ -27,9 +27,10 @@ from pathlib import Path
 from .. import _nvcc_wrapper, _progress, pipeline, proc, report
 from ..context import Context
 from ..errors import WheelcudaError
-from ..probe import gpus, locate, locks, machine, setup_vars, source
+from ..pipeline import buildplan
+from ..probe import locate, locks, machine, source
 from ..probe.given import Given, read_given
-from ..rules import arch, buildkey, cxxstd, installer, jobs, packages, progress, sharing
+from ..rules import arch, buildkey, cxxstd, installer, packages, progress, sharing
 from ..rules.sharing import Sharing
 from ..store import fs, wheels
 from . import build_watch, install_share
@@ -40,11 +41,9 @@ from .common import (
     add_toolkit,
     note,
     request,
-    warn_problems,
 )
 from .install_plan import (
     Prepared,
-    blocking,
     explain,
     explain_refused,
     fetch_text,
@@ -57,7 +56,7 @@ from .install_plan import (
 )
 
 __all__ = ["HELP", "NAME", "SUMMARY", "TAKES_REST", "USAGE", "Given", "Prepared", "add_arguments",
-           "blocking", "compile_summary", "execute", "explain", "explain_refused", "main",
+           "compile_summary", "execute", "explain", "explain_refused", "main",
            "prepare", "read_given", "unpruned_calls"]
 
 NAME = "install"
@@ -103,13 +102,15 @@ def prepare(ctx: Context, pkgs: Sequence[str] | Given, req: pipeline.Request,
     would_fetch = fetch_text(r) if explain else None
     if r.fetch and not explain and not req.fetch:
         raise no_fetch_error(r)
-    for p in blocking(r, would_fetch):
+    for p in r.blocking(fetching=would_fetch is not None):
         raise p.error()
     given, pins = pinned(ctx, r, given, extra)
     pkgs = given.specs
     searched = places(ctx, r)[0]
     names = [source.distribution_name(p) for p in given.sources]
-    recipe, origins = _package_variables(ctx, given.sources, names, r)
+    # --all-archs: the package's own list, so none of its arch variables is set either
+    recipe, origins = buildplan.package_variables(
+        ctx, given.sources, names, () if r.request.all_archs else r.archs)
     if r.cxx_std and r.torch is not None:
         origins[cxxstd.VAR] = (f"torch {r.torch.version}'s headers need C++{r.cxx_std}: an "
                                f"older -std is raised; {cxxstd.VAR}=keep keeps the build's own")
@@ -123,48 +124,20 @@ def prepare(ctx: Context, pkgs: Sequence[str] | Given, req: pipeline.Request,
     # recorded with the build, not in the local key (this machine's own builds): the
     # key that travels takes the glibc the wheel was built against, not today's
     fields["libc"] = machine.libc()
-    variables = r.run_variables() if r.home else {}
-    variables.update(packages.user_wins(recipe, ctx.environ))
-    # for_build keeps the user's own values itself (and replaces an empty MAX_JOBS).
-    variables.update(jobs.for_build(packages.job_gb(names), ctx.environ, machine.cores(),
-                                    machine.available_memory()))
+    variables = buildplan.run_variables(ctx, r, names, recipe)
     tool = r.installer
     assert tool is not None  # request.build_needs: chosen by the pipeline, or raised above
     # Not the user's to win: a shared installer cache hands back wheels built against
     # another torch (uv 16850, 3599). Each key gets its own.
     variables.update(wheels.installer_cache(r.layout, tool.name, key))
-    # A local folder builds in place: setuptools' build/ would hand ninja the objects of
-    # the last build, made for other archs (ninja does not see WHEELCUDA_ARCHS), and a
-    # wrong wheel would be kept. Each key builds in its own folder (review of issue 9).
-    if "DIST_EXTRA_CONFIG" not in ctx.environ:
-        variables["DIST_EXTRA_CONFIG"] = str(wheels.setuptools_config(r.layout, key))
+    # each key builds in its own folder (wheels.building writes the file)
+    variables.update(buildplan.build_base(ctx, wheels.setuptools_config(r.layout, key)))
     chosen = kept_sources(r, key, pkgs, names) if given.cacheable else list(pkgs)
     argv = installer.install_argv(tool, r.target.python, chosen, extra,
                                   editable=given.editable, requirements=given.requirements)
     return Prepared(r, tool, argv, variables, names, key, fields, tuple(pkgs), would_fetch,
                     origins, kept=chosen != list(pkgs), extra=tuple(extra), given=given,
                     pins=tuple(pins))
-
-
-def _package_variables(ctx: Context, pkgs: Sequence[str], names: Sequence[str | None],
-                       r: pipeline.Resolved) -> tuple[dict[str, str], dict[str, str]]:
-    """What the packages need set, and where each value comes from: read from the
-    source's setup.py (a folder or an sdist: ``*_FORCE_BUILD``, ``FORCE_CUDA``, its arch
-    variables; issue 9 item 7), then the recipe table, which wins; the user's own
-    environment wins over both (it is left as it is)."""
-    chosen: dict[str, str] = {}
-    origins: dict[str, str] = {}
-    # --all-archs: the package's own list, so none of its arch variables is set either
-    archs = () if r.request.all_archs else r.archs
-    for spec in pkgs:
-        for w in setup_vars.wanted(spec, archs):
-            chosen.setdefault(w.name, w.value)
-            origins.setdefault(w.name, w.origin)
-    recipe = packages.recipe_env(names, archs, bool(gpus.probe_gpus(ctx).gpus))
-    chosen.update(recipe)
-    origins.update(dict.fromkeys(recipe, "the recipe table"))
-    origins.update({k: "yours, kept" for k in chosen if k in ctx.environ})
-    return chosen, origins
 
 
 def compile_summary(calls: Sequence[str]) -> str:
@@ -347,11 +320,11 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
                                    resolved=resolved)
     if args.explain:
         print(explain(prepared), end="")
-        for line in warn_problems(prepared.resolved):
+        for line in buildplan.warnings(prepared.resolved):
             note(line)
         return 0
     r = prepared.resolved
-    for line in [*prepared.pins, *warn_problems(r)]:
+    for line in [*prepared.pins, *buildplan.warnings(r)]:
         note(line)
     if prepared.kept:  # issue 9 item 8: say what really happens
         note(f"installing the wheel built before for this key ({prepared.key}) from "

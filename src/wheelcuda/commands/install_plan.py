@@ -19,16 +19,15 @@ from .. import pipeline
 from ..context import Context
 from ..data.recipes import RECIPES
 from ..errors import ComponentError, WheelcudaError
-from ..pipeline import acquire
 from ..probe import pick, pipconf, source, uvforms
 from ..probe import torch as torch_probe
 from ..probe.given import Given
 from ..rules import arch, buildkey, installer, redact
-from ..rules.checks import Kind, Problem
+from ..rules.checks import Kind
 from ..store import wheels
 from ..values import SourceName
 
-__all__ = ["Prepared", "blocking", "explain", "explain_refused", "fetch_text", "identified",
+__all__ = ["Prepared", "explain", "explain_refused", "fetch_text", "identified",
            "kept_sources", "key_fields", "no_fetch_error", "pinned", "places"]
 
 
@@ -51,13 +50,6 @@ class Prepared:
     given: Given = field(default_factory=lambda: Given(()))
     #: the requirements pinned to the release the installer would take (notes)
     pins: tuple[str, ...] = ()
-
-
-def blocking(r: pipeline.Resolved, would_fetch: str | None) -> list[Problem]:
-    """The errors that stop an install: all of them, less those the fetch ``--explain``
-    says it would make fixes (pipeline.Fetch)."""
-    fixed = acquire.fixes(r.fetch.source) if would_fetch and r.fetch.source else ()
-    return [p for p in r.errors() if p.kind not in fixed]
 
 
 def fetch_text(r: pipeline.Resolved) -> str | None:
@@ -209,7 +201,7 @@ def explain_refused(r: pipeline.Resolved, given: Given) -> str | None:
     every problem with its fix, as doctor shows them (issue 18: it stopped at the first,
     and showed no plan); None when nothing does (then :func:`explain` shows it all)."""
     would_fetch = r.fetch.summary or None
-    errors = blocking(r, would_fetch)
+    errors = r.blocking(fetching=would_fetch is not None)
     if not errors:
         return None
     archs = f"{arch.to_torch(r.archs)} (from {r.arch_source})" if r.archs else "unknown"

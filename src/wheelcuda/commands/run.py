@@ -7,9 +7,10 @@ import argparse
 from .. import pipeline, proc
 from ..context import Context
 from ..data.recipes import DEFAULT_JOB_GB
+from ..pipeline import buildplan
 from ..probe import machine
 from ..rules import jobs
-from .common import add_all_archs, add_arch, add_toolkit, note, request, warn_problems
+from .common import add_all_archs, add_arch, add_toolkit, note, request
 
 __all__ = ["HELP", "NAME", "TAKES_REST", "USAGE", "add_arguments", "main"]
 
@@ -31,7 +32,7 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
                           "wheelcuda run --arch 12.0 -- cmake -S . -B build")
     r = pipeline.resolve(ctx, request(args, jobs=True))
     r.raise_first()
-    for line in warn_problems(r):
+    for line in buildplan.warnings(r):
         note(line)
     variables = r.run_variables()
     # No split here: cmake --build, make -j and others run their own job counts, which

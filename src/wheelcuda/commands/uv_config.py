@@ -25,12 +25,13 @@ from .. import pipeline
 from ..context import Context
 from ..data.recipes import RECIPES
 from ..errors import ConfigError, WheelcudaError
+from ..pipeline import buildplan
 from ..probe import frontend, gpus, installer, locate, machine, uvforms, uvlock
 from ..probe import torch as torch_probe
 from ..rules import arch, jobs, packages, uvconfig
 from ..store import userfiles
 from ..values import Torch
-from .common import NO_FETCH_HELP, add_all_archs, add_arch, add_toolkit, note, warn_problems
+from .common import NO_FETCH_HELP, add_all_archs, add_arch, add_toolkit, note
 
 __all__ = ["HELP", "NAME", "SUMMARY", "UV_NEEDED", "add_arguments", "build_key", "main"]
 
@@ -88,7 +89,7 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
         _pins_need_a_version(found)  # after a 1 GB fetch
     resolved, torch, pin_version = _resolve(args, ctx)
     _lock_agrees(lock_path, lock, torch, pin_version)
-    for line in warn_problems(resolved):
+    for line in buildplan.warnings(resolved):
         note(line)
     if pipeline.missing_headers(resolved.toolkit):
         note("warning: the headers of torch's libraries (cuBLAS, cuSPARSE, cuSOLVER) are not in "

@@ -47,8 +47,7 @@ from ..store.layout import Layout
 from ..store.trees import Home
 from ..values import HostCompiler, SourceName, Target, Torch
 from . import acquire, fetchplan, preflight
-from .acquire import REDIST_FIXES, redist_want
-from .fetchplan import Fetch
+from .fetchplan import TOOLKIT_KINDS, Fetch, redist_want
 from .request import (
     BUILD_NEEDS,
     TOOLKIT_VAR,
@@ -70,11 +69,10 @@ from .toolkit import (
     unavailable,
 )
 
-__all__ = ["BUILD_NEEDS", "REDIST_FIXES", "TOOLKITS", "TOOLKIT_VAR", "Choice", "Fetch", "Request",
-           "Resolved", "Start", "Toolkit", "clang_summary", "finish", "headers_folder", "in_use",
-           "in_use_locks", "locate_toolkit", "looking", "missing_headers",
-           "redist_summary", "redist_want", "resolve", "resolve_target", "start",
-           "toolkit_choice", "tree_for"]
+__all__ = ["BUILD_NEEDS", "TOOLKITS", "TOOLKIT_KINDS", "TOOLKIT_VAR", "Choice", "Fetch",
+           "Request", "Resolved", "Start", "Toolkit", "finish", "headers_folder", "in_use",
+           "in_use_locks", "locate_toolkit", "looking", "missing_headers", "redist_want",
+           "resolve", "resolve_target", "start", "toolkit_choice", "tree_for"]
 
 
 @dataclass(frozen=True)
@@ -112,19 +110,6 @@ class Resolved:
                                           or not self.home.path.is_relative_to(scratch))
 
     @property
-    def redist_fetchable(self) -> bool:
-        """NVIDIA's archives would bring the compiler (a CUDA 12 torch, or --toolkit
-        redist): they are the source, whatever else is wrong (doctor without --arch once
-        named the wheels, which hold no CUDA 12 compiler)."""
-        return self.fetch.source is SourceName.REDIST
-
-    @property
-    def clang_fetchable(self) -> bool:
-        """The clang toolkit would bring the compiler: ``--toolkit clang``, or ``auto``
-        with NVIDIA's archives out of reach; a clang serves."""
-        return self.fetch.source is SourceName.CLANG
-
-    @property
     def compiler(self) -> str:
         """The compiler as the wheel cache's key names it: the tree's, else the one a
         fetch would bring when that is known before it (fetchplan.py)."""
@@ -158,16 +143,17 @@ class Resolved:
     def compiler_wheels(self) -> bool:
         """The CUDA wheels would bring the compiler: torch's CUDA has compiler wheels and
         the choice allows them (the backend then asks the frontend for them)."""
-        return acquire.wheels_hold_compiler(self.torch) and self.choice.allows(
+        return fetchplan.wheels_hold_compiler(self.torch) and self.choice.allows(
             SourceName.STORE)
-
-    @property
-    def fetchable(self) -> bool:
-        """The compiler set is missing and a fetch of torch's pin would bring it."""
-        return self.fetch.source is SourceName.STORE
 
     def errors(self) -> list[Problem]:
         return [p for p in self.problems if p.is_error]
+
+    def blocking(self, *, fetching: bool) -> list[Problem]:
+        """The errors that stop a build: all of them, less those the fetch :attr:`fetch`
+        fixes when it is to run first (``fetching``: doctor and ``install --explain``
+        answer for a build that fetches by itself)."""
+        return self.fetch.left(self.errors()) if fetching else self.errors()
 
     def raise_first(self, *, ignore: tuple[Kind, ...] = ()) -> None:
         """Raise the first error (less the ``ignore`` kinds) as its
@@ -204,7 +190,6 @@ class Resolved:
         return variables
 
 
-
 def resolve(ctx: Context, request: Request) -> Resolved:
     """Every step, once (see the module's docstring)."""
     return finish(start(ctx, request))
@@ -219,8 +204,6 @@ def looking(ctx: Context, request: Request) -> Iterator[Resolved]:
     with tempfile.TemporaryDirectory(prefix="wheelcuda-look-",
                                      dir=ctx.get("TMPDIR") or None) as tmp:
         yield finish(start(ctx, dataclasses.replace(request, fetch=False), scratch=Path(tmp)))
-
-
 
 
 def finish(s: Start) -> Resolved:
@@ -312,7 +295,7 @@ def _fetch(ctx: Context, request: Request, layout: Layout, problems: list[Proble
            tool: installer_rules.Tool | None) -> Fetch:
     """What a fetch would bring for the compiler, whatever else is wrong (doctor says it
     beside the other errors; the acquire step also needs those to be none)."""
-    toolkit_problems = [p for p in problems if p.kind in REDIST_FIXES]
+    toolkit_problems = [p for p in problems if p.kind in TOOLKIT_KINDS]
     # only a command that fetches or says what a fetch would do asks NVIDIA (home, run
     # and the backend's metadata hooks fetch nothing: a few seconds there buy nothing)
     asks = request.fetch or request.looks or layout.scratch is not None
@@ -345,17 +328,6 @@ def _found(toolkit: Toolkit, torch: Torch | None, target: Target, *,
     return found
 
 
-def redist_summary(r: Resolved) -> str | None:
-    """What a build would fetch from NVIDIA's archives (release, size, from where), or
-    None when they are not the source (doctor and --explain show it)."""
-    return r.fetch.summary if r.redist_fetchable else None
-
-
-def clang_summary(r: Resolved) -> str | None:
-    """What a build would fetch for the clang toolkit, or None when it is not to fetch."""
-    return r.fetch.summary if r.clang_fetchable else None
-
-
 def in_use_locks(r: Resolved) -> list[Path]:
     """The lock files of what a build through ``r`` uses from the cache: its tree, and
     the store's toolkits and local-toolkit links the tree leads into."""
@@ -374,8 +346,6 @@ def in_use(r: Resolved) -> contextlib.AbstractContextManager[None]:
     """Shared locks on :func:`in_use_locks` for the length of a build or ``run``:
     ``cache clear`` and ``prune`` skip what they guard (issue 17, reliability 1)."""
     return fs.shared(in_use_locks(r), "in use by a build")
-
-
 
 
 def _home(ctx: Context, layout: Layout, tree: plan.TreePlan, host: HostCompiler, *,

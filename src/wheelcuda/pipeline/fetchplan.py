@@ -19,10 +19,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..context import Context
 from ..data import catalog
 from ..data import clang as clang_data
+from ..data import redist as archives_data
 from ..rules import checks
 from ..rules import installer as installer_rules
 from ..rules import redist as redist_rules
@@ -31,10 +33,23 @@ from ..rules.clangfit import Clang
 from ..store import archives, clangroot, toolkits
 from ..store.layout import Layout
 from ..values import SourceName, Torch
-from .acquire import compiler_fix, named_archives, redist_want
 from .request import Choice, Request
 
-__all__ = ["Fetch", "decide", "unasked", "unreachable_problem"]
+__all__ = ["FIXES", "TOOLKIT_KINDS", "Fetch", "compiler_fix", "decide", "named_archives",
+           "redist_want", "unasked", "unreachable_problem", "wheels_hold_compiler"]
+
+#: The errors that say the compiler set is not whole: none at all, parts missing, or
+#: one that does not match torch's CUDA.
+TOOLKIT_KINDS = (Kind.MISSING, Kind.COMPONENTS, Kind.TORCH)
+
+#: What a fetch from each source fixes: the CUDA wheels at torch's pin only a missing
+#: set (the parts that are there stay); NVIDIA's archives and the clang toolkit bring a
+#: whole compiler set of torch's CUDA, so every toolkit error.
+FIXES: dict[SourceName, tuple[Kind, ...]] = {
+    SourceName.STORE: (Kind.MISSING,),
+    SourceName.REDIST: TOOLKIT_KINDS,
+    SourceName.CLANG: TOOLKIT_KINDS,
+}
 
 
 @dataclass(frozen=True)
@@ -57,11 +72,76 @@ class Fetch:
     def __bool__(self) -> bool:
         return self.source is not None
 
+    @property
+    def fixes(self) -> tuple[Kind, ...]:
+        """The kinds of error this fetch fixes (none: nothing to fetch)."""
+        return FIXES[self.source] if self.source is not None else ()
+
+    def fixes_all(self, problems: Sequence[Problem]) -> bool:
+        """Whether this fetch fixes every error among ``problems`` (a download of hundreds
+        of MB must not come before an error it cannot fix)."""
+        return self.source is not None and all(p.kind in self.fixes
+                                               for p in problems if p.is_error)
+
+    def left(self, problems: Sequence[Problem]) -> list[Problem]:
+        """``problems`` less the errors this fetch fixes: what still stops a build that
+        fetches first (doctor, ``install --explain``)."""
+        return [p for p in problems if not (p.is_error and p.kind in self.fixes)]
+
     def listing(self) -> str:
         """NVIDIA's archives file by file, each with its URL, size and sha256, for a
         machine offline (``--no-fetch``, ``--explain``); "" when they are not asked. A
         manifest on disk is read for it, so only when said."""
         return archives.listing(self.want) if self.want is not None else ""
+
+
+def wheels_hold_compiler(torch: Torch | None) -> bool:
+    """Whether package-index wheels hold a compiler for torch's CUDA (13: yes; 12: only
+    ptxas, so NVIDIA's archives or a local toolkit serve) (pure)."""
+    return torch is not None and torch.cuda_major in catalog.WHEEL_COMPILER_MAJORS
+
+
+def _source(torch: Torch, choice: Choice, *, clang: bool) -> SourceName | None:
+    """Where a fetch would take torch's compiler set from, as the choice allows (pure):
+    the clang toolkit when only it is allowed and a clang serves; NVIDIA's archives when
+    nothing else holds a compiler (a CUDA 12 torch, whose wheels hold none, or
+    ``--toolkit redist``); else the CUDA wheels into the store."""
+    if choice.only == (SourceName.CLANG,):
+        return SourceName.CLANG if clang and torch.cuda_major == 12 else None
+    if choice.only == (SourceName.REDIST,) or not wheels_hold_compiler(torch):
+        return SourceName.REDIST if choice.allows(SourceName.REDIST) else None
+    return SourceName.STORE if choice.allows(SourceName.STORE) else None
+
+
+def compiler_fix(problems: Sequence[Problem], torch: Torch | None, choice: Choice, *,
+                 clang: bool = False) -> SourceName | None:
+    """The source whose fetch fixes every error among ``problems`` (:data:`FIXES`), when
+    one does; None when none does, or nothing is wrong (pure)."""
+    errors = [p for p in problems if p.is_error]
+    if torch is None or torch.cuda is None or torch.cuda_major is None or not errors:
+        return None
+    source = _source(torch, choice, clang=clang)
+    if source is None or not all(p.kind in FIXES[source] for p in errors):
+        return None
+    return source
+
+
+def named_archives(ctx: Context, request: Request) -> bool:
+    """Archives named on purpose (a folder, a manifest) stay the user's choice: clang
+    never stands in for them."""
+    return bool(request.redist_from or request.redist_manifest
+                or ctx.get(archives_data.MANIFEST_VAR))
+
+
+def redist_want(ctx: Context, request: Request, torch: Torch) -> archives.Want:
+    """What to take from NVIDIA's archives for ``torch``: its CUDA's release, from the
+    mirror WHEELCUDA_REDIST_URL names, the manifest given, or a folder."""
+    assert torch.cuda is not None
+    manifest = request.redist_manifest or ctx.get(archives_data.MANIFEST_VAR) or None
+    source = Path(ctx.cwd, request.redist_from) if request.redist_from else None
+    return archives.Want(torch.cuda, manifest=manifest,
+                         base_url=ctx.get(archives_data.MIRROR_VAR) or None, source=source,
+                         allow_http=ctx.get(archives.ALLOW_HTTP_VAR) == "1")
 
 
 def unasked(want: archives.Want) -> str | None:  # noqa: ARG001 (decide's ``answers``)

@@ -38,9 +38,10 @@ from . import fs
 from .layout import Layout
 
 __all__ = ["Entry", "adopt", "building", "cached_wheels", "clear", "entries", "installer_cache",
-           "leftovers", "matches", "profile_of"]
+           "leftovers", "matches", "profile_of", "setuptools_config", "write_build_base"]
 
 RECORD = "build.json"
+SETUPTOOLS_CFG = "setuptools.cfg"
 #: how an adopted wheel's run names its origin in the record
 DOWNLOADED = "downloaded from "
 
@@ -80,7 +81,15 @@ def cached_wheels(layout: Layout, key: str, names: Sequence[str]) -> list[str] |
 def setuptools_config(layout: Layout, key: str) -> Path:
     """Where :func:`building` writes the setuptools configuration that moves a build's
     ``build/`` folder into the key's own (read through ``DIST_EXTRA_CONFIG``)."""
-    return layout.build(key) / "setuptools.cfg"
+    return layout.build(key) / SETUPTOOLS_CFG
+
+
+def write_build_base(folder: Path) -> Path:
+    """Write the setuptools configuration that moves a build's ``build/`` folder into
+    ``folder`` (for ``DIST_EXTRA_CONFIG``); its path."""
+    cfg = folder / SETUPTOOLS_CFG
+    fs.write_text(cfg, f"[build]\nbuild_base = {folder / 'setuptools-build'}\n")
+    return cfg
 
 
 class Build:
@@ -155,8 +164,7 @@ def building(layout: Layout, key: str) -> Iterator[Build]:
     with fs.locked(lock, f"a build of {key}"):
         build = Build(layout, key)
         layout.private(build.folder)
-        fs.write_text(setuptools_config(layout, key),
-                      f"[build]\nbuild_base = {build.folder / 'setuptools-build'}\n")
+        write_build_base(build.folder)
         try:
             yield build
         finally:

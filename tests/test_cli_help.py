@@ -278,13 +278,13 @@ def test_editable_folder_gets_a_dot_slash(tmp_path: Path, project: Path) -> None
 
 
 def test_installer_argv_and_requirement_lines() -> None:
-    uv = installer.Tool("uv", ("/bin/uv",))
-    pip = installer.Tool("pip", ())
-    assert installer.install_argv(uv, "/v/py", ["a==1"], ["-v"], editable=["./x"],
+    uv = installer.Uv(("/bin/uv",))
+    pip = installer.Pip()
+    assert uv.install_argv("/v/py", ["a==1"], ["-v"], editable=["./x"],
                                   requirements=["r.txt"]) == [
         "/bin/uv", "pip", "install", "--no-build-isolation", "--python", "/v/py", "a==1",
         "-e", "./x", "-r", "r.txt", "-v"]
-    assert installer.install_argv(pip, "/v/py", [], [], editable=["./x"]) == [
+    assert pip.install_argv("/v/py", [], [], editable=["./x"]) == [
         "/v/py", "-m", "pip", "install", "--no-build-isolation", "-e", "./x"]
     text = ("# a comment\nfoo==1 --hash=sha256:ab \\\n    --hash=sha256:cd\n"
             "-e ./ext  # mine\n-e./y\n--editable=../z\n-r more.txt\n--requirement other.txt\n"

@@ -103,17 +103,17 @@ def test_job_counts_that_are_not_counts_are_problems() -> None:
 
 
 def test_installer_argv() -> None:
-    uv = installer.Tool("uv", ("/bin/uv",))
-    pip = installer.Tool("pip", ())
-    assert installer.install_argv(uv, "/v/bin/python", ["a==1"], ["-v"]) == [
+    uv = installer.Uv(("/bin/uv",))
+    pip = installer.Pip()
+    assert uv.install_argv("/v/bin/python", ["a==1"], ["-v"]) == [
         "/bin/uv", "pip", "install", "--no-build-isolation", "--python", "/v/bin/python",
         "a==1", "-v"]
-    assert installer.install_argv(pip, "/v/bin/python", ["./x"], []) == [
+    assert pip.install_argv("/v/bin/python", ["./x"], []) == [
         "/v/bin/python", "-m", "pip", "install", "--no-build-isolation", "./x"]
-    assert "--target" in installer.target_argv(uv, ["cuda-toolkit==1"], "/s", "/v/bin/python")
+    assert "--target" in uv.target_argv(["cuda-toolkit==1"], "/s", "/v/bin/python")
     # issue 17, security 2: a compiler fetch never runs a build backend from an index
     for tool in (uv, pip):
-        argv = installer.target_argv(tool, ["cuda-toolkit==1"], "/s", "/v/bin/python")
+        argv = tool.target_argv(["cuda-toolkit==1"], "/s", "/v/bin/python")
         assert argv[argv.index("--only-binary") + 1] == ":all:"
 
 

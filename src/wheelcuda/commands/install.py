@@ -30,7 +30,7 @@ from ..errors import WheelcudaError
 from ..pipeline import buildplan
 from ..probe import locate, locks, machine, source
 from ..probe.given import Given, read_given
-from ..rules import arch, buildkey, cxxstd, installer, packages, progress, sharing
+from ..rules import arch, buildkey, cxxstd, packages, progress, sharing
 from ..rules.sharing import Sharing
 from ..store import fs, wheels
 from . import build_watch, install_share
@@ -133,7 +133,7 @@ def prepare(ctx: Context, pkgs: Sequence[str] | Given, req: pipeline.Request,
     # each key builds in its own folder (wheels.building writes the file)
     variables.update(buildplan.build_base(ctx, wheels.setuptools_config(r.layout, key)))
     chosen = kept_sources(r, key, pkgs, names) if given.cacheable else list(pkgs)
-    argv = installer.install_argv(tool, r.target.python, chosen, extra,
+    argv = tool.install_argv(r.target.python, chosen, extra,
                                   editable=given.editable, requirements=given.requirements)
     return Prepared(r, tool, argv, variables, names, key, fields, tuple(pkgs), would_fetch,
                     origins, kept=chosen != list(pkgs), extra=tuple(extra), given=given,
@@ -194,7 +194,7 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
             if chosen != list(p.specs):
                 note(f"another install built this key ({p.key}) meanwhile: installing its "
                      "wheel")
-                p = replace(p, argv=installer.install_argv(p.tool, r.target.python, chosen,
+                p = replace(p, argv=p.tool.install_argv(r.target.python, chosen,
                                                            p.extra), kept=True)
         output = build_watch.start_log(r.layout, p.key)
         echo = output is None or report.verbosity() > 0
@@ -208,7 +208,7 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
         watch = locks.watching(
             Path(r.target.prefix) / ".lock", f"uv's lock on {r.target.prefix} (another "
             "install into this environment)", note, after=fs.NOTE_AFTER_S,
-            every=fs.NOTE_EVERY_S) if p.tool.name == "uv" else contextlib.nullcontext()
+            every=fs.NOTE_EVERY_S) if p.tool.locks_environment else contextlib.nullcontext()
         before = progress.from_profile(wheels.profile_of(r.layout, p.key,
                                                          [n for n in p.names if n]))
         # the installer's own output goes to the log; on the terminal with -v (or when
@@ -242,9 +242,10 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
                    profile=progress.profile(seen.done) if seen.done else None)
         if output is not None:  # kept with the key as its profile; the log stays
             output.discard_events()
-        if p.tool.name == "uv":  # keeps the wheels uv built; drops downloads and sources
+        prune = p.tool.cache_prune_argv()
+        if prune:
             with contextlib.suppress(WheelcudaError):
-                proc.capture([*p.tool.command, "cache", "prune", "--ci"],
+                proc.capture(prune,
                              env=proc.child_environ(ctx.environ, p.variables,
                                                     drop=sharing.TEAM_VARS), timeout=120)
     archs = ", ".join(f"sm_{a.number}" for a in r.archs)

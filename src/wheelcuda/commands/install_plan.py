@@ -105,7 +105,7 @@ def places(ctx: Context, r: pipeline.Resolved) -> tuple[list[uvforms.Place], boo
     """The indexes the installer would search, and whether it takes the first that has a
     project (uv's default ``first-index``) or the best of all (pip; uv's other
     ``UV_INDEX_STRATEGY`` values)."""
-    if r.installer is not None and r.installer.name == "pip":
+    if isinstance(r.installer, installer.Pip):
         return pipconf.indexes(ctx, r.target.prefix), False
     strategy = (ctx.get("UV_INDEX_STRATEGY") or "first-index").strip()
     return uvforms.indexes(ctx), strategy == "first-index"

@@ -12,7 +12,7 @@ import shutil
 from .. import proc
 from ..context import Context
 from ..errors import ToolError, WheelcudaError
-from ..rules.installer import Tool
+from ..rules.installer import Pip, Tool, Uv
 
 __all__ = ["ENV_VAR", "choose", "uv_version"]
 
@@ -41,10 +41,10 @@ def choose(ctx: Context) -> Tool:
     if wanted != "pip":
         uv = _uv_binary(ctx.get("PATH") or os.defpath)
         if uv:
-            return Tool("uv", (uv,))
+            return Uv((uv,))
         if wanted == "uv":
             raise ToolError(f"{ENV_VAR}=uv but uv was not found on PATH", "pip install uv")
-    return Tool("pip", ())
+    return Pip()
 
 
 def uv_version(ctx: Context) -> tuple[str, str] | None:

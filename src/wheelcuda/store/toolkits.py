@@ -172,7 +172,7 @@ def fetch(layout: Layout, ctx: Context, tool: installer.Tool, specifier: str, *,
                     f"{tool.name} reported success fetching {requirements[0]} but "
                     f"{', '.join(missing)} did not arrive in the store",
                     f"run {tool.name} by hand to see why: "
-                    + " ".join(installer.target_argv(tool, requirements, str(tmp), python)))
+                    + " ".join(tool.target_argv(requirements, str(tmp), python)))
             fs.write_text(tmp / MARK, json.dumps({"requirements": requirements}) + "\n")
             fs.swap_in(tmp, final)  # an old one here is incomplete: no mark, nobody uses it
         finally:
@@ -256,7 +256,7 @@ def _installed(root: Path) -> Iterator[tuple[Path, str, list[Path]]]:
 
 def _download(ctx: Context, tool: installer.Tool, requirements: list[str], target: Path, *,
               python: str, major: int, kind: str = "") -> None:
-    argv = installer.target_argv(tool, requirements, str(target), python)
+    argv = tool.target_argv(requirements, str(target), python)
     requirement = requirements[0]
     names = (", ".join(r.split("=")[0] for r in requirements) if kind.startswith(CLANG)
              else ", ".join(c.wheels[major] for c in _components(kind)))

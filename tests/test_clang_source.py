@@ -126,7 +126,6 @@ def test_the_store_keeps_only_the_headers_it_is_told_to(tmp_path: Path) -> None:
     assert list(clang.glob("nvidia_curand_cu12-*.dist-info/METADATA"))
 
 
-
 def test_the_header_trim_takes_the_real_cu12_layout(tmp_path: Path) -> None:
     """The real CUDA 12 wheels (tests/layouts.py) each install a plain file
     nvidia/__init__.py (the trim once took it for a folder: NotADirectoryError for every

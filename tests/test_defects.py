@@ -517,7 +517,6 @@ def test_defect8_cache_path_with_shell_characters(tmp_path: Path, name: str) -> 
         assert not cache.exists()
 
 
-
 # --- found in review (issue 9) -----------------------------------------------------------
 
 def test_each_key_builds_in_its_own_setuptools_folder(tmp_path: Path) -> None:

@@ -96,7 +96,10 @@ def test_eight_processes_get_one_valid_tree(tmp_path: Path, isolated: Path) -> N
     assert len(set(homes)) == 1
     entries = sorted(p.name for p in (isolated / "homes").iterdir() if not p.name.endswith(".lock"))
     assert entries == [Path(homes[0]).name]
-    tree = api.inspect(str(python)).tree
+    found = api.inspect(str(python))
+    assert found.cuda_home == Path(homes[0]) and found.ok
+    tree = pipeline.resolve(Context.current(), pipeline.Request(python=str(python),
+                                                               need_archs=False)).tree
     assert tree is not None and trees.read_valid(Path(homes[0]), tree) is not None
 
 

@@ -232,7 +232,6 @@ def test_hostile_pages_and_cut_archives_are_unknown(server: str) -> None:
     assert package.form.static is None and "cannot read the sdist" in package.form.why
 
 
-
 def test_a_pinned_requirement_is_keyed_by_its_sdist(tmp_path: Path) -> None:
     """Issue 17, security 4: ``pkg==1.0`` from another index, or another sdist with the
     same name and version, was served from the wheel cache. The key now holds the sdist's

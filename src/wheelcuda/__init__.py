@@ -13,13 +13,13 @@ TYPE_CHECKING = False  # typing costs milliseconds the warm path does not have
 if TYPE_CHECKING:
     from typing import Any
 
-    from .api import Resolved, build_env, cuda_home, inspect
+    from .api import Found, build_env, cuda_home, inspect
     from .errors import WheelcudaError
 
 __version__ = "0.1.0"
-__all__ = ["Resolved", "WheelcudaError", "__version__", "build_env", "cuda_home", "inspect"]
+__all__ = ["Found", "WheelcudaError", "__version__", "build_env", "cuda_home", "inspect"]
 
-_HOMES = {"Resolved": "api", "build_env": "api", "cuda_home": "api", "inspect": "api",
+_HOMES = {"Found": "api", "build_env": "api", "cuda_home": "api", "inspect": "api",
           "WheelcudaError": "errors"}
 
 

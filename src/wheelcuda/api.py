@@ -14,24 +14,64 @@ answer for; None means this process's), and raises a
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import pipeline
 from .context import Context
-from .pipeline import Request, Resolved
-from .rules.checks import Kind
+from .pipeline import Request
+from .rules import arch as archmod
+from .rules.checks import Kind, Problem
 
-__all__ = ["Resolved", "build_env", "cuda_home", "inspect"]
+__all__ = ["Found", "Problem", "build_env", "cuda_home", "inspect"]
+
+
+@dataclass(frozen=True)
+class Found:
+    """What :func:`inspect` found, as the API promises it (the pipeline's own record,
+    with its 16 fields, stays free to change)."""
+
+    #: the interpreter builds are for, and why it was taken
+    python: str
+    why: str
+    #: torch's version and the CUDA release it was built with (None: none, or CPU-only)
+    torch: str | None
+    torch_cuda: str | None
+    #: where the compiler set comes from (wheels, store, local, redist, clang), and what
+    toolkit: str
+    toolkit_description: str
+    #: the synthesized CUDA_HOME and its nvcc's version, when it could be built
+    cuda_home: Path | None
+    nvcc_version: str | None
+    #: the GPU architectures builds are for ("9.0", "12.0"), and where they came from
+    archs: tuple[str, ...]
+    arch_source: str | None
+    #: what stops a build (``is_error``) or should be known; each with ``kind``,
+    #: ``severity``, ``message`` and ``fix``
+    problems: tuple[Problem, ...]
+
+    @property
+    def ok(self) -> bool:
+        """No error: a build through :func:`build_env` would start."""
+        return not any(p.is_error for p in self.problems)
 
 
 def _ctx(environ: Mapping[str, str] | None) -> Context:
     return Context.current() if environ is None else Context.of(environ)
 
 
-def inspect(python: str | None = None, environ: Mapping[str, str] | None = None) -> Resolved:
+def inspect(python: str | None = None, environ: Mapping[str, str] | None = None) -> Found:
     """Everything wheelcuda finds for the target (the tree is built if it can be);
     nothing is raised: the problems are in ``.problems``."""
-    return pipeline.resolve(_ctx(environ), Request(python=python, need_archs=False))
+    r = pipeline.resolve(_ctx(environ), Request(python=python, need_archs=False))
+    return Found(
+        python=r.target.python, why=r.target.why,
+        torch=r.torch.version if r.torch else None, torch_cuda=r.torch.cuda if r.torch else None,
+        toolkit=str(r.toolkit.source), toolkit_description=r.toolkit.description,
+        cuda_home=r.home.path if r.home else None,
+        nvcc_version=r.home.nvcc_version if r.home else None,
+        archs=tuple(archmod.to_torch([a]) for a in r.archs), arch_source=r.arch_source,
+        problems=r.problems)
 
 
 def cuda_home(python: str | None = None, environ: Mapping[str, str] | None = None) -> Path:

@@ -80,7 +80,6 @@ def check_target(ctx: Context, build: Torch, site_dirs: Sequence[str],
         fix)
 
 
-
 def compiler_requirements(ctx: Context, python: str, config: Config) -> list[str]:
     """What the build environment lacks for a CUDA build: the compiler set torch's CUDA
     asks for (as ``wheelcuda install`` chooses it) when no other source has one, and
@@ -162,7 +161,6 @@ def _wants_wheels(r: pipeline.Resolved) -> bool:
     a whole set already (the build environment's wheels, the store, a local toolkit)."""
     return (r.compiler_wheels and r.choice.allows(SourceName.VENV)
             and any(p.is_error and p.kind in pipeline.TOOLKIT_KINDS for p in r.problems))
-
 
 
 # --- the build's environment -----------------------------------------------------------

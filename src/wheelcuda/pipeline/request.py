@@ -77,8 +77,6 @@ class Request:
     headers: bool = False
 
 
-
-
 @dataclass(frozen=True)
 class Start:
     """Step 1: what everything else needs, resolved first (the warm path stamps it)."""
@@ -103,8 +101,6 @@ class Choice:
     def allows(self, source: str) -> bool:
         return (self.only is None or source in self.only) and \
             (source != SourceName.VENV or self.target_libraries)
-
-
 
 
 def start(ctx: Context, request: Request, *, scratch: Path | None = None) -> Start:
@@ -142,8 +138,6 @@ def toolkit_choice(ctx: Context, request: Request) -> Choice:
     raise ComponentError(f"{origin} {word!r} is neither {', '.join(TOOLKITS)} nor a folder",
                          f"{origin} auto (the default), wheels, local, redist, clang, or the "
                          "folder of a CUDA toolkit (the one holding bin/nvcc)")
-
-
 
 
 def resolve_target(ctx: Context, layout: Layout, python: str | None) -> Target:

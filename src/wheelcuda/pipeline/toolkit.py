@@ -51,8 +51,6 @@ class Toolkit:
         return [f for c in catalog.COMPILER if (f := self.inventory.get(c.name, self.major))]
 
 
-
-
 def locate_toolkit(target: Target, torch: Torch | None, layout: Layout, ctx: Context,
                    fetched: Path | None = None, *, choice: Choice | None = None,
                    archs: tuple[str, ...] = ()) -> Toolkit:
@@ -138,8 +136,6 @@ def component_problems(toolkit: Toolkit, torch: Torch | None, target: Target
     return checks.component_problems(toolkit.inventory, toolkit.major, torch, target.python)
 
 
-
-
 def headers_folder(layout: Layout, torch: Torch | None) -> Path | None:
     """The store's headers of torch's libraries for ``torch``, when fetched."""
     if torch is None or torch.cuda_major not in catalog.MAJORS:
@@ -148,8 +144,6 @@ def headers_folder(layout: Layout, torch: Torch | None) -> Path | None:
     wanted = pins.header_requirements(torch, major)
     return toolkits.existing(layout, checks.wanted_specifier(torch, major),
                              toolkits.headers_kind(wanted))
-
-
 
 
 def missing_headers(toolkit: Toolkit) -> bool:

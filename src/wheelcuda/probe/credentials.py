@@ -20,7 +20,6 @@ from ..rules.sharing import PASSWORD_VAR, USERNAME_VAR
 __all__ = ["PASSWORD_VAR", "USERNAME_VAR", "Index", "credentials"]
 
 
-
 @dataclass(frozen=True)
 class Index:
     """A team's index: its URL (without credentials) and who wheelcuda is there."""

@@ -166,7 +166,6 @@ _CODE = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", "setup
 _SOURCE_FILE = re.compile(rb"""["']([\w./-]+\.(?:cu|cpp|cc|cxx))["']""")
 
 
-
 def _members(sdist: str, limit: int) -> dict[str, bytes | None]:
     """An sdist's files: the text of its code files and setup.py, None for the rest."""
     import tarfile  # noqa: PLC0415 (install only)

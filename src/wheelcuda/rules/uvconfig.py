@@ -88,10 +88,6 @@ def _sub(parent: Table_, name: str, create: bool) -> Table_ | None:
     return child if isinstance(child, _TABLES) else None
 
 
-def _owned(variables: Table_ | None) -> list[str]:
-    return list(_owned_values(variables))
-
-
 def _owned_values(variables: Table_ | None) -> dict[str, str | None]:
     """Name -> the digest of the value wheelcuda wrote (None: written by a wheelcuda
     that kept names only)."""

@@ -255,8 +255,6 @@ def _read_record(base: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-
-
 @dataclass(frozen=True)
 class Entry:
     """One key's folder and what it recorded."""

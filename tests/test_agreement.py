@@ -9,13 +9,17 @@ refused it: doctor ran its own checks. All three now read one pipeline."""
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from tests import fakes
+from tests import redist_server as rs
+from tests.test_clang_source import fake_clang
 from tests.test_cli import run
 from tests.test_install import fake_uv  # noqa: F401 (a fixture)
 from wheelcuda.backend import plan as backend_plan
@@ -142,3 +146,89 @@ def test_doctor_agrees_with_install(case: str, arch: str | None, tmp_path: Path,
     assert (backend is None) == (doctor.returncode == 0), (backend, doctor.stdout)
     if backend is not None and "build environment" not in backend:  # its torch wording
         assert backend in doctor.stdout, (backend, doctor.stdout)
+
+
+# --- the fetch plan: source, size, reachability --------------------------------------
+
+#: A port nothing listens on: NVIDIA's archives "do not answer" for sure.
+CLOSED = "http://127.0.0.1:9/"
+
+
+def _cu128(tmp: Path) -> Path:
+    site = fakes.torch(fakes.cu12_site(tmp / "site"), "2.9.1+cu128", "12.8", None)
+    return fakes.python(tmp, [fakes.build_needs(site)])
+
+
+def _clang(tmp: Path) -> str:
+    folder = tmp / "clang-bin"
+    folder.mkdir()
+    return str(fake_clang(folder, "22.1.8"))
+
+
+#: case -> (the environment, its variables, the source doctor and install name, whether
+#: NVIDIA's archives were asked and did not answer, whether install would go on)
+FETCH_MATRIX: dict[str, tuple[Callable[[Path], Path], Callable[[Path, str], dict[str, str]],
+                              str, bool, bool]] = {
+    "cu13 set missing": (lambda t: _no_compiler(t)[0], lambda t, url: {}, "store", False, True),
+    "cu12, NVIDIA answers": (_cu128, lambda t, url: {"WHEELCUDA_REDIST_URL": url,
+                                                     "WHEELCUDA_CLANG": "none"},
+                             "redist", False, True),
+    "cu12, NVIDIA silent, no clang": (_cu128, lambda t, url: {"WHEELCUDA_REDIST_URL": CLOSED,
+                                                              "WHEELCUDA_CLANG": "none"},
+                                      "redist", True, False),
+    "cu12, NVIDIA silent, a clang serves": (
+        _cu128, lambda t, url: {"WHEELCUDA_REDIST_URL": CLOSED, "WHEELCUDA_CLANG": _clang(t)},
+        "clang", True, True),
+    "cu12, --toolkit clang": (
+        _cu128, lambda t, url: {"WHEELCUDA_TOOLKIT": "clang", "WHEELCUDA_CLANG": _clang(t)},
+        "clang", False, True),
+}
+
+
+@pytest.fixture(scope="module")
+def redist_mirror(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    folder = tmp_path_factory.mktemp("mirror12")
+    rs.cu12_mirror(folder)
+    with rs.serve(folder) as running:
+        yield running.url
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.mark.parametrize("case", list(FETCH_MATRIX))
+def test_the_fetch_plan_is_one(case: str, tmp_path: Path, redist_mirror: str,
+                               fake_uv: dict[str, str]) -> None:  # noqa: F811
+    """doctor, ``install --explain`` and the backend read one fetch plan: the same
+    source, the same size and origin, the same answer from NVIDIA's archives; doctor's
+    verdict and install's agree, and the backend (metadata hooks: no download) builds
+    exactly when they do."""
+    make, variables, source, silent, goes_on = FETCH_MATRIX[case]
+    py = make(tmp_path)
+    env = {**fake_uv, "UV_OFFLINE": "1", **variables(tmp_path, redist_mirror)}
+    doctor = run("doctor", "--json", "--python", str(py), "--arch", "9.0", env=env)
+    found = json.loads(doctor.stdout)
+    toolkit = found["toolkit"]
+    assert toolkit["source"] == source, toolkit
+    assert toolkit["fetched"] is False and toolkit["description"].startswith("to fetch: ")
+    summary = toolkit["description"].removeprefix("to fetch: ")
+    assert re.search(r"\d+ MB", summary), summary  # the size is said
+    assert (toolkit["unreachable"] is not None) == silent, toolkit
+    if silent:
+        assert "could not connect" in toolkit["unreachable"]
+    install = run("install", "--python", str(py), "--arch", "9.0", "--explain", "somepkg",
+                  env=env)
+    assert "Traceback" not in doctor.stderr + install.stderr
+    assert (install.returncode == 0) == goes_on == (doctor.returncode == 0), (
+        install.stdout, doctor.stdout)
+    said = _flat(install.stdout)
+    # what, how big, from where (NVIDIA's archives: listed file by file, from their URL)
+    what, _, origin = summary.partition(", from ")
+    assert _flat(what) in said and origin.rstrip(")") in said, (summary, install.stdout)
+    if silent:
+        assert "do not answer" in said
+    backend = _backend(py, "9.0", env)
+    assert (backend is None) == goes_on, backend
+    if backend is not None:
+        assert _flat(what) in _flat(backend) and "do not answer" in backend

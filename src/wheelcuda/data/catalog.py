@@ -24,7 +24,7 @@ from typing import Final
 
 __all__ = ["CCCL", "COMPILER", "COMPONENTS", "CRT", "HEADER_EXTRAS", "HEADER_LIBRARIES",
            "LIBRARIES", "MAJORS", "METAPACKAGE", "METAPACKAGE_EXTRAS", "NVCC", "NVVM",
-           "RUNTIME", "TARGET_DIRS", "TORCH_FAMILY", "TREE_FOLDERS", "WHEEL_COMPILER_MAJORS",
+           "COMPILER_WHEELS_MB", "RUNTIME", "TARGET_DIRS", "TORCH_FAMILY", "TREE_FOLDERS", "WHEEL_COMPILER_MAJORS",
            "Component", "header_requirements", "install_command", "release_of", "target_dir",
            "toolkit_requirements"]
 
@@ -33,6 +33,9 @@ MAJORS: Final = (13, 12)
 #: The majors whose whole compiler ships as PyPI wheels (CUDA 12's nvcc wheel is ptxas
 #: only: its compiler comes from NVIDIA's archives or a local toolkit).
 WHEEL_COMPILER_MAJORS: Final = (13,)
+#: What a fetch of the compiler wheels (``cuda-toolkit[nvcc,cccl]`` at torch's pin)
+#: downloads, about: 270 MB for CUDA 13.0.3 on x86_64 (PyPI, 2026-11-30).
+COMPILER_WHEELS_MB: Final = 270
 #: torch and the packages built with it: a build environment must have the runtime's
 #: versions (the extension links against torch's C++ API; torchvision and torchaudio
 #: pin torch themselves), and they move to another CUDA build together.

@@ -168,7 +168,8 @@ def _clang(ctx: Context, layout: Layout, torch: Torch, clang: Clang) -> Fetch:
 
 def _store(layout: Layout, torch: Torch, major: int) -> Fetch:
     spec = checks.wanted_specifier(torch, major)
-    return Fetch(SourceName.STORE, f"{catalog.toolkit_requirements(spec)[0]} into "
+    return Fetch(SourceName.STORE, f"{catalog.toolkit_requirements(spec)[0]} (about "
+                                   f"{catalog.COMPILER_WHEELS_MB} MB) into "
                                    f"{toolkits.folder(layout, spec)}")
 
 

@@ -68,9 +68,11 @@ def build_needs(ctx: Context, target: Target) -> list[Problem]:
 
 def installer(ctx: Context, request: Request, problems: list[Problem]
                ) -> installer_rules.Tool | None:
-    """The installer, for the requests that install or fetch; an unusable choice is a
-    problem known before any fetch."""
-    if not (request.build_needs or request.fetch):
+    """The installer, for the requests that install or fetch, or say what a fetch would
+    do (the clang toolkit's wheels come through it, so whether clang can stand in for
+    NVIDIA's archives depends on it); an unusable choice is a problem known before any
+    fetch."""
+    if not (request.build_needs or request.fetch or request.looks):
         return None
     from ..probe import installer  # noqa: PLC0415 (only install, doctor and fetch need it)
 

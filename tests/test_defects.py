@@ -415,7 +415,7 @@ def test_defect5_explain_fetches_nothing(tmp_path: Path, isolated: Path) -> None
     r = run("install", "--python", str(torch_only(tmp_path)), "--arch", "9.0", "--explain",
             "causal-conv1d", env=env)
     assert r.returncode == 0, r.stderr
-    assert "compiler   would fetch cuda-toolkit[nvcc,cccl]==13.0.3 into " \
+    assert "compiler   would fetch cuda-toolkit[nvcc,cccl]==13.0.3 (about 270 MB) into " \
         f"{isolated / 'toolkits' / toolkits.folder_name(SPEC)}" in r.stdout
     assert uv_calls(tmp_path) == []
     kits = isolated / "toolkits"

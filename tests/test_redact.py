@@ -10,7 +10,7 @@ import pytest
 
 from tests.test_cli import run
 from tests.test_team import Machines
-from wheelcuda.probe import index
+from wheelcuda.probe import index, web
 from wheelcuda.rules import buildkey, redact, sharekey, sharing
 
 
@@ -53,7 +53,7 @@ def test_a_request_keeps_the_query_and_the_brackets() -> None:
     its brackets once, and an index's ?private_token= is the index's own business)."""
     assert redact.without_userinfo("http://u:p@[::1]:8080/s/?private_token=T") == \
         "http://[::1]:8080/s/?private_token=T"
-    req = index._request("http://u:p@[::1]:8080/simple/x/")
+    req = web.request("http://u:p@[::1]:8080/simple/x/")
     assert req.full_url == "http://[::1]:8080/simple/x/"
     assert req.get_header("Authorization", "").startswith("Basic ")
 

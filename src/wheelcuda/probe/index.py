@@ -5,12 +5,12 @@ stream and stopped as soon as both are there.
 
 uv decides whether a package "declares static metadata" from exactly these two files
 (``StaticMetadata::read`` in uv-distribution, 0.13): ``uv-config`` reads them to choose
-the torch entry uv accepts for the package (issue 16).
+the torch entry uv accepts for the package (uv refuses ``match-runtime`` for a package
+without static metadata, so such a package gets an exact torch pin instead).
 """
 
 from __future__ import annotations
 
-import base64
 import html.parser
 import http.client
 import io
@@ -34,14 +34,13 @@ from packaging.version import InvalidVersion, Version
 
 from ..errors import WheelcudaError
 from ..rules import redact
+from . import web
 
 __all__ = ["PYPI", "IndexFile", "SdistMetadata", "files", "newest_sdist", "open_http",
            "sdist_metadata", "shown"]
 
 PYPI = "https://pypi.org/simple"
 _ACCEPT = "application/vnd.pypi.simple.v1+json, text/html;q=0.1"
-_AGENT = {"User-Agent": "wheelcuda (+https://github.com/wheelcuda)"}
-_TIMEOUT = 30.0
 #: An sdist is read until both files are seen, and never past this much.
 _SDIST_LIMIT = 256 * 2**20
 _PAGE_LIMIT = 32 * 2**20
@@ -55,23 +54,6 @@ class IndexError_(WheelcudaError):
                  ) -> None:
         super().__init__(message, fix)
         self.status = status
-
-
-class _Redirects(urllib.request.HTTPRedirectHandler):
-    """Redirects followed, but credentials never carried to another host (a team's
-    pypiserver sends a project it lacks on to pypi.org)."""
-
-    def redirect_request(  # noqa: PLR0917 (urllib's signature)
-            self, req: urllib.request.Request, fp: IO[bytes], code: int,
-            msg: str, headers: Any, newurl: str) -> urllib.request.Request | None:
-        new = super().redirect_request(req, fp, code, msg, headers, newurl)
-        old_origin = urllib.parse.urlsplit(req.full_url)[:2]
-        if new is not None and urllib.parse.urlsplit(new.full_url)[:2] != old_origin:
-            new.remove_header("Authorization")
-        return new
-
-
-_OPENER = urllib.request.build_opener(_Redirects)
 
 
 @dataclass(frozen=True)
@@ -123,27 +105,10 @@ def _path(location: str) -> str:
     return urllib.request.url2pathname(split.path) if split.scheme else location
 
 
-def _request(url: str, accept: str | None = None) -> urllib.request.Request:
-    """A GET of ``url`` with its credentials (``https://user:token@host/...``) sent as a
-    Basic Authorization header, as uv sends them, and kept out of the URL."""
-    split = urllib.parse.urlsplit(url)
-    headers = dict(_AGENT)
-    if accept:
-        headers["Accept"] = accept
-    if split.username or split.password:
-        user = urllib.parse.unquote(split.username or "")
-        secret = urllib.parse.unquote(split.password or "")
-        token = base64.b64encode(f"{user}:{secret}".encode()).decode()
-        headers["Authorization"] = f"Basic {token}"
-        url = redact.without_userinfo(url)  # its query may hold a token the index wants
-    return urllib.request.Request(url, headers=headers)  # noqa: S310 (http(s): callers)
-
-
 def _urlopen(url: str, accept: str | None = None) -> http.client.HTTPResponse:
     """An open http(s) response, or IndexError_ saying why (credentials never shown)."""
     try:
-        response: http.client.HTTPResponse = _OPENER.open(_request(url, accept),
-                                                          timeout=_TIMEOUT)
+        response = web.get(url, web.INDEX_TIMEOUT, accept=accept)
     except urllib.error.HTTPError as exc:
         exc.close()
         raise IndexError_(f"{shown(url)}: the server answered HTTP {exc.code} "

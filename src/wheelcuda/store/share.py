@@ -1,11 +1,13 @@
-"""A team's package index (issue 19): a labelled wheel found on it, downloaded (checked
-against the index's sha256), and uploaded through the legacy upload API that pypiserver,
-devpi, Artifactory, Nexus and ``uv publish`` speak.
+"""A team's package index, through which one machine's built wheels reach the others: a
+labelled wheel found on it, downloaded (checked against the index's sha256), and uploaded
+through the legacy upload API that pypiserver, devpi, Artifactory, Nexus and ``uv
+publish`` speak.
 
 Credentials are taken as uv takes them (:func:`credentials`): in the URL, from
 WHEELCUDA_INDEX_USERNAME/WHEELCUDA_INDEX_PASSWORD, from netrc, from keyring when it is
 installed. A password is never written to disk or shown: :class:`Index` hides it, and
-messages show URLs without credentials. Credentials go only to the index's own host.
+messages show URLs without credentials. Credentials go only to the index's own host
+(:mod:`wheelcuda.probe.web`).
 """
 
 from __future__ import annotations
@@ -16,17 +18,17 @@ import http.client
 import os
 import urllib.error
 import urllib.parse
-import urllib.request
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from ..errors import WheelcudaError
 from ..probe import index as index_probe
+from ..probe import web
 from ..probe.credentials import PASSWORD_VAR, USERNAME_VAR, Index, credentials
 from ..probe.index import IndexFile, shown
 from . import fs, transfer, wheelfile
@@ -46,7 +48,6 @@ __all__ = [
 
 _AUTH_FIX = (f"check {USERNAME_VAR}/{PASSWORD_VAR} or the URL's user "
              "(https://user:token@host/...), ~/.netrc, or keyring")
-_TIMEOUT = 60.0
 _CHUNK = 1 << 20
 
 
@@ -58,8 +59,8 @@ class ShareError(WheelcudaError):
 # -- finding ------------------------------------------------------------------------------
 
 def _with_credentials(url: str, index: Index) -> str:
-    """``url`` with the index's credentials in it (read by :mod:`wheelcuda.probe.index`,
-    which sends them as a header and keeps them out of every message)."""
+    """``url`` with the index's credentials in it (:mod:`wheelcuda.probe.web` sends them
+    as a header, :mod:`wheelcuda.probe.index` keeps them out of every message)."""
     split = urllib.parse.urlsplit(url)
     if (index.username is None and index.password is None) \
             or split.scheme.lower() not in ("http", "https"):
@@ -84,11 +85,6 @@ def _who(index: Index) -> str:
     """Whether credentials were sent, never which (a token may be the user name)."""
     return "with the credentials given" if index.username or index.password \
         else "without credentials"
-
-
-def _same_origin(url: str, other: str) -> bool:
-    a, b = urllib.parse.urlsplit(url), urllib.parse.urlsplit(other)
-    return (a.scheme.lower(), a.hostname, a.port) == (b.scheme.lower(), b.hostname, b.port)
 
 
 def _refused(exc: index_probe.IndexError_, index: Index) -> ShareError:
@@ -158,7 +154,7 @@ def _source(f: IndexFile, index: Index) -> Iterator[tuple[IO[bytes], int | None]
         except OSError as exc:
             raise ShareError(f"cannot read {target}: {exc.strerror or exc}") from None
         return
-    url = _with_credentials(f.url, index) if _same_origin(f.url, index.url) else f.url
+    url = _with_credentials(f.url, index) if web.same_origin(f.url, index.url) else f.url
     try:
         response = index_probe.open_http(url)
     except index_probe.IndexError_ as exc:
@@ -228,16 +224,6 @@ def upload_url(url: str) -> str:
     return url
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """An upload is never sent on: a POST redirected becomes a GET that succeeds."""
-
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:  # noqa: ARG002
-        return None
-
-
-_UPLOADER = urllib.request.build_opener(_NoRedirect)
-
-
 def _form(wheel: Path, boundary: str) -> tuple[list[bytes], int]:
     """The multipart body's head (the fields, the file part's header) and tail, and the
     whole body's length (the wheel goes between them, streamed)."""
@@ -287,14 +273,13 @@ def upload(index: Index, wheel: Path) -> str:
     boundary = f"wheelcuda-{uuid.uuid4().hex}"
     (head, tail), length = _form(wheel, boundary)
     headers = {"Content-Type": f"multipart/form-data; boundary={boundary}",
-               "Content-Length": str(length), "User-Agent": "wheelcuda"}
+               "Content-Length": str(length)}
     auth = index.authorization()
     if auth:
         headers["Authorization"] = auth
-    request = urllib.request.Request(  # noqa: S310 (http(s): checked above)
-        url, data=_body(wheel, head, tail), headers=headers, method="POST")
     try:
-        with _UPLOADER.open(request, timeout=_TIMEOUT) as response:
+        with web.post(url, _body(wheel, head, tail), headers, web.TRANSFER_TIMEOUT) \
+                as response:
             response.read(4096)
     except urllib.error.HTTPError as exc:
         said = _answer(exc)
@@ -328,10 +313,8 @@ def upload(index: Index, wheel: Path) -> str:
 def _refuses(url: str, headers: dict[str, str]) -> int | None:
     """The status an empty upload gets with the same credentials (a server that refuses
     them closes the connection while a wheel is still being sent)."""
-    probe = urllib.request.Request(  # noqa: S310 (http(s): checked by the caller)
-        url, data=b"", headers={**headers, "Content-Length": "0"}, method="POST")
     try:
-        with _UPLOADER.open(probe, timeout=_TIMEOUT):
+        with web.post(url, b"", {**headers, "Content-Length": "0"}, web.TRANSFER_TIMEOUT):
             return None
     except urllib.error.HTTPError as exc:
         exc.close()

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import IO
 
 from ..errors import CacheError, ComponentError
+from ..probe import web
 from ..rules import redact
 
 __all__ = ["ANSWER_TIMEOUT", "CHUNK", "Unreachable", "answers", "check", "file_sha256", "fill",
@@ -38,11 +39,9 @@ __all__ = ["ANSWER_TIMEOUT", "CHUNK", "Unreachable", "answers", "check", "file_s
            "writing"]
 
 CHUNK = 256 * 1024
-_SOCKET_TIMEOUT = 60.0
 _ATTEMPTS = 3  # a connection that drops is resumed this many times in one run
-_AGENT = {"User-Agent": "wheelcuda"}
 #: How long :func:`answers` waits: a firewall that drops packets costs this, once a run.
-ANSWER_TIMEOUT = 5.0
+ANSWER_TIMEOUT = web.ANSWER_TIMEOUT
 
 
 def where(location: str) -> tuple[str, str]:
@@ -85,13 +84,7 @@ def unreachable(location: str, exc: BaseException, fix: str | None) -> Unreachab
 def open_url(url: str, offset: int = 0) -> http.client.HTTPResponse:
     """The response to a GET of ``url`` (http(s) only: :func:`where`), from byte
     ``offset`` when it is not 0."""
-    headers = dict(_AGENT)
-    if offset:
-        headers["Range"] = f"bytes={offset}-"
-    request = urllib.request.Request(url, headers=headers)  # noqa: S310 (http(s) only: where)
-    response: http.client.HTTPResponse = urllib.request.urlopen(  # noqa: S310
-        request, timeout=_SOCKET_TIMEOUT)
-    return response
+    return web.get(url, web.TRANSFER_TIMEOUT, offset=offset)
 
 
 @functools.lru_cache(maxsize=16)
@@ -108,9 +101,8 @@ def answers(location: str, timeout: float = ANSWER_TIMEOUT) -> str | None:
     said: list[str | None] = []
 
     def ask() -> None:
-        request = urllib.request.Request(target, headers=dict(_AGENT))  # noqa: S310 (http(s))
         try:
-            with urllib.request.urlopen(request, timeout=timeout):  # noqa: S310
+            with web.get(target, timeout):
                 said.append(None)
         except (OSError, http.client.HTTPException, ValueError) as exc:
             said.append(unreachable(shown, exc, None).message)

@@ -35,7 +35,7 @@ export WHEELCUDA_TEST_TORCH_VENV := $(abspath $(TORCH_VENV))
 export WHEELCUDA_TEST_WHEELS_VENV := $(abspath $(WHEELS_VENV))
 export WHEELCUDA_TEST_CU128_VENV := $(abspath $(CU128_VENV))
 
-.PHONY: dev torch-venv wheels-venv cu128-venv cu128-full-venv clang-cu128 lint unit test live corpus demo bench causal-conv1d uv-add-causal-conv1d gpu-toolkits clean
+.PHONY: dev torch-venv wheels-venv cu128-venv cu128-full-venv clang-cu128 lint unit test live corpus demo bench causal-conv1d uv-add-causal-conv1d gpu-toolkits clean settings-docs
 
 dev: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
@@ -72,11 +72,16 @@ $(CU128_VENV)/.installed:
 	touch $@
 
 lint: dev
-	$(VENV)/bin/ruff check src tests $(wildcard benchmarks corpus)
+	$(VENV)/bin/ruff check src tests $(wildcard benchmarks corpus tools)
 	$(VENV)/bin/mypy
 
 unit: dev
 	$(VENV)/bin/python -m pytest -m "not integration"
+
+# The tables of environment variables in README.md and docs/development.md, from the
+# registry (src/wheelcuda/data/settings.py); tests/test_settings.py fails when they differ.
+settings-docs:
+	$(PYTHON) tools/settings_docs.py
 
 # pytest's own folders go to TEST_TMP and are removed after the run: the builds unpack
 # torch into several build environments (GBs), and pytest would keep the last three runs.

@@ -5,8 +5,8 @@ interpreter that runs wheelcuda. A command builds one at its start
 (:meth:`Context.current`) and hands it down, so a caller (the Python API, a test, the
 PEP 517 backend) can answer for another environment without touching ``os.environ``,
 and per-process caches keyed on a context can never serve an answer computed for
-another (issue 8: ``build_env(current=B)`` used to put CUDA_HOME in A and clean PATH
-for B).
+another (``build_env(current=B)`` once put CUDA_HOME in A's variables and cleaned B's
+PATH).
 """
 
 from __future__ import annotations
@@ -18,7 +18,17 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-__all__ = ["Context", "patched_environ"]
+__all__ = ["FLAG_WORDS", "Context", "is_on", "patched_environ"]
+
+#: How a switch variable is turned on, whatever its case and surrounding space (the
+#: registry, data/settings.py, says the same; a test keeps them equal).
+FLAG_WORDS = ("1", "true", "yes", "on")
+
+
+def is_on(value: str | None) -> bool:
+    """Whether a switch variable's value turns it on: ``1``, ``true``, ``yes`` or ``on``.
+    The one parse of every ``WHEELCUDA_*`` flag, the warm path's included."""
+    return (value or "").strip().lower() in FLAG_WORDS
 
 
 @dataclass(frozen=True)
@@ -55,8 +65,8 @@ class Context:
         return self._map.get(name, default)
 
     def flag(self, name: str) -> bool:
-        """A switch variable: ``1``, ``true``, ``yes`` or ``on``."""
-        return (self._map.get(name) or "").strip().lower() in ("1", "true", "yes", "on")
+        """A switch variable: ``1``, ``true``, ``yes`` or ``on`` (:func:`is_on`)."""
+        return is_on(self._map.get(name))
 
     def with_env(self, **changes: str | None) -> Context:
         """The same context with variables set (or removed, for None)."""

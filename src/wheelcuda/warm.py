@@ -1,7 +1,7 @@
 """The warm path of ``wheelcuda env``: replay the last answer while nothing behind it changed.
 
 ``eval "$(wheelcuda env)"`` sits in shell start-up files and build scripts, so it
-should cost about what starting Python costs (issue 4, B3: at most twice
+should cost about what starting Python costs (docs/benchmarks.md, B3: at most twice
 ``python -c pass``). The full answer imports packaging, importlib.metadata and filelock,
 reads dist metadata, checks every link of the tree and asks the host compiler its
 version in two child processes. Once it has succeeded, what it printed is kept in
@@ -22,7 +22,8 @@ only from a cache folder that is ours and that nobody else can write to, since i
 text is evaluated by a shell.
 
 This module imports only ``os``, ``sys`` and ``marshal`` (and :mod:`store.memo`): that
-is the point of it. ``WHEELCUDA_NO_WARM=1`` turns it off. The entry point
+is the point of it. ``WHEELCUDA_NO_WARM=1`` (or ``true``, ``yes``, ``on``) turns it off.
+The entry point
 (:mod:`wheelcuda.entry`) replays; :mod:`wheelcuda.commands.env` records.
 """
 
@@ -54,7 +55,7 @@ def key_for(argv: Sequence[str], environ: Mapping[str, str]) -> tuple[Any, ...] 
     Only the exact spellings below are recognised; anything else (an abbreviation,
     ``--help``, another command) goes to argparse and is never replayed.
     """
-    if not argv or argv[0] != "env" or environ.get("WHEELCUDA_NO_WARM") == "1":
+    if not argv or argv[0] != "env" or _no_warm(environ):
         return None
     options: dict[str, str] = {}
     words = list(argv[1:])
@@ -82,6 +83,19 @@ def key_for(argv: Sequence[str], environ: Mapping[str, str]) -> tuple[Any, ...] 
     searched = "--python" not in options and not environ.get("VIRTUAL_ENV")
     cwd = os.getcwd() if searched or _reads_cwd(environ) else ""
     return ("env", tuple(sorted(options.items())), env, here, cwd, _machine_state())
+
+
+def _no_warm(environ: Mapping[str, str]) -> bool:
+    """``WHEELCUDA_NO_WARM`` read as every flag is (:func:`wheelcuda.context.is_on`).
+    context.py is imported only when the variable is set: importing it (dataclasses,
+    inspect) took 15 to 20 ms here, more than the whole replay; and a set one mostly
+    means the full path runs, which imports it anyway."""
+    value = environ.get("WHEELCUDA_NO_WARM")
+    if not value:
+        return False
+    from .context import is_on  # noqa: PLC0415 (see above)
+
+    return is_on(value)
 
 
 #: Variables the full path reads as one path, and as a list of paths.

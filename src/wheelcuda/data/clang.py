@@ -1,4 +1,6 @@
-"""The clang toolkit's facts, as data (issue 20; FACTS.md "CUDA 12 without nvcc").
+"""The clang toolkit's facts, as data (from a feasibility study of CUDA 12 without nvcc,
+2026-11-30: clang over the CUDA 12 wheels' ptxas, libdevice and headers, with a
+fatbinary over libnvfatbin, built programs that ran exact on an H200).
 
 A CUDA 12 torch has no compiler wheel; clang compiles CUDA itself over the parts the
 CUDA 12 wheels do hold (ptxas, libdevice, the headers, libnvfatbin). What it needs
@@ -11,6 +13,8 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Final
 
+from . import settings as registry
+
 __all__ = ["ARCH_CLANG", "CHECKED", "HEADER_WHEELS", "INDEX", "INDEX_CLANG",
            "INDEX_CLANG_MB", "INDEX_CLANG_VERSION", "INDEX_PACKAGES", "INDEX_RESOURCE",
            "INDEX_ZIG", "MIN_CUDA", "MIN_MAJOR", "NAMED_VAR", "NEWEST", "OFF",
@@ -20,14 +24,14 @@ __all__ = ["ARCH_CLANG", "CHECKED", "HEADER_WHEELS", "INDEX", "INDEX_CLANG",
 #: A clang the user names (the clang++ to use); then it is the only one looked at;
 #: ``none``: no clang is looked at (the clang toolkit is off); ``index``: only the
 #: package index's (:data:`INDEX_CLANG`).
-NAMED_VAR: Final = "WHEELCUDA_CLANG"
+NAMED_VAR: Final = registry.CLANG.name
 OFF: Final = "none"
 INDEX: Final = "index"
 #: Where the system's LLVM installs live (``llvm-22/bin/clang++``): Debian and Ubuntu.
-ROOT_VAR: Final = "WHEELCUDA_LLVM_ROOT"
+ROOT_VAR: Final = registry.LLVM_ROOT.name
 #: libnvfatbin's wheels begin at CUDA 12.4: the clang toolkit serves 12.4 and newer.
 MIN_CUDA: Final = (12, 4)
-#: Below 17 torch's headers fail (clang 16 did, FACTS.md); 19 is the oldest tried.
+#: Below 17 torch's headers fail (clang 16 did, tried here); 19 is the oldest tried.
 MIN_MAJOR: Final = 19
 #: The newest clang the system packages had when this was written (Debian 12
 #: bookworm-security: clang-22 22.1.8); named in the fix when no clang is there.

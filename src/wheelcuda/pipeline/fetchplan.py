@@ -141,7 +141,7 @@ def redist_want(ctx: Context, request: Request, torch: Torch) -> archives.Want:
     source = Path(ctx.cwd, request.redist_from) if request.redist_from else None
     return archives.Want(torch.cuda, manifest=manifest,
                          base_url=ctx.get(archives_data.MIRROR_VAR) or None, source=source,
-                         allow_http=ctx.get(archives.ALLOW_HTTP_VAR) == "1")
+                         allow_http=ctx.flag(archives.ALLOW_HTTP_VAR))
 
 
 def unasked(want: archives.Want) -> str | None:  # noqa: ARG001 (decide's ``answers``)

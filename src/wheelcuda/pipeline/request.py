@@ -14,6 +14,7 @@ from pathlib import Path
 from .. import sources
 from ..context import Context
 from ..data import redist as archives_data
+from ..data import settings as registry
 from ..errors import ComponentError, WheelcudaError
 from ..probe import interpreter
 from ..store import memo, paths
@@ -122,7 +123,7 @@ def start(ctx: Context, request: Request, *, scratch: Path | None = None) -> Sta
 TOOLKITS: Mapping[str, tuple[str, ...] | None] = {
     "auto": None, SourceName.WHEELS: sources.WHEELS, SourceName.LOCAL: (SourceName.LOCAL,),
     SourceName.REDIST: (SourceName.REDIST,), SourceName.CLANG: (SourceName.CLANG,)}
-TOOLKIT_VAR = "WHEELCUDA_TOOLKIT"
+TOOLKIT_VAR = registry.TOOLKIT.name
 
 
 def toolkit_choice(ctx: Context, request: Request) -> Choice:
@@ -143,7 +144,8 @@ def toolkit_choice(ctx: Context, request: Request) -> Choice:
 def resolve_target(ctx: Context, layout: Layout, python: str | None) -> Target:
     """The target interpreter, asked once and remembered until it changes (its answer is
     kept in the memo, so the warm path spawns no child). ``Target.why`` says what chose
-    it (issue 9: never wheelcuda's own tool environment unless asked)."""
+    it (never wheelcuda's own tool environment unless asked: a ``uv tool install``
+    wheelcuda has no torch, and building for it is not what anyone means)."""
     choice = interpreter.choose_python(python, ctx)
     path = interpreter.chosen_executable(choice, ctx)
     if path == ctx.executable:

@@ -17,6 +17,7 @@ from typing import Any
 
 from .. import proc
 from ..context import Context
+from ..data import settings as registry
 from ..errors import ToolError
 from ..rules.checks import parse_version
 
@@ -35,7 +36,7 @@ _SMI_QUERY = (
 )
 # A wedged driver makes nvidia-smi hang; a probe must not hang with it.
 _SMI_TIMEOUT = 30.0
-_NO_PROBE = "WHEELCUDA_NO_GPU_PROBE"
+_NO_PROBE = registry.NO_GPU_PROBE.name
 
 
 @dataclass(frozen=True)
@@ -64,10 +65,11 @@ class _ProbeError(Exception):
 def probe_gpus(ctx: Context) -> GpuProbe:
     """The GPUs visible to CUDA programs started with ``ctx``'s environment.
 
-    ``WHEELCUDA_NO_GPU_PROBE=1`` turns probing off (tests, and machines where the
-    driver hangs). ``CUDA_VISIBLE_DEVICES`` filters the list; see :func:`visible_gpus`.
+    ``WHEELCUDA_NO_GPU_PROBE=1`` (``true``, ``yes``, ``on``: :meth:`Context.flag`) turns
+    probing off (tests, and machines where the driver hangs). ``CUDA_VISIBLE_DEVICES``
+    filters the list; see :func:`visible_gpus`.
     """
-    if ctx.get(_NO_PROBE) == "1":
+    if ctx.flag(_NO_PROBE):
         return GpuProbe((), f"disabled by {_NO_PROBE}")
     env = proc.child_environ(ctx.environ)
     return visible_gpus(_all_gpus(tuple(sorted(env.items()))), ctx.get("CUDA_VISIBLE_DEVICES"))

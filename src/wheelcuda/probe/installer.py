@@ -11,12 +11,13 @@ import shutil
 
 from .. import proc
 from ..context import Context
+from ..data import settings as registry
 from ..errors import ToolError, WheelcudaError
 from ..rules.installer import Pip, Tool, Uv
 
 __all__ = ["ENV_VAR", "choose", "uv_version"]
 
-ENV_VAR = "WHEELCUDA_INSTALLER"
+ENV_VAR = registry.INSTALLER.name
 
 
 def _uv_binary(path: str) -> str | None:

@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 from .. import proc
 from ..context import Context
 from ..data import catalog
+from ..data import settings as registry
 from ..errors import ToolError
 from ..rules.localfit import Candidate, major_of
 from .nvcc import nvcc_environ, parse_banner
@@ -86,7 +87,7 @@ def _versioned(usr_local: str) -> list[str]:
 
 #: Where toolkits are searched besides CUDA_HOME, CUDA_PATH, PATH and conda: ``cuda``
 #: and ``cuda-X.Y`` in this folder (a container may keep them in /opt).
-ROOT_VAR = "WHEELCUDA_LOCAL_ROOT"
+ROOT_VAR = registry.LOCAL_ROOT.name
 
 
 def candidate_paths(ctx: Context, *, skip: Sequence[str] = (), usr_local: str | None = None

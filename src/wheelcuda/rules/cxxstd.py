@@ -15,15 +15,16 @@ from collections.abc import Mapping, Sequence
 
 from packaging.version import InvalidVersion, Version
 
+from ..data import settings as registry
 from .tree import HOST_SHIM
 
 __all__ = ["HOST_SHIM", "KEEP", "LOG_MARK", "REAL_CXX_VAR", "VAR", "from_header",
            "from_version", "raised", "variables", "wanted"]
 
-VAR = "WHEELCUDA_CXX_STD"  # _cxx_std.VAR
+VAR = registry.CXX_STD.name  # _cxx_std.VAR
 KEEP = "keep"
 #: The compiler the host shim runs (the user's CXX, else ``c++``).
-REAL_CXX_VAR = "WHEELCUDA_REAL_CXX"
+REAL_CXX_VAR = registry.REAL_CXX.name
 #: What the tree's compilers write to WHEELCUDA_NVCC_LOG for each call they raised.
 LOG_MARK = "# wheelcuda: raised"
 _CPLUSPLUS = re.compile(r"__cplusplus\s*<\s*(\d{4})(\d{2})L")

@@ -32,12 +32,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from ..data import settings as registry
 from ..data.recipes import DEFAULT_JOB_GB
 from .checks import Kind, Problem
 
 __all__ = ["DEFAULT_JOB_GB", "for_build", "max_jobs", "pool", "problems"]
 
-POOL = "WHEELCUDA_JOBSERVER"  # the nvcc wrapper's name for it (_nvcc_wrapper.POOL)
+POOL = registry.JOBSERVER.name  # the nvcc wrapper's name for it (_nvcc_pool.POOL)
 _POOL_FORM = re.compile(r"^.*:\d+:\d+:\d+$")
 
 

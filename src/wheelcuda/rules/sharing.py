@@ -1,4 +1,4 @@
-"""Where a team's wheels are looked for and published (issue 19), as uv users expect:
+"""Where a team's wheels are looked for and published, as uv users expect:
 each setting from the first place that gives it, in this order: the command line
 (``--index URL``, repeatable; ``--publish URL``), the environment (WHEELCUDA_INDEX_URL,
 space-separated; WHEELCUDA_PUBLISH_URL), the project's ``[tool.wheelcuda]`` (``index``, a
@@ -14,23 +14,24 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..data import settings as registry
 from ..errors import ConfigError
 from . import redact
 
 __all__ = ["INDEX_VAR", "PASSWORD_VAR", "PREBUILT_VAR", "PUBLISH_VAR", "TEAM_VARS",
            "USERNAME_VAR", "Sharing", "choose", "from_table"]
 
-INDEX_VAR = "WHEELCUDA_INDEX_URL"
-PUBLISH_VAR = "WHEELCUDA_PUBLISH_URL"
-USERNAME_VAR = "WHEELCUDA_INDEX_USERNAME"
-PASSWORD_VAR = "WHEELCUDA_INDEX_PASSWORD"  # noqa: S105 (a variable's name)
+INDEX_VAR = registry.INDEX_URL.name
+PUBLISH_VAR = registry.PUBLISH_URL.name
+USERNAME_VAR = registry.INDEX_USERNAME.name
+PASSWORD_VAR = registry.INDEX_PASSWORD.name
 #: The team's index and who wheelcuda is there. ``install`` looks up and publishes
 #: itself, so the installer's environment goes without them: any sdist's setup.py runs
 #: in it and could read the password and publish under a teammate's label.
 TEAM_VARS = (INDEX_VAR, PUBLISH_VAR, USERNAME_VAR, PASSWORD_VAR)
 #: An index of fat prebuilt wheels (Astral's GPU index and the like): off unless named,
 #: nothing is downloaded from a third party without consent.
-PREBUILT_VAR = "WHEELCUDA_PREBUILT_URL"
+PREBUILT_VAR = registry.PREBUILT_URL.name
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """uv's per-package build settings, as wheelcuda writes them into a TOML document.
 
-uv reads two tables (FACTS.md, uv 0.10+): ``extra-build-dependencies`` puts torch into
-a package's isolated build environment (``match-runtime``: the torch the environment
-or uv.lock resolves), and ``extra-build-variables`` sets variables for that package's
+uv reads two tables (uv 0.10+, reported from its sources): ``extra-build-dependencies``
+puts torch into a package's isolated build environment (``match-runtime``: the torch the
+environment or uv.lock resolves), and ``extra-build-variables`` sets variables for that package's
 build backend and is part of uv's cache key. Both sit at the top level of a uv.toml
 (``uv pip`` falls back to it) or under ``[tool.uv]`` of a pyproject.toml.
 
@@ -10,7 +10,7 @@ What wheelcuda wrote is listed in the package's own ``WHEELCUDA_SET`` variable, 
 name with a short digest of the value it wrote (``MAX_JOBS:9f8e7d6c``), so a second run
 changes only its own entries (nothing when nothing changed), ``--remove`` takes out
 exactly those, and a value the user set themselves, or changed after wheelcuda wrote it
-(issue 17: ``MAX_JOBS = "4"  # 16 OOMs`` was set back to 16), is kept and reported,
+(a user's ``MAX_JOBS = "4"  # 16 OOMs`` was once set back to 16), is kept and reported,
 never overwritten or removed. The functions edit a tomlkit document in place; reading
 and writing the file is the command's. Which torch entry and which index: ``uvtorch.py``.
 """
@@ -28,6 +28,7 @@ from packaging.utils import canonicalize_name
 from tomlkit.container import Container, OutOfOrderTableProxy
 from tomlkit.items import AoT, Array, InlineTable, Table
 
+from ..data import settings as registry
 from ..errors import ConfigError
 from .uvtorch import INDEX_NAME, match_runtime, names_torch, torch_entry, torch_index
 
@@ -39,9 +40,9 @@ VARIABLES = "extra-build-variables"
 #: Everything the built binary depends on (torch, its CUDA, compiler, archs, host
 #: compiler): variables are in uv's cache key, so a changed torch is a new key and uv
 #: rebuilds instead of handing back a wheel built for another torch (uv issue 16850).
-KEY = "WHEELCUDA_BUILD_KEY"
+KEY = registry.BUILD_KEY.name
 #: The names wheelcuda wrote into a package's tables, space-separated.
-OWNED = "WHEELCUDA_SET"
+OWNED = registry.SET.name
 #: In OWNED: wheelcuda added the torch entry to extra-build-dependencies, followed by
 #: ``:<digest>`` of the entry it wrote, so that an entry the user edited since is theirs
 #: (kept, and not removed), as an edited variable is.

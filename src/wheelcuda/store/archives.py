@@ -1,7 +1,7 @@
 """NVIDIA's redistributable archives, fetched into the store as a toolkit root.
 
-torch built for CUDA 12 needs a CUDA 12 compiler, and no CUDA 12 wheel holds nvcc
-(FACTS.md); NVIDIA's component archives do. :func:`fetch` reads the release's manifest
+torch built for CUDA 12 needs a CUDA 12 compiler, and no CUDA 12 wheel holds nvcc (only
+ptxas); NVIDIA's component archives do. :func:`fetch` reads the release's manifest
 (checked against the sha256 pinned in :mod:`wheelcuda.data.redist`; one the user names
 is used as given), downloads each archive the compiler set needs (resuming a ``.part``
 file a stopped run left: :mod:`.transfer`), checks its size and sha256, unpacks it
@@ -33,6 +33,7 @@ from pathlib import Path
 
 from .. import report
 from ..data import redist as data
+from ..data import settings as registry
 from ..errors import ComponentError
 from ..rules import redist as rules
 from ..rules import redist_text as prose
@@ -47,7 +48,7 @@ __all__ = ["ALLOW_HTTP_VAR", "PREFIX", "Note", "Plan", "Want", "answers", "downl
 
 #: The variable that lets an unpinned manifest be read over plain http from a host other
 #: than this machine (read by the caller, through its Context).
-ALLOW_HTTP_VAR = "WHEELCUDA_ALLOW_HTTP"
+ALLOW_HTTP_VAR = registry.ALLOW_HTTP.name
 #: What a progress note goes to: one line, without the ``wheelcuda: `` prefix.
 Note = Callable[[str], None]
 
@@ -73,7 +74,7 @@ class Want:
     base_url: str | None = None
     source: Path | None = None
     machine: str | None = None
-    #: ``WHEELCUDA_ALLOW_HTTP=1``: a manifest given over plain http from another host
+    #: ``WHEELCUDA_ALLOW_HTTP`` on: a manifest given over plain http from another host
     allow_http: bool = False
 
     @property
@@ -175,8 +176,8 @@ def listing(want: Want, *, network: bool = False) -> str:
 def missing_from_source(want: Want) -> None:
     """``fetch --from DIR`` goes nowhere else: raise naming every file DIR lacks (the
     manifest, the archives as wheelcuda knows them, each with its URL, size and sha256)
-    before anything is read (issue 18: an empty DIR went to the network, and the fix
-    was the command just run)."""
+    before anything is read (an empty DIR once went to the network, and the fix it
+    gave was the command just run)."""
     if want.source is None or want.manifest:
         return
     release = rules.choose_release(want.cuda)

@@ -1,7 +1,7 @@
 """NVIDIA's redistributable archives, as data: the releases wheelcuda knows, and which
 archives make a compiler set for each CUDA major.
 
-No CUDA 12 wheel holds nvcc (FACTS.md); NVIDIA's component archives do. Each release
+No CUDA 12 wheel holds nvcc (docs/facts.md); NVIDIA's component archives do. Each release
 has a manifest ``redistrib_<label>.json`` beside the component folders at
 :data:`BASE_URL`, listing per component its version and, per platform, the archive's
 ``relative_path``, ``sha256`` and ``size``. The store (:mod:`wheelcuda.store.archives`)
@@ -55,7 +55,7 @@ class Release:
 
 #: The newest patch release of each CUDA X.Y torch has been built for. The manifest
 #: hashes are pinned as openxla/xla pins them (third_party/gpus/cuda/hermetic/
-#: cuda_redist_versions.bzl, reported; 12.8.1 and 12.9.1 also in FACTS.md).
+#: cuda_redist_versions.bzl, reported; 12.8.1 and 12.9.1 also in docs/facts.md).
 RELEASES: Final = (
     Release("12.1.1", "bafea3cb83a4cf5c764eeedcaac0040d0d3c5db3f9a74550da0e7b6ac24d378c"),
     Release("12.4.1", "9cd815f3b71c2e3686ef2219b7794b81044f9dcefaa8e21dacfcb5bc4d931892"),
@@ -90,7 +90,7 @@ class Part:
 #: The archives a build needs, per CUDA major. CUDA 12's ``cuda_nvcc`` holds nvcc,
 #: cicc (nvvm/) and crt/, which the catalog lists as three components of one folder and
 #: one wheel name; 13.0 split them into four archives (libnvptxcompiler is not needed),
-#: and 13.3 renamed ``cuda_cccl`` to ``cccl`` (FACTS.md).
+#: and 13.3 renamed ``cuda_cccl`` to ``cccl`` (nixpkgs' and XLA's manifests).
 PARTS: Final = MappingProxyType({
     12: (Part(("cuda_nvcc",), catalog.NVCC),
          Part(("cuda_cudart",), catalog.RUNTIME),
@@ -110,7 +110,7 @@ def manifest_name(label: str) -> str:
 
 #: Archive entries known without the network, for ``--explain`` and the offline listing:
 #: (manifest name, version, size, sha256) per (release, platform), as NVIDIA's manifest
-#: lists them (checked 2026-11-29; FACTS.md). The manifest in use is what is fetched by.
+#: lists them (checked 2026-11-29; docs/facts.md). The manifest in use is what is fetched by.
 KNOWN_ARCHIVES: Final = MappingProxyType({
     ("12.8.1", "linux-x86_64"): (
         ("cuda_nvcc", "12.8.93", 79015464,

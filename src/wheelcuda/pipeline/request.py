@@ -149,7 +149,7 @@ def toolkit_choice(ctx: Context, request: Request) -> Choice:
 def resolve_target(ctx: Context, layout: Layout, python: str | None) -> Target:
     """The target interpreter, asked once and remembered until it changes (its answer is
     kept in the memo, so the warm path spawns no child). ``Target.why`` says what chose
-    it (issue 9: never wheelcuda's own tool environment unless asked)."""
+    it (never wheelcuda's own tool environment unless asked: it holds no torch)."""
     choice = interpreter.choose_python(python, ctx)
     path = interpreter.chosen_executable(choice, ctx)
     if path == ctx.executable:

@@ -1,4 +1,4 @@
-"""Where a team's wheels are looked for and published (issue 19), as uv users expect:
+"""Where a team's wheels are looked for and published, as uv users expect:
 each setting from the first place that gives it, in this order: the command line
 (``--index URL``, repeatable; ``--publish URL``), the environment (WHEELCUDA_INDEX_URL,
 space-separated; WHEELCUDA_PUBLISH_URL), the project's ``[tool.wheelcuda]`` (``index``, a

@@ -1,6 +1,6 @@
 """uv's per-package build settings, as wheelcuda writes them into a TOML document.
 
-uv reads two tables (FACTS.md, uv 0.10+): ``extra-build-dependencies`` puts torch into
+uv reads two tables (docs/facts.md, uv 0.10+): ``extra-build-dependencies`` puts torch into
 a package's isolated build environment (``match-runtime``: the torch the environment
 or uv.lock resolves), and ``extra-build-variables`` sets variables for that package's
 build backend and is part of uv's cache key. Both sit at the top level of a uv.toml
@@ -10,7 +10,7 @@ What wheelcuda wrote is listed in the package's own ``WHEELCUDA_SET`` variable, 
 name with a short digest of the value it wrote (``MAX_JOBS:9f8e7d6c``), so a second run
 changes only its own entries (nothing when nothing changed), ``--remove`` takes out
 exactly those, and a value the user set themselves, or changed after wheelcuda wrote it
-(issue 17: ``MAX_JOBS = "4"  # 16 OOMs`` was set back to 16), is kept and reported,
+(``MAX_JOBS = "4"  # 16 OOMs`` must not be set back to 16), is kept and reported,
 never overwritten or removed. The functions edit a tomlkit document in place; reading
 and writing the file is the command's. Which torch entry and which index: ``uvtorch.py``.
 """

@@ -1,7 +1,7 @@
 """NVIDIA's redistributable archives, fetched into the store as a toolkit root.
 
 torch built for CUDA 12 needs a CUDA 12 compiler, and no CUDA 12 wheel holds nvcc
-(FACTS.md); NVIDIA's component archives do. :func:`fetch` reads the release's manifest
+(docs/facts.md); NVIDIA's component archives do. :func:`fetch` reads the release's manifest
 (checked against the sha256 pinned in :mod:`wheelcuda.data.redist`; one the user names
 is used as given), downloads each archive the compiler set needs (resuming a ``.part``
 file a stopped run left: :mod:`.transfer`), checks its size and sha256, unpacks it
@@ -175,8 +175,8 @@ def listing(want: Want, *, network: bool = False) -> str:
 def missing_from_source(want: Want) -> None:
     """``fetch --from DIR`` goes nowhere else: raise naming every file DIR lacks (the
     manifest, the archives as wheelcuda knows them, each with its URL, size and sha256)
-    before anything is read (issue 18: an empty DIR went to the network, and the fix
-    was the command just run)."""
+    before anything is read (an empty DIR must not send it to the network, nor give
+    as the fix the command just run)."""
     if want.source is None or want.manifest:
         return
     release = rules.choose_release(want.cuda)

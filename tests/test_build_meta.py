@@ -174,7 +174,7 @@ SM90 = build_meta.Config(arch="9.0")
 
 
 def _archs(tmp_path: Path, config: build_meta.Config, ctx: Context) -> pipeline.Resolved:
-    """The backend's request through the pipeline (issue 18: one arch choice for both)."""
+    """The backend's request through the pipeline (one arch choice for it and install)."""
     py = str(fakes.python(tmp_path, [_site(tmp_path)]))
     return pipeline.resolve(ctx, build_meta._request(py, config, tree=False))
 

@@ -54,7 +54,7 @@ def test_user_settings_win(tmp_path: Path, fake_uv: dict[str, str]) -> None:
 
 def test_unknown_package_variables_are_read_from_its_setup_py(
         tmp_path: Path, fake_uv: dict[str, str]) -> None:
-    """Issue 9 item 7: a package outside the recipe table whose setup.py downloads a
+    """A package outside the recipe table whose setup.py downloads a
     prebuilt wheel unless FLUX_FORCE_BUILD=TRUE (a name unlike the distribution's) gets
     the build-from-source values, with where they came from; the user's still win."""
     py = fakes.user_env(tmp_path)

@@ -111,7 +111,7 @@ def test_installer_argv() -> None:
     assert installer.install_argv(pip, "/v/bin/python", ["./x"], []) == [
         "/v/bin/python", "-m", "pip", "install", "--no-build-isolation", "./x"]
     assert "--target" in installer.target_argv(uv, ["cuda-toolkit==1"], "/s", "/v/bin/python")
-    # issue 17, security 2: a compiler fetch never runs a build backend from an index
+    # a compiler fetch never runs a build backend from an index (an sdist runs its code)
     for tool in (uv, pip):
         argv = installer.target_argv(tool, ["cuda-toolkit==1"], "/s", "/v/bin/python")
         assert argv[argv.index("--only-binary") + 1] == ":all:"

@@ -220,7 +220,7 @@ def test_bad_job_counts_stop_before_the_build(tmp_path: Path, fake_uv: dict[str,
 
 def test_an_sdist_without_its_headers_is_named_after_the_failed_build(
         tmp_path: Path, fake_uv: dict[str, str]) -> None:
-    """Issue 16 (corpus): gaussian-splatting 2.11.0's sdist leaves out rasterize_points.h;
+    """Seen in the corpus: gaussian-splatting 2.11.0's sdist leaves out rasterize_points.h;
     the compiler's "No such file" was all a user saw. Now wheelcuda says why."""
     cut = fakes.tarball(tmp_path / "demo_ext-1.0.tar.gz", {
         "setup.py": "from setuptools import setup\nsetup(name='demo-ext')  # 'src/ext.cpp'\n",

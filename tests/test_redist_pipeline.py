@@ -353,7 +353,7 @@ def tomlkit_parse(text: str) -> dict[str, object]:
 
 
 def test_doctor_names_the_archives_with_or_without_archs(cu128: Path) -> None:
-    """Issue 18: without --arch, doctor said `source wheels`, then that the CUDA 12 wheels
+    """Before: without --arch, doctor said `source wheels`, then that the CUDA 12 wheels
     hold no compiler, with `--toolkit auto` (the default) as the fix, and listed the nvcc
     wheel three times. The source does not depend on whether archs were given."""
     env = {"WHEELCUDA_TOOLKIT": "auto"}
@@ -371,7 +371,7 @@ def test_doctor_names_the_archives_with_or_without_archs(cu128: Path) -> None:
 
 def test_fetch_from_a_folder_names_what_it_lacks(cu128: Path, tmp_path: Path,
                                                  isolated: Path) -> None:
-    """Issue 18: `fetch --from DIR` with an empty or incomplete DIR went to the network,
+    """Before: `fetch --from DIR` with an empty or incomplete DIR went to the network,
     and its fix ended with the command just run. It now names the files DIR lacks, and
     reads nothing else."""
     folder = tmp_path / "bring"

@@ -20,7 +20,7 @@ B9  a team's index of built wheels: on machine B (its own cache and venv), insta
     example extension that machine A built and published to a pypiserver on 127.0.0.1,
     against B's own build of it (`--b9` runs only these)
 
-B10 the clang toolkit (CUDA 12 without nvcc) against NVIDIA's nvcc on causal-conv1d's kernels, sm_90:
+B10 the clang toolkit (CUDA 12, no nvcc) against NVIDIA's nvcc on causal-conv1d's kernels, sm_90:
     compile time, size, registers here; kernel times from the H200 run
     (benchmarks/b10_clang.py; `--b10` runs only these)
 

@@ -112,7 +112,7 @@ demo: dev torch-venv
 causal-conv1d: dev torch-venv
 	bash examples/causal_conv1d.sh $(abspath $(VENV))/bin/wheelcuda $(TORCH_VENV) $(or $(ARCH),9.0)
 
-# The clang toolkit (issue 20) end to end under a whole cu128 torch, system toolkit hidden:
+# The clang toolkit (CUDA 12 without nvcc) end to end under a whole cu128 torch, system toolkit hidden:
 # examples/torch_ext and causal-conv1d built with --toolkit clang, archs checked, imported.
 # About 6 min on 2 cores; needs clang-22 (apt install clang-22).
 clang-cu128: dev cu128-full-venv

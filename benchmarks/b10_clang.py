@@ -1,4 +1,4 @@
-"""B10: the clang toolkit against NVIDIA's nvcc on the same sources and arch (issue 20).
+"""B10: the clang toolkit against NVIDIA's nvcc on the same sources and arch.
 
 Here (no GPU): examples/clang_gpu/build.sh compiles causal-conv1d 1.7.0's forward and
 backward kernels (its own nvcc flags, sm_90) and a CUDA test program with each compiler,

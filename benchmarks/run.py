@@ -16,11 +16,11 @@ B8  a compiler ready to build, from each source, empty cache: the CUDA 13 wheels
     this machine's own toolkit linked (`--toolkit local`); and a second fetch of the
     archives, which reads only the manifest (`--b8` runs only these)
 
-B9  a team's index (issue 19): on machine B (its own cache and venv), installing the
+B9  a team's index of built wheels: on machine B (its own cache and venv), installing the
     example extension that machine A built and published to a pypiserver on 127.0.0.1,
     against B's own build of it (`--b9` runs only these)
 
-B10 the clang toolkit (issue 20) against NVIDIA's nvcc on causal-conv1d's kernels, sm_90:
+B10 the clang toolkit (CUDA 12, no nvcc) against NVIDIA's nvcc on causal-conv1d's kernels, sm_90:
     compile time, size, registers here; kernel times from the H200 run
     (benchmarks/b10_clang.py; `--b10` runs only these)
 
@@ -211,7 +211,7 @@ def b7(env: dict[str, str], work: Path) -> dict[str, float]:
     theirs = sh([uv, "pip", "install", "--python", py, str(uv_ext)],
                 {**env, "UV_CONFIG_FILE": str(config)})
     # the same extension as most CUDA sdists on PyPI are: PKG-INFO 2.1, no torch
-    # requirement; uv-config writes torch's exact version for it (issue 16)
+    # requirement; uv-config writes torch's exact version for it (match-runtime needs both)
     quiet([uv, "pip", "uninstall", "--python", py, "wheelcuda-demo-ext"], env)
     sys.path[:0] = [str(REPO), str(REPO / "src")]
     from tests.integration.test_uv_routes import _old_style_sdist  # noqa: PLC0415

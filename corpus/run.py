@@ -13,7 +13,7 @@ Routes (--routes):
   pip       wheelcuda constraints; eval "$(wheelcuda env)"; pip install
             --build-constraint SDIST   (isolation)
   clang     wheelcuda install --toolkit clang --python VENV --arch A SDIST, VENV over
-            torch 2.9.1+cu128 (`make cu128-full-venv`), clang-22 (issue 20; not in the
+            torch 2.9.1+cu128 (`make cu128-full-venv`), clang-22 (not in the
             default routes: python corpus/run.py --routes clang --only NAME,...)
 
     python corpus/run.py --where here --arch 9.0 --torch-python .venv-torch/bin/python

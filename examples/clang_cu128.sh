@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The clang toolkit end to end (issue 20), the way a user with a CUDA 12 torch and no
+# The clang toolkit end to end, the way a user with a CUDA 12 torch and no
 # way to NVIDIA runs it: torch 2.9.1+cu128 with all its dependencies (`make
 # cu128-full-venv`, about 7 GB), /usr/local hidden (unshare -m, as root), environment
 # scrubbed, clang-22 from Debian. Builds examples/torch_ext and causal-conv1d 1.7.0 with

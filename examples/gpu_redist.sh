@@ -1,5 +1,5 @@
 #!/bin/sh
-# The two toolkit sources of issue 11 on the GPU machine (one H200, no network;
+# The redist and local toolkit sources on the GPU machine (one H200, no network;
 # ../shared/GPU.md):
 #   redist: NVIDIA's archives, from a mirror served on 127.0.0.1 and made of the CUDA 13
 #           wheels carried there (each wheel's files in the archive NVIDIA ships them in,

@@ -40,14 +40,14 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setenv("WHEELCUDA_NO_GPU_PROBE", "1")
     # This machine has a system CUDA 13.0 (/usr/local/cuda, /usr/local/bin/nvcc), which
     # `--toolkit auto` would find: the tests run the default (auto) with it out of sight;
-    # those of the local source name theirs (issue 18: they used to force the wheels).
+    # those of the local source name theirs (forcing the wheels would hide what auto picks).
     empty = tmp_path / "no-local-toolkits"
     empty.mkdir(exist_ok=True)
     monkeypatch.setenv("WHEELCUDA_LOCAL_ROOT", str(empty))
     monkeypatch.delenv("WHEELCUDA_TOOLKIT", raising=False)
     # and its clangs (clang-22, clang-19: .ci/run installs them), which a CUDA 12 torch's
     # `auto` would turn to when NVIDIA's archives cannot be reached; the clang tests name
-    # theirs (issue 20)
+    # theirs
     monkeypatch.setenv("WHEELCUDA_CLANG", "none")
     path = os.environ.get("PATH", os.defpath).split(os.pathsep)
     monkeypatch.setenv("PATH", os.pathsep.join(
@@ -59,7 +59,7 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     yield cache
     _clear()
     # A passed test's folder goes at once (builds unpack torch into it: GBs over a run);
-    # a failed one's stays for the diagnosis (issue 17: one run left 13 GB, three filled
+    # a failed one's stays for the diagnosis (kept whole, one run left 13 GB, three filled
     # an 80 GB disk).
     if request.node.stash.get(_PASSED, False):
         shutil.rmtree(tmp_path, ignore_errors=True)

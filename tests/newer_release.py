@@ -1,5 +1,5 @@
 """What PyPI serves today beside the CUDA 13.0 parts, offline: the real 13.0 wheels of the
-runtime, nvvm and crt repacked as release 13.5.37 (issue 16).
+runtime, nvvm and crt repacked as release 13.5.37 (PyPI's newest on 2026-11-30).
 
 nvidia-cuda-nvcc 13.0.88 requires nvvm, crt and runtime with no version bound, so an
 installer that sees 13.5.37 takes it unless told otherwise. The repacked runtime says

@@ -1,4 +1,4 @@
-"""A real package index for the tests of issue 19: pypiserver (from PyPI) on 127.0.0.1,
+"""A real package index for the tests of a team's index: pypiserver (from PyPI) on 127.0.0.1,
 on a free port, with authentication on (user ``team``, password ``s3cret``, in an
 htpasswd file made with passlib), its packages in a folder of the test's own; and tiny
 wheels made by hand, and a tiny HTTP server that serves given pages (and misbehaves on

@@ -1,7 +1,7 @@
 """A mirror of NVIDIA's redistributable archives, made at test time, and a 127.0.0.1 HTTP
 server over it that can misbehave on request.
 
-The mirror is laid out exactly as NVIDIA's (FACTS.md): ``redistrib_<label>.json`` beside
+The mirror is laid out exactly as NVIDIA's (docs/facts.md): ``redistrib_<label>.json`` beside
 ``<comp>/linux-x86_64/<comp>-linux-x86_64-<ver>-archive.tar.xz``, each archive holding one
 top folder named like the file. Archives are xz at preset 0: the real CUDA 13 files are
 large and this machine has two cores.

@@ -1,4 +1,4 @@
-"""doctor, install and the backend agree (issue 9 item 2, issue 18): over a matrix of
+"""doctor, install and the backend agree: over a matrix of
 environments, ``doctor`` says "a build would work" exactly when ``install --explain``
 (install's whole preflight, nothing built or fetched) succeeds, and when they refuse they
 name the same errors; the PEP 517 backend, asked for the same build, refuses exactly then

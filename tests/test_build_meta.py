@@ -185,7 +185,7 @@ SM90 = Config(arch="9.0")
 
 
 def _archs(tmp_path: Path, config: Config, ctx: Context) -> pipeline.Resolved:
-    """The backend's request through the pipeline (issue 18: one arch choice for both)."""
+    """The backend's request through the pipeline (one arch choice for it and install)."""
     py = str(fakes.python(tmp_path, [_site(tmp_path)]))
     return pipeline.resolve(ctx, backend_plan._request(py, config, tree=False))
 

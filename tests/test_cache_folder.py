@@ -1,4 +1,4 @@
-"""A cache folder that cannot serve is named first, by every command (issue 18): with
+"""A cache folder that cannot serve is named first, by every command: with
 WHEELCUDA_CACHE_DIR a file, a folder others may write to, or another user's, env, doctor,
 install and `cache list` said "missing CUDA 13 wheels ... fix: wheelcuda fetch" or "the
 cache is empty". And a complete cache mounted read-only serves: reading needs no write

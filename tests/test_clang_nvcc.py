@@ -1,4 +1,4 @@
-"""The clang toolkit's decisions, pure (issue 20): how nvcc's words become a clang call,
+"""The clang toolkit's decisions, pure: how nvcc's words become a clang call,
 what the fatbinary stand-in keeps, which clang serves. The real clang, the real CUDA 12
 wheels and the builds are in tests/integration/test_clang.py."""
 

@@ -1,4 +1,4 @@
-"""The clang source in the pipeline, with a fake cu128 torch and fake clangs (issue 20):
+"""The clang source in the pipeline, with a fake cu128 torch and fake clangs:
 which clang is taken and why not the others, and that a clang that cannot serve stops a
 build before anything is fetched. The real clang: tests/integration/test_clang.py."""
 

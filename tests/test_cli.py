@@ -158,7 +158,7 @@ def test_arch_nvcc_cannot_build(good: Path) -> None:
 
 
 def test_arch_cuda13_dropped_says_cuda12(good: Path) -> None:
-    """Issue 9 item 5: sm_61 is not 'install a newer compiler' but 'CUDA 12'."""
+    """CUDA 13 dropped archs below 7.5: sm_61 is not 'install a newer compiler' but 'CUDA 12'."""
     r = run("env", "--python", str(good), "--arch", "6.1")
     fail(r, "CUDA 13 dropped sm_61", "compiler from NVIDIA's CUDA 12 archives")
     assert "newer compiler" not in r.stderr

@@ -1,4 +1,4 @@
-"""Reading which GPUs a built .so holds SASS for, from its own ELF (issue 19), checked
+"""Reading which GPUs a built .so holds SASS for, from its own ELF, checked
 against cuobjdump on real nvcc output (this machine's CUDA 13.0, used on purpose)."""
 
 from __future__ import annotations

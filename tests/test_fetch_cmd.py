@@ -1,4 +1,4 @@
-"""``wheelcuda fetch`` (issue 9 items 3, 4 and 8): the compiler set torch pins, into the
+"""``wheelcuda fetch``: the compiler set torch pins, into the
 store, with the installer's output shown as it comes; pip runs on the target's interpreter
 (wheelcuda's own, in a uv tool venv, has no pip)."""
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests import fakes
 from tests.test_cli import fail, run
-from tests.test_defects import torch_only, uv_calls
+from tests.test_failure_modes import torch_only, uv_calls
 
 REPO = Path(__file__).resolve().parents[1]
 

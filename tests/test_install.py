@@ -54,7 +54,7 @@ def test_user_settings_win(tmp_path: Path, fake_uv: dict[str, str]) -> None:
 
 def test_unknown_package_variables_are_read_from_its_setup_py(
         tmp_path: Path, fake_uv: dict[str, str]) -> None:
-    """Issue 9 item 7: a package outside the recipe table whose setup.py downloads a
+    """A package outside the recipe table whose setup.py downloads a
     prebuilt wheel unless FLUX_FORCE_BUILD=TRUE (a name unlike the distribution's) gets
     the build-from-source values, with where they came from; the user's still win."""
     py = fakes.user_env(tmp_path)
@@ -220,7 +220,7 @@ def test_bad_job_counts_stop_before_the_build(tmp_path: Path, fake_uv: dict[str,
 
 def test_an_sdist_without_its_headers_is_named_after_the_failed_build(
         tmp_path: Path, fake_uv: dict[str, str]) -> None:
-    """Issue 16 (corpus): gaussian-splatting 2.11.0's sdist leaves out rasterize_points.h;
+    """Seen in the corpus: gaussian-splatting 2.11.0's sdist leaves out rasterize_points.h;
     the compiler's "No such file" was all a user saw. Now wheelcuda says why."""
     cut = fakes.tarball(tmp_path / "demo_ext-1.0.tar.gz", {
         "setup.py": "from setuptools import setup\nsetup(name='demo-ext')  # 'src/ext.cpp'\n",

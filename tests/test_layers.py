@@ -165,8 +165,8 @@ def test_one_module_reads_the_process_environment() -> None:
 
 
 def test_every_module_says_what_it_exports() -> None:
-    """``__all__`` in every module, less the two run as scripts: ``__main__``
-    and the nvcc wrapper, whose text is copied into each tree."""
+    """``__all__`` in every module (the public surface said), less the two run as scripts:
+    ``__main__`` and the nvcc wrapper, whose text is copied into each tree."""
     lacking = sorted(str(p.relative_to(PKG)) for p in PKG.rglob("*.py")
                      if p.name not in ("__main__.py", "_nvcc_wrapper.py")
                      and not any(isinstance(n, (ast.Assign, ast.AnnAssign))

@@ -111,7 +111,7 @@ def test_single_target_outputs_and_lto_are_left_alone(call: list[str]) -> None:
 @pytest.mark.parametrize("path", ["-I/opt/volto_lib/include", "-I", "/src/pluto_ops",
                                   "-Xcompiler=-DLTO_MODE", "-o", "lto_kernels.o"])
 def test_lto_in_a_path_or_define_does_not_switch_pruning_off(path: str) -> None:
-    """Issue 17, security 3: any argument containing ``lto_`` kept every -gencode target,
+    """Before: any argument containing ``lto_`` kept every -gencode target,
     and the wheel was still keyed as built for the asked archs."""
     call = [path, "-gencode", "arch=compute_80,code=sm_80", "-gencode",
             "arch=compute_90,code=sm_90", "-c", "k.cu"]

@@ -111,7 +111,7 @@ def test_installer_argv() -> None:
     assert pip.install_argv("/v/bin/python", ["./x"], []) == [
         "/v/bin/python", "-m", "pip", "install", "--no-build-isolation", "./x"]
     assert "--target" in uv.target_argv(["cuda-toolkit==1"], "/s", "/v/bin/python")
-    # issue 17, security 2: a compiler fetch never runs a build backend from an index
+    # a compiler fetch never runs a build backend from an index (an sdist runs its code)
     for tool in (uv, pip):
         argv = tool.target_argv(["cuda-toolkit==1"], "/s", "/v/bin/python")
         assert argv[argv.index("--only-binary") + 1] == ":all:"

@@ -1,4 +1,4 @@
-"""The project's own metadata: the license it declares travels with it (issue 9 item 10)."""
+"""The project's own metadata: the license it declares travels with it (PEP 639)."""
 
 from __future__ import annotations
 

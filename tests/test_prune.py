@@ -1,6 +1,6 @@
-"""Issue 8, defect 6: what killed runs leave, and ``wheelcuda cache prune``.
+"""What killed runs leave, and ``wheelcuda cache prune``.
 
-Before (commit 2322797): a killed ``home`` left ``homes/.build-<key>-*``, a killed fetch
+Before: a killed ``home`` left ``homes/.build-<key>-*``, a killed fetch
 ``toolkits/.fetch-<name>-*``, a failed install its ``builds/<key>`` folder, and nothing
 ever removed them; there was no ``cache prune`` (``cache`` had list and clear, and
 ``cache list`` showed the wheel cache only). Now the next builder of the same name
@@ -26,7 +26,7 @@ import pytest
 from tests import fakes
 from tests.test_builds import BASE, record
 from tests.test_cli import run
-from tests.test_defects import SPEC, fake_uv, torch_only, uv_calls
+from tests.test_failure_modes import SPEC, fake_uv, torch_only, uv_calls
 from wheelcuda.rules import buildkey
 from wheelcuda.rules import tree as plan
 from wheelcuda.store import prune as prune_mod

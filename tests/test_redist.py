@@ -1,4 +1,4 @@
-"""NVIDIA's redistributable archives as a toolkit source (issue 11): the manifest, the
+"""NVIDIA's redistributable archives as a toolkit source (for CUDA 12): the manifest, the
 plan and the member checks (pure); the fetch into the store against a 127.0.0.1 mirror
 laid out as NVIDIA's, with a fake CUDA 12 release and one made from the real CUDA 13
 wheels. Every failure ends in a clear error and a store with nothing half-written."""
@@ -293,7 +293,7 @@ def test_the_source_offers_the_root_for_torchs_cuda(layout: Layout, server: rs.S
 
 def test_a_manifest_given_never_takes_the_pinned_releases_place(
         layout: Layout, tmp_path: Path) -> None:
-    """Issue 17, security 2: a --redist-manifest labelled 12.8.1 wrote the folder the
+    """Before: a --redist-manifest labelled 12.8.1 wrote the folder the
     pinned 12.8.1 uses, and later runs without the flag (doctor too) took it as
     NVIDIA's. Its folder is named by its digest, and only runs that name it use it."""
     mirror = tmp_path / "mirror"
@@ -631,7 +631,7 @@ def test_prune_takes_unused_archives_and_stopped_downloads(layout: Layout, serve
     assert busy == [] and not root.exists() and not stopped.exists()
 
 
-# -- the review of issue 11 ---------------------------------------------------------------
+# -- a manifest on disk, bad URLs, no network, an archive that cannot unpack, CUDA 11 -----
 
 def test_a_manifest_on_disk_takes_its_archives_from_beside_it(layout: Layout, cu12: Path
                                                               ) -> None:

@@ -109,7 +109,7 @@ def test_a_bad_toolkit_word_is_refused(cu128: Path) -> None:
 def test_explain_shows_the_real_cu128_plan_offline(cu128: Path) -> None:
     """torch 2.9.1+cu128, NVIDIA out of reach (as here) and no clang: --explain says
     install would stop, and why; --no-fetch lists release 12.8.1's archives as NVIDIA's
-    manifest lists them (FACTS.md), without the network."""
+    manifest lists them (docs/facts.md), without the network."""
     # out of reach for sure: a closed port (whatever this machine reaches)
     env = {"WHEELCUDA_TOOLKIT": "auto", "WHEELCUDA_REDIST_URL": "http://127.0.0.1:9/"}
     r = run("install", "--explain", "--python", str(cu128), "--arch", "12.0", "causal-conv1d",
@@ -301,7 +301,7 @@ def test_an_older_local_toolkit_names_the_archives_as_the_way(cu128: Path, tmp_p
 
 def test_uv_config_for_a_cu12_torch(cu128: Path, server: rs.Server, isolated: Path,
                                     tmp_path: Path) -> None:
-    """The first user's kind of torch through uv-config (issue 16 item 5): the compiler
+    """The first user's kind of torch through uv-config (a cu128 torch): the compiler
     from NVIDIA's archives, the headers of torch's libraries at the versions torch pins
     (CUDA 12 has no metapackage: one wheel each, here fake ones on a find-links folder),
     torch's exact version with its local label, and PyTorch's cu128 index named."""
@@ -353,7 +353,7 @@ def tomlkit_parse(text: str) -> dict[str, object]:
 
 
 def test_doctor_names_the_archives_with_or_without_archs(cu128: Path) -> None:
-    """Issue 18: without --arch, doctor said `source wheels`, then that the CUDA 12 wheels
+    """Before: without --arch, doctor said `source wheels`, then that the CUDA 12 wheels
     hold no compiler, with `--toolkit auto` (the default) as the fix, and listed the nvcc
     wheel three times. The source does not depend on whether archs were given."""
     env = {"WHEELCUDA_TOOLKIT": "auto"}
@@ -371,7 +371,7 @@ def test_doctor_names_the_archives_with_or_without_archs(cu128: Path) -> None:
 
 def test_fetch_from_a_folder_names_what_it_lacks(cu128: Path, tmp_path: Path,
                                                  isolated: Path) -> None:
-    """Issue 18: `fetch --from DIR` with an empty or incomplete DIR went to the network,
+    """Before: `fetch --from DIR` with an empty or incomplete DIR went to the network,
     and its fix ended with the command just run. It now names the files DIR lacks, and
     reads nothing else."""
     folder = tmp_path / "bring"

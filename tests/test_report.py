@@ -1,4 +1,4 @@
-"""One way of speaking (issue 18): notes, warnings and errors through one logger with
+"""One way of speaking: notes, warnings and errors through one logger with
 -v/-q, and one error frame for the command line and the backend."""
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """Reading a source's setup.py for the variables that make it build from source
-(issue 9 item 7): rules/setup_vars.py decides, probe/setup_vars.py reads the source."""
+instead of downloading a prebuilt wheel: rules/setup_vars.py decides, probe/setup_vars.py
+reads the source."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A team's index (issue 19), against a real pypiserver on 127.0.0.1 with authentication
+"""A team's index of built wheels, against a real pypiserver on 127.0.0.1 with authentication
 on, and a tiny server of pages for what pypiserver never does wrong: a labelled wheel
 uploaded, found, downloaded and checked; refusals, duplicates, a wrong sha256, a server
 that is down or dies mid-download."""

@@ -1,4 +1,4 @@
-"""The share key (issue 19): the part of a build key that decides whether a wheel built
+"""The share key: the part of a build key that decides whether a wheel built
 on another machine serves here."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Where a team's index is configured (issue 19): the command line, then the
+"""Where a team's index is configured: the command line, then the
 environment, then the project's [tool.wheelcuda], then the user's file."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Signals (issue 17, reliability 2 and 10): a child of ``wheelcuda run``/``install``
+"""Signals: a child of ``wheelcuda run``/``install``
 runs in its own process group; SIGTERM and SIGINT reach that whole group, wheelcuda waits
 for it (holding its locks meanwhile), and nothing outlives wheelcuda. ^C while wheelcuda
 is still importing exits 130 without a traceback."""

@@ -1,4 +1,4 @@
-"""Which environment is the target when --python is not given (issue 9, items 1 and 6).
+"""Which environment is the target when --python is not given.
 
 Found as ``uv pip install`` finds it: VIRTUAL_ENV, else an activated conda environment
 other than conda's base, else the environment the working folder is in or the nearest
@@ -335,7 +335,7 @@ def _uv_env() -> dict[str, str]:
 @pytest.mark.integration
 @pytest.mark.network
 def test_uv_tool_targets_the_project_dot_venv(tmp_path: Path, isolated: Path) -> None:
-    """Issue 9, item 1, as reported: `uv tool install` from the checkout, no venv
+    """As a user met it: `uv tool install` from the checkout, no venv
     activated, run in a project folder holding .venv: the target is that .venv, not the
     tool's own environment."""
     uv = shutil.which("uv", path=f"{Path(sys.executable).parent}{os.pathsep}"

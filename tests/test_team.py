@@ -1,4 +1,4 @@
-"""A team builds once (issue 19): machine A builds and publishes to a real pypiserver
+"""A team builds once: machine A builds and publishes to a real pypiserver
 (authentication on); machine B, with no compiler anywhere, installs the same key from it.
 Another arch, a changed source, a wheel whose key was tampered with, a hash mismatch,
 a wrong password, a server that dies mid-download and an index that is down each make

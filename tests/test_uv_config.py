@@ -396,7 +396,7 @@ def test_a_linked_file_stays_a_link(env_py: Path, store: Path, tmp_path: Path) -
 
 
 def test_a_value_the_user_changed_is_theirs(env_py: Path, store: Path, tmp_path: Path) -> None:
-    """Issue 17, reliability 5: ownership was kept by name. A `MAX_JOBS = "4"  # 16 OOMs`
+    """Ownership kept by name is not enough. A `MAX_JOBS = "4"  # 16 OOMs`
     the user edited was set back on the next --write, and --remove deleted it."""
     del store
     uv_toml = tmp_path / "uv.toml"

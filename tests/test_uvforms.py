@@ -1,4 +1,4 @@
-"""Which torch entry uv accepts for a package (issue 16): its metadata form read as uv
+"""Which torch entry uv accepts for a package: its metadata form read as uv
 reads it (rules/staticmeta.py), from a folder, an sdist, or an index on 127.0.0.1
 (PEP 691 JSON and PEP 503 HTML), and the entry and index uv-config writes for it."""
 
@@ -233,7 +233,7 @@ def test_hostile_pages_and_cut_archives_are_unknown(server: str) -> None:
 
 
 def test_a_pinned_requirement_is_keyed_by_its_sdist(tmp_path: Path) -> None:
-    """Issue 17, security 4: ``pkg==1.0`` from another index, or another sdist with the
+    """Before: ``pkg==1.0`` from another index, or another sdist with the
     same name and version, was served from the wheel cache. The key now holds the sdist's
     sha256 on the index uv takes it from (or the indexes searched)."""
     seen = []

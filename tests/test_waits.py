@@ -1,4 +1,4 @@
-"""Lock waits and stream timeouts (issue 17, reliability 3): a wait says, after a few
+"""Lock waits and stream timeouts: a wait says, after a few
 seconds, what it waits for and which process holds the lock; no message ever advises
 removing a lock file (with flock that lets two holders in); a child that keeps printing
 still times out."""

@@ -136,7 +136,7 @@ def test_the_memo_keeps_the_newest_entries(tmp_path: Path) -> None:
 
 
 def test_no_value_of_the_environment_reaches_disk(tmp_path: Path) -> None:
-    """Issue 17, security 1: ``GITHUB_TOKEN=ghp_x wheelcuda env`` twice left the token in
+    """Before: ``GITHUB_TOKEN=ghp_x wheelcuda env`` twice left the token in
     memo/env/*.marshal. Only the key's digest is kept, and old-format files go."""
     cache = tmp_path / "cache"
     env = {**ENV, "WHEELCUDA_CACHE_DIR": str(cache), "GITHUB_TOKEN": "ghp_s3cr3tvalue"}

@@ -1,4 +1,4 @@
-"""A wheel made shareable (issue 19): its version labelled with the share key, the key
+"""A wheel made shareable: its version labelled with the share key, the key
 inside, RECORD made again; checked by pip installing it."""
 
 from __future__ import annotations

@@ -101,7 +101,7 @@ def stream(argv: Sequence[str], *, env: Mapping[str, str], timeout: float,
         except queue.Empty:
             line = ""
         now = time.monotonic()
-        if now - start > timeout:  # whatever the child prints (issue 17, reliability 3)
+        if now - start > timeout:  # even if the child keeps printing
             child.kill()
             child.wait()
             _drain(child, lines)
@@ -159,7 +159,7 @@ def call(argv: Sequence[str], *, env: Mapping[str, str], log: str | None = None,
     to wheelcuda are passed on to that whole group (a build's compilers included); once
     the child ends, whatever of its group is left is killed, so that nothing outlives
     wheelcuda and no lock it holds (the key's build lock) is let go while a build still
-    writes (issue 17, reliability 2). After a signal the exit code is 128 + its number."""
+    writes. After a signal the exit code is 128 + its number."""
     # a process group of its own (not a session: the child keeps the terminal, for a
     # prompt); process_group is Python 3.11's spelling of setpgid(0, 0)
     group: dict[str, Any] = ({"process_group": 0} if sys.version_info >= (3, 11)

@@ -1,6 +1,6 @@
 """The values every layer passes down: what a run found, as plain frozen data.
 
-They sit below rules and probes (issue 18): a rule that takes a :class:`Torch` must not
+They sit below rules and probes: a rule that takes a :class:`Torch` must not
 depend on the probe that reads one, and a probe returns these without defining them.
 Each is built by one probe (named in its docstring) and read everywhere else.
 """
@@ -24,7 +24,7 @@ class SourceName(str, enum.Enum):
     STORE = "store"  #: the CUDA wheels wheelcuda fetched into its store
     LOCAL = "local"  #: a toolkit on the machine, through a shim of links
     REDIST = "redist"  #: NVIDIA's archives, unpacked in the store
-    CLANG = "clang"  #: clang over NVIDIA's CUDA 12 wheels (issue 20)
+    CLANG = "clang"  #: clang over NVIDIA's CUDA 12 wheels, which hold no nvcc
     WHEELS = "wheels"  #: venv and store together, as doctor and ``--toolkit`` name them
 
     def __str__(self) -> str:

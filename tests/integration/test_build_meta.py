@@ -114,7 +114,7 @@ def env(tmp_path_factory: pytest.TempPathFactory, torch_venv: Path) -> Iterator[
         _wheel_from_installed(site, "cuda_bindings", house)
     user_cache = base / "user-cache"
     # What PyPI serves today beside 13.0: runtime, nvvm and crt 13.5.37, from 127.0.0.1.
-    # pip's second prefix resolves nvcc's unbounded runtime to it (issue 16).
+    # pip's second prefix resolves nvcc's unbounded runtime to it (docs/facts.md).
     newer_release.make(OFFLINE, base / "newer")
     with pytest.MonkeyPatch.context() as mp, newer_release.served(base / "newer") as newer:
         mp.setenv("WHEELCUDA_CACHE_DIR", str(user_cache))  # sandbox.scrubbed_env passes it on

@@ -1,4 +1,4 @@
-"""The clang toolkit for real (issue 20): clang 22 (Debian's clang-22, which .ci/run
+"""The clang toolkit for real: clang 22 (Debian's clang-22, which .ci/run
 installs) over NVIDIA's real CUDA 12.8 wheels from PyPI, for torch 2.9.1+cu128
 (`make cu128-venv`), with the system CUDA 13.0 out of sight (sandbox.py). The wheels are
 fetched once per session into a shared store; each test has its own cache and trees.

@@ -1,4 +1,4 @@
-"""Every fix wheelcuda prints works when pasted (issue 9 item 3): each is run as printed,
+"""Every fix wheelcuda prints works when pasted: each is run as printed,
 by a shell, with no environment active, then doctor runs again and the problem is gone.
 
 Fixes not run here, and why: installing torch (`uv pip install --python X torch`) would

@@ -159,7 +159,7 @@ def test_second_install_is_cached_and_a_changed_torch_rebuilds(
         listing = sandbox.assert_ok(sandbox.shell(f"{wheelcuda_cmd} cache list", tmp_path))
         assert "torch 2.14.1+cu130 (CUDA 13.0)" in listing
         assert "torch 2.14.1+cu130.other" in listing
-        # issue 17, reliability 8: an entry is its wheel and what a rebuild needs, not
+        # an entry is its wheel and what a rebuild needs, not
         # setuptools' objects and a private installer cache (64 MB for a 3.2 MB wheel)
         data = json.loads(sandbox.assert_ok(sandbox.shell(f"{wheelcuda_cmd} cache list --json",
                                                           tmp_path)))
@@ -180,7 +180,7 @@ def test_eval_env_from_a_bare_torch_environment(
         wheelcuda_cmd: str, torch_venv: Path, tmp_path: Path, isolated: Path,
         local_wheels: dict[str, str]) -> None:
     """`eval "$(wheelcuda env)"`, the card's own usage, in an environment with torch and no
-    compiler (issue 16 item 7): env fetches the set into the store (its installer's
+    compiler: env fetches the set into the store (its installer's
     output on stderr, stdout stays shell text), and the next build finds a CUDA_HOME whose
     nvcc compiles and links a kernel; with --no-fetch the error stays."""
     (tmp_path / "k.cu").write_text(

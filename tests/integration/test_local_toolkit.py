@@ -102,7 +102,7 @@ def _cache_files(cache: Path) -> list[str]:
 
 def test_doctor_writes_nothing_into_the_cache(tmp_path: Path, torch_venv: Path,
                                               wheelcuda_cmd: str) -> None:
-    """Issue 17, reliability 6: doctor on a fresh cache, with --toolkit auto and only this
+    """Doctor on a fresh cache, with --toolkit auto and only this
     machine's toolkit to serve, used to leave the toolkit's links and a tree behind. It
     now tries them in a scratch folder that goes; env, a command that builds, makes
     them in the cache, and doctor then names that tree."""

@@ -2,7 +2,7 @@
 (`make cu128-venv`, no dependencies). Without any toolkit (sandbox.py) and without the
 network to NVIDIA, doctor, `install --explain` and `install --no-fetch` show the whole
 plan: release 12.8.1 and its archives with the URLs, sizes and sha256 of NVIDIA's real
-manifest (FACTS.md)."""
+manifest (docs/facts.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A team builds once, for real (issue 19): machine A builds the example extension with
+"""A team builds once, for real: machine A builds the example extension with
 this machine's CUDA 13.0 (used on purpose) and publishes it to a real pypiserver
 (authentication on); machine B, its own cache and venv, the system toolkit hidden and no
 compiler anywhere, installs the same key from the index, imports it, and the .so holds

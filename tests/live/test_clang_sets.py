@@ -1,4 +1,4 @@
-"""`make live` for the clang toolkit (issue 20): the CUDA 12 wheels it compiles over are
+"""`make live` for the clang toolkit: the CUDA 12 wheels it compiles over are
 on PyPI today, of one release, for the CUDA 12 release of the last torch PyPI serves
 built with CUDA 12 (2.10.0, cu128) and the newest CUDA 12 release. When NVIDIA stops
 publishing one of them (nvfatbin, the runtime), this says so first."""

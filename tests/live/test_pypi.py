@@ -1,4 +1,4 @@
-"""`make live`: wheelcuda against what PyPI serves today (issue 16).
+"""`make live`: wheelcuda against what PyPI serves today.
 
 The offline tests pin their inputs; a user online gets the newest release of every
 part nobody pins. These tests take the newest torch on PyPI (the one the tests pin,

@@ -1,4 +1,4 @@
-"""The backend and a team's index (issue 19): before a build, the wheel of this build's
+"""The backend and a team's index of built wheels: before a build, the wheel of this build's
 key from the indexes configured (then the frontend is asked for no compiler, and the
 build hook hands the wheel over unbuilt); after a build, the wheel published. As for
 ``install``: an index that cannot serve is a warning and a build, a failed upload a

@@ -49,8 +49,8 @@ def _shell(value: str) -> str:
 
 
 def main(args: argparse.Namespace, ctx: Context) -> int:
-    # A bare torch environment gets its compiler set fetched, as install does (issue 16
-    # item 7: `eval "$(wheelcuda env)"` that sets nothing sends the next build to the
+    # A bare torch environment gets its compiler set fetched, as install does (an
+    # `eval "$(wheelcuda env)"` that sets nothing sends the next build to the
     # seed's NameError). The installer's output goes to stderr: stdout stays shell text.
     start = pipeline.start(ctx, request(args, fetch=not args.no_fetch))
     target = start.target

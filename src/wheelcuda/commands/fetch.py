@@ -2,7 +2,7 @@
 
 Nothing is installed into the environment: the store (``<cache>/toolkits``) is shared by
 every environment whose torch pins the same set, and ``env``, ``home`` and ``run`` use it
-from then on, as ``install`` does after fetching it by itself (issue 9 item 3).
+from then on, as ``install`` does after fetching it by itself.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``install`` and a team's index (issue 19): before a build, the wheel of this key from
+"""``install`` and a team's index of built wheels: before a build, the wheel of this key from
 the indexes configured, checked and kept in the wheel cache; after a build, the kept
 wheel published. Neither ever fails an install: an index that cannot serve is a
 warning, and the build goes on."""
@@ -106,8 +106,8 @@ def from_indexes(ctx: Context, p: Prepared, s: Sharing) -> str | None:
 
 
 def from_prebuilt(ctx: Context, p: Prepared, s: Sharing) -> str | None:
-    """A fat prebuilt wheel for each package from the public indexes named (issue 19,
-    item 4), kept in the wheel cache: the index it came from, or None. Judged by its
+    """A fat prebuilt wheel for each package from the public indexes named (Astral's
+    GPU index, for one), kept in the wheel cache: the index it came from, or None. Judged by its
     label (torch's and CUDA's major.minor, the ABI, the Python and platform tags), then
     by the SASS its own shared objects hold: every arch asked for, or it is not taken."""
     r = p.resolved

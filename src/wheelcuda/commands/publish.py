@@ -1,5 +1,5 @@
 """``wheelcuda publish``: push wheels already in the wheel cache to a team's index
-(issue 19), each labelled with its key (``1.7.0+wc<12 hex>``, the key inside its
+of built wheels, each labelled with its key (``1.7.0+wc<12 hex>``, the key inside its
 .dist-info), so that ``install`` on another machine takes it instead of building."""
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ files that prove it is complete. Adding a component or a CUDA version means edit
 this table, never a chain of ifs (the shape follows cuda-pathfinder's
 ``header_descriptor_catalog.py``).
 
-Layouts (see ../shared/FACTS.md):
+Layouts (docs/facts.md, "NVIDIA's CUDA wheels: the two layouts"):
 
 - CUDA 13 wheels all unpack into one shared tree, ``nvidia/cu13/{bin,include,lib,nvvm}``.
 - CUDA 12 wheels unpack one folder per component, ``nvidia/cuda_nvcc``,
@@ -22,11 +22,32 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
 
-__all__ = ["CCCL", "COMPILER", "COMPONENTS", "CRT", "HEADER_EXTRAS", "HEADER_LIBRARIES",
-           "LIBRARIES", "MAJORS", "METAPACKAGE", "METAPACKAGE_EXTRAS", "NVCC", "NVVM",
-           "COMPILER_WHEELS_MB", "RUNTIME", "TARGET_DIRS", "TORCH_FAMILY", "TREE_FOLDERS", "WHEEL_COMPILER_MAJORS",
-           "Component", "header_requirements", "install_command", "release_of", "target_dir",
-           "toolkit_requirements"]
+__all__ = [
+    "CCCL",
+    "COMPILER",
+    "COMPILER_WHEELS_MB",
+    "COMPONENTS",
+    "CRT",
+    "HEADER_EXTRAS",
+    "HEADER_LIBRARIES",
+    "LIBRARIES",
+    "MAJORS",
+    "METAPACKAGE",
+    "METAPACKAGE_EXTRAS",
+    "NVCC",
+    "NVVM",
+    "RUNTIME",
+    "TARGET_DIRS",
+    "TORCH_FAMILY",
+    "TREE_FOLDERS",
+    "WHEEL_COMPILER_MAJORS",
+    "Component",
+    "header_requirements",
+    "install_command",
+    "release_of",
+    "target_dir",
+    "toolkit_requirements",
+]
 
 #: CUDA major versions whose wheel layout wheelcuda knows.
 MAJORS: Final = (13, 12)
@@ -157,7 +178,7 @@ CCCL = _component(
     files={13: ("include/cccl/cub/cub.cuh",), 12: ("include/cub/cub.cuh",)},
     extra="cccl",
     # torch 2.15's own dependencies bring CCCL 13.3 beside its CUDA 13.2 (unbounded), and
-    # CCCL of a newer release does not compile with an older nvcc (issue 16, make live)
+    # CCCL of a newer release does not compile with an older nvcc (seen by make live)
     pin_release=True,
 )
 
@@ -192,7 +213,8 @@ LIBRARIES: Final = (
 
 #: The libraries whose headers torch's own headers include (ATen/cuda/CUDAContextLight.h),
 #: and the metapackage extras that bring them: a tree meant for build environments
-#: wheelcuda cannot see (``uv-config``) keeps their headers in the store (issue 10).
+#: wheelcuda cannot see (``uv-config``) keeps their headers in the store (it is written
+#: before uv makes that environment, and outlives a removed .venv).
 HEADER_LIBRARIES: Final = ("libcublas", "libcusparse", "libcusolver")
 HEADER_EXTRAS: Final = ("cublas", "cusparse", "cusolver")
 
@@ -200,12 +222,13 @@ HEADER_EXTRAS: Final = ("cublas", "cusparse", "cusolver")
 COMPILER: Final = (NVCC, NVVM, CRT, RUNTIME, CCCL)
 COMPONENTS: Final = COMPILER + LIBRARIES
 
-#: The metapackage that pins one consistent compiler set (FACTS.md).
+#: The metapackage that pins one consistent compiler set (nvidia-cuda-nvcc bounds none).
 METAPACKAGE: Final = "cuda-toolkit"
 METAPACKAGE_EXTRAS: Final = ("nvcc", "cccl")
 
 #: Top-level folders of a component folder and where they go in the synthesized tree.
-#: ``lib`` becomes ``lib64`` because nvcc.profile links from ``lib64`` (FACTS.md).
+#: ``lib`` becomes ``lib64`` because nvcc.profile links from ``lib64`` (docs/facts.md,
+#: "nvcc.profile").
 TREE_FOLDERS: Final = MappingProxyType({"bin": "bin", "include": "include", "lib": "lib64",
                                         "nvvm": "nvvm"})
 

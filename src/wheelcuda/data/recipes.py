@@ -49,7 +49,7 @@ _PYG_NOTE = "FORCE_CUDA=1 without a visible GPU"
 #: sdists, 2026-11): the *_FORCE_BUILD switches take exactly "TRUE".
 RECIPES: Mapping[str, Recipe] = MappingProxyType({
     # setup.py downloads a prebuilt wheel from GitHub releases unless forced, and catches
-    # only HTTPError: offline, the build aborts (FACTS.md).
+    # only HTTPError: offline, the build aborts (causal-conv1d 1.7.0's setup.py).
     "causal-conv1d": Recipe(prefixes=("CAUSAL_CONV1D_",), env=_m(CAUSAL_CONV1D_FORCE_BUILD="TRUE"),
                             note="build from source, never fetch a GitHub wheel"),
     "mamba-ssm": Recipe(prefixes=("MAMBA_",), env=_m(MAMBA_FORCE_BUILD="TRUE"),

@@ -1,4 +1,4 @@
-"""Who wheelcuda is on a team's index (issue 19), taken as uv takes it: the URL's
+"""Who wheelcuda is on a team's index of built wheels, taken as uv takes it: the URL's
 ``user:password``, else WHEELCUDA_INDEX_USERNAME/WHEELCUDA_INDEX_PASSWORD (from the
 run's environment), else netrc's entry for the host, else keyring when it is installed
 and a username is known, else anonymous. Reads only; a password is never shown:

@@ -1,5 +1,5 @@
-"""Which GPUs a built extension has machine code for, read from its own ELF (issue 19:
-a prebuilt wheel is judged by what it holds, not by its name).
+"""Which GPUs a built extension has machine code for, read from its own ELF (a
+prebuilt wheel is judged by what it holds, not by its name).
 
 A CUDA shared object carries its device code in the ``.nv_fatbin`` section: containers
 (magic ``0xBA55ED50``, a 16-byte header) of entries, each with a header that names its

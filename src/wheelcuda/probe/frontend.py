@@ -2,9 +2,9 @@
 
 A PEP 517 frontend does not say where the wheel will be installed, and an isolated
 build environment installs the newest torch the index has unless told otherwise: an
-extension built against it does not load beside the target's own torch (issue 16: a
-cu128 target got a binary linked to ``libcudart.so.13``). The backend compares the
-two; this module finds the target's torch:
+extension built against it does not load beside the target's own torch (a cu128
+target gets a binary linked to ``libcudart.so.13``; see docs/facts.md, "Isolated builds
+and torch"). The backend compares the two; this module finds the target's torch:
 
 - pip runs the backend on the target interpreter itself (its sitecustomize takes the
   target's site folders off ``sys.path``): ``sys.prefix`` is the target, unless pip's

@@ -7,7 +7,7 @@ part that nvcc requires with no version bound (runtime, nvvm, crt) is taken from
 first root whose copy is of nvcc's own CUDA release. pip's isolated build environment
 has two prefixes, installed by separate pip runs; the second resolves
 ``nvidia-cuda-nvcc==13.0.*`` without seeing the first, and brings the newest runtime
-(13.5) beside the 13.0 one torch brought (issue 16). The copy passed over is
+(13.5) beside the 13.0 one torch brought (docs/facts.md). The copy passed over is
 ``shadowed``: its files are kept out of the tree. Versions come from the
 distributions' metadata, never from importing anything.
 

@@ -1,5 +1,5 @@
 """A package source's setup.py, read without running or extracting it, and the variables
-that make it build from source (issue 9 item 7).
+that make it build from source instead of downloading a prebuilt wheel.
 
 :func:`read_setup_sources` reads ``setup.py`` from a project folder, or
 ``<top>/setup.py`` straight out of an sdist (``.tar.gz``, ``.tgz``, ``.tar.bz2``,

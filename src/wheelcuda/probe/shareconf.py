@@ -1,4 +1,4 @@
-"""The files that may configure a team's index (issue 19): the project's pyproject.toml
+"""The files that may configure a team's index of built wheels: the project's pyproject.toml
 (here or in a folder above, as uv finds its project) and the user's
 ``$XDG_CONFIG_HOME/wheelcuda/wheelcuda.toml`` (``~/.config/...``). Reads only; the
 choice is :func:`wheelcuda.rules.sharing.choose`."""

@@ -258,7 +258,8 @@ def _tree_hash(root: Path) -> str:
     (build/, dist/, *.egg-info) and caches anywhere.
 
     Links are not followed into folders (a ``loop -> .`` link, or one leading out of
-    the source, would walk outside it: issue 8, defect 7); a link counts by its target
+    the source, would walk outside it, or
+    40 levels deep until ELOOP); a link counts by its target
     text, a regular file by its content.
     """
     digest = hashlib.sha256()

@@ -192,7 +192,7 @@ def _mixed(parts: list[Found], torch: Torch | None, python: str) -> list[Problem
     of a newer one uses targets it does not know (CCCL 13.3 with nvcc 13.0: "expected a
     ';'" in warp_redux.cuh). A part of nvcc's release is what is missing, so the kind is
     MISSING: a fetch of torch's set into the store brings it, and the locate step then
-    takes it over the other (issue 16: torch 2.15's own dependencies bring CCCL 13.3
+    takes it over the other (torch 2.15's own dependencies bring CCCL 13.3
     beside its CUDA 13.2)."""
     nvcc = next((f for f in parts if f.component is catalog.NVCC), None)
     wanted = release(nvcc.version) if nvcc else None

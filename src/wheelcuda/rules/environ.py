@@ -46,7 +46,8 @@ def build_environ(home: str, archs: Sequence[archmod.Arch], current: Mapping[str
         variables["TORCH_CUDA_ARCH_LIST"] = archmod.to_torch(archs)
         variables["CUDAARCHS"] = archmod.to_cmake(archs)
         # Read by the tree's nvcc wrapper: every nvcc call builds exactly these archs,
-        # whatever -gencode list the package hard-coded (issue 4). --all-archs keeps it.
+        # whatever -gencode list the package hard-coded (causal-conv1d's nine
+        # targets ignore TORCH_CUDA_ARCH_LIST). --all-archs keeps it.
         variables["WHEELCUDA_ARCHS"] = archmod.to_torch(archs)
         variables["WHEELCUDA_ALL_ARCHS"] = "1" if all_archs else "0"
     variables.update(cxxstd.variables(cxx_std, home, current))

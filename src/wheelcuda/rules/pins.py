@@ -3,7 +3,7 @@ change the set (pure).
 
 nvcc's wheel requires nvvm, crt and runtime with no version bound, and cuSPARSE and
 cuSOLVER require nvJitLink with none: online, the index's newest release (CUDA 13.5 in
-2026-11) arrives beside torch's (issue 16). The compiler set is the metapackage at
+2026-11) arrives beside torch's (docs/facts.md). The compiler set is the metapackage at
 torch's pin plus the unbounded parts held to its release (:func:`catalog.toolkit_requirements`);
 the headers of torch's libraries are the versions torch itself requires.
 """

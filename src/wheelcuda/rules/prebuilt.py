@@ -1,4 +1,4 @@
-"""Prebuilt wheels from a public index, by choice (issue 19): which of an index's files
+"""Prebuilt wheels from a public index, by choice: which of an index's files
 could serve this build, judged first by name (pure), then by the device code inside
 (:mod:`wheelcuda.probe.fatbin`). Their local labels name what they were built for, in
 several spellings: ``+cu128``, ``+cu12torch2.8cxx11abiTRUE``, ``+cu.12.8.torch.2.11``.

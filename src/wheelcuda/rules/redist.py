@@ -1,7 +1,7 @@
 """NVIDIA's redistributable archives: reading a manifest, choosing a release, planning
 the archives, and judging each tar member before anything is written (pure).
 
-A manifest (``redistrib_<label>.json``, FACTS.md) maps each component to its version
+A manifest (``redistrib_<label>.json``, docs/facts.md) maps each component to its version
 and, per platform, ``relative_path``, ``sha256``, ``md5`` and ``size`` (a string). An
 archive holds one top folder named like the file; its folders (``bin``, ``include``,
 ``lib``, ``nvvm``) go into the catalog's folder for that component, its top-level files

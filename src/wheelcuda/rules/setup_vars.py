@@ -1,5 +1,5 @@
 """Which environment variables a package's setup.py reads, and the values that make it
-build from source (pure: the text comes in, decisions come out; issue 9 item 7).
+build from source (pure: the text comes in, decisions come out).
 
 Packages of the flash-attn family download a prebuilt wheel from GitHub unless a
 ``<NAME>_FORCE_BUILD`` variable says ``TRUE``, and NAME need not match the distribution

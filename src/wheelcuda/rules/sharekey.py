@@ -1,5 +1,5 @@
 """The part of a build key that decides whether a wheel built on another machine serves
-here (issue 19: a team builds once), as data (pure).
+here (a team builds once), as data (pure).
 
 A build key (:mod:`wheelcuda.rules.buildkey`) holds what only this machine needs to tell
 its own builds apart: the compiler's exact version and the host compiler. A wheel built

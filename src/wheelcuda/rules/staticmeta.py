@@ -1,7 +1,7 @@
 """Whether uv sees a package's metadata without building it, and whether it declares torch
 (pure): the two facts that decide which torch entry uv accepts for the package.
 
-uv 0.13's ``StaticMetadata::read`` (uv-distribution/src/source/mod.rs), read for issue 16:
+uv 0.13's ``StaticMetadata::read`` (uv-distribution/src/source/mod.rs):
 
 - ``pyproject.toml`` first: a ``[project]`` table with a name, whose ``dynamic`` holds
   none of ``dependencies``, ``optional-dependencies``, ``requires-python``; its version may

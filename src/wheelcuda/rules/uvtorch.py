@@ -36,7 +36,7 @@ _PYPI_HOSTS = ("pypi.org", "files.pythonhosted.org")
 def torch_entry(form: Form, version: str | None, name: str) -> tuple[str | dict[str, Any], str]:
     """The torch entry uv accepts for a package of ``form``, and why: ``match-runtime``
     only with static metadata that declares torch, else torch's exact ``version``
-    (local label and all), which uv accepts for any package (FACTS.md, issue 16)."""
+    (local label and all), which uv accepts for any package (docs/facts.md)."""
     if form.matches_runtime:
         return match_runtime(), f"static metadata that requires torch: {form.why}"
     why = form.why if form.static is not None else f"metadata not read: {form.why}"

@@ -1,7 +1,7 @@
 """The clang toolkit: clang compiling CUDA over NVIDIA's CUDA 12 wheels, for a CUDA 12
 torch on a machine that can reach neither NVIDIA's archives nor a local toolkit
-(issue 20). Chosen by ``--toolkit clang``, and by ``auto`` when NVIDIA's archives cannot
-be reached (pipeline.acquire) or when the store already holds it.
+(no CUDA 12 wheel holds nvcc). Chosen by ``--toolkit clang``, and by ``auto`` when
+NVIDIA's archives cannot be reached (pipeline.acquire) or when the store already holds it.
 
 The offer needs a clang that serves (:mod:`wheelcuda.probe.clang`,
 :func:`wheelcuda.rules.clangfit.fit`) and the CUDA 12 wheels in the store

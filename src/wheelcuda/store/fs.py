@@ -1,6 +1,6 @@
 """Writing without half-written results: atomic files, folders built beside and swapped
-in, and locks. Every writer of the cache goes through these (issue 8: there were seven
-atomic-write variants and three locks with three timeouts)."""
+in, and locks. Every writer of the cache goes through these: one atomic write, one lock,
+one timeout."""
 
 from __future__ import annotations
 
@@ -165,9 +165,9 @@ def locked(lock: Path, what: str, timeout: float = LOCK_TIMEOUT, *,
            note: Callable[[str], None] = _say) -> Iterator[None]:
     """Hold ``lock`` (waiting up to ``timeout``). A wait longer than NOTE_AFTER_S says
     what it waits for and which process holds the lock, then again every NOTE_EVERY_S
-    (issue 17: a wait could last 6 h in silence). The lock is an flock: the kernel lets
-    it go when its holder ends, so no advice ever says to remove the file (that would
-    let two holders in at once)."""
+    (a wait lasts as long as the holder's build: hours for some packages). The lock is
+    an flock: the kernel lets it go when its holder ends, so no advice ever says to
+    remove the file (that would let two holders in at once)."""
     guard = filelock.FileLock(str(lock), timeout=timeout)
     start = time.monotonic()
     step = min(NOTE_AFTER_S, timeout)

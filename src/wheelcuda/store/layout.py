@@ -4,7 +4,7 @@ The cache holds trees whose binaries every build executes, so it must be private
 folder that another user can write to could be used to plant a tree that our builds
 then run. Folders are created 0700, and one that is not ours, or that others can
 write to, is refused. A root whose path nvcc's own shell steps cannot quote is
-refused too (issue 8, defect 8), naming the variable that moves it.
+refused too, naming the variable that moves it.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ class Layout:
     #: where toolkits and local links live (:data:`paths.STORE_VAR`; the root when None)
     store: Path | None = None
     #: a run that only looks (doctor) reads this cache and writes under this folder
-    #: instead: the links to a local toolkit and a tree it must run (issue 17, reliability 6)
+    #: instead: the links to a local toolkit and a tree it must run (looking never writes the cache)
     scratch: Path | None = None
 
     @classmethod
@@ -110,8 +110,8 @@ class Layout:
     def check(self) -> None:
         """Raise when the cache (and the store) is there but cannot be trusted or read:
         a file, a folder others may write to or another user's. Creates nothing and needs
-        no write access (a complete cache mounted read-only serves; issue 18: every
-        command named missing wheels instead of the cache)."""
+        no write access (a complete cache mounted read-only serves; a cache that
+        cannot serve is named first, not taken for missing wheels)."""
         for folder, var in ((self.root, paths.ENV_VAR), (self.store, paths.STORE_VAR)):
             if folder is None:
                 continue

@@ -31,7 +31,7 @@ HOMES, TOOLKITS, BUILDS, MEMO, LOCAL = "homes", "toolkits", "builds", "memo", "l
 LOGS = "logs"
 
 #: nvcc runs its own steps through ``sh -c`` with the tree's paths in double quotes:
-#: a tree under a path holding one of these cannot compile (issue 8, defect 8).
+#: a tree under a path holding one of these cannot compile.
 SHELL_UNSAFE = frozenset('$`"\\\n')
 
 

@@ -1,4 +1,4 @@
-"""One wheel to or from a team's index (issue 19), as ``install`` and the backend both do
+"""One wheel to or from a team's index, as ``install`` and the backend both do
 it: taken (found by its label, downloaded against the index's sha256, its embedded key
 checked), or published (labelled with its key, uploaded). Neither raises: an index that
 cannot serve, or a failed upload, is a warning, and the caller builds or goes on."""

@@ -42,7 +42,7 @@ class Home:
     gcc_max_major: int | None
     clang_max_major: int | None
     #: what compiles, for the wheel cache's key: "12.8.93" (NVIDIA's nvcc) or "clang
-    #: 22.1.8 + ptxas 12.8.93" (the clang toolkit, issue 20)
+    #: 22.1.8 + ptxas 12.8.93" (the clang toolkit)
     compiler: str = ""
 
 
@@ -60,7 +60,7 @@ def _home(path: Path, manifest: dict[str, Any]) -> Home:
 
 def python_gone(home: Path) -> str | None:
     """The Python the tree's nvcc runs on, when it is gone (its venv deleted: nvcc then
-    fails with ``exec: …/python: not found``); None while it is there (issue 17)."""
+    fails with ``exec: …/python: not found``); None while it is there."""
     try:
         python = plan.wrapper_python((home / plan.WRAPPER).read_text(errors="replace"))
     except OSError:

@@ -1,4 +1,4 @@
-"""A built wheel made shareable (issue 19): a copy whose version carries the key's local
+"""A built wheel made shareable: a copy whose version carries the key's local
 label (``1.7.0`` -> ``1.7.0+wc<12 hex>``, ``1.7.0+cu128`` -> ``1.7.0+cu128.wc<12 hex>``)
 and whose ``.dist-info`` holds the key (:data:`wheelcuda.rules.sharekey.KEY_FILE`), its
 RECORD made again; and the key read back from a wheel.

@@ -12,12 +12,13 @@ folder as changed and rebuilds (seen here).
 Locking: a build holds ``builds/.<key>.lock`` from before the installer starts until
 its record and wheels are written (:func:`building`), so concurrent installs of one key
 build once (the second waits, says so, and installs the first one's wheel), and
-``cache clear`` skips a key whose lock is held and names it (issue 8, defect 4). What the
-build compiles with, the tree and the store's toolkits it leads into, is guarded
+``cache clear`` skips a key whose lock is held and names it (a build under way
+keeps its UV_CACHE_DIR). What the build compiles with, the tree and the store's toolkits
+it leads into, is guarded
 separately: install, run and the backend hold their locks shared for the whole build
 (:func:`wheelcuda.pipeline.in_use`), and ``cache clear --trees --toolkits`` and
-``prune`` skip what is held (issue 17: before, they removed a tree under a running
-build). A failed build leaves no entry.
+``prune`` skip what is held (a tree removed under a running build leaves it with
+``nvcc: not found``). A failed build leaves no entry.
 """
 
 from __future__ import annotations

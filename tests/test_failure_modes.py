@@ -1,12 +1,15 @@
-"""Issue 8: one test (or a few) per defect, each named after it.
+"""What a person sees when things go wrong at the edges: a fetch that unpacks nothing, a
+lock taken twice or held by a running build, nvcc called through a link, an interpreter
+or a compiler that answers oddly, checks that must come before a download, a cache path
+nvcc's shell steps cannot quote, two installs of one key at once, a venv deleted under
+a tree.
 
-Every test here failed on the flat layout (commit 2322797) and passes now, except one
-whose docstring says why it passed there too; each docstring says what happened
-before. The CLI is the level where a person met the defect, so most tests drive
-``python -m wheelcuda`` on fake environments (tests/fakes.py) with a fake ``uv`` first
-on PATH; the rest call the one function that was wrong. Nothing here needs a real
-nvcc: the fakes' nvcc answers ``--version`` and ``--list-gpu-code``. Defect 6 (what
-killed runs leave, ``cache prune``) is in tests/test_prune.py.
+Each docstring says what went wrong without the behaviour checked ("Before: ..."). The
+CLI is the level where a person meets these, so most tests drive ``python -m wheelcuda``
+on fake environments (tests/fakes.py) with a fake ``uv`` first on PATH; the rest call
+the one function that decides. Nothing here needs a real nvcc: the fakes' nvcc answers
+``--version`` and ``--list-gpu-code``. What killed runs leave, and ``cache prune``, are
+in tests/test_prune.py.
 """
 
 from __future__ import annotations
@@ -110,10 +113,10 @@ def tree_of(py: Path, env: dict[str, str] | None = None) -> Path:
     return Path(r.stdout.strip())
 
 
-# --- 1. store fetch: one lock, and no completion mark without the compiler -----------
+# --- store fetch: one lock, and no completion mark without the compiler -----------
 
-def test_defect1_fetch_that_unpacks_nothing_marks_no_store(tmp_path: Path,
-                                                           isolated: Path) -> None:
+def test_fetch_that_unpacks_nothing_marks_no_store(tmp_path: Path,
+                                                   isolated: Path) -> None:
     """Before: the mark was written whatever the installer unpacked. A uv that exited 0
     having unpacked nothing left ``toolkits/cuda-toolkit-13.0.3-*/wheelcuda-store.json``
     beside an empty folder, and every later install trusted that store (and failed
@@ -132,10 +135,10 @@ def test_defect1_fetch_that_unpacks_nothing_marks_no_store(tmp_path: Path,
     assert leftovers == []
 
 
-def test_defect1_fetch_leaves_its_lock_free(tmp_path: Path, isolated: Path) -> None:
+def test_fetch_leaves_its_lock_free(tmp_path: Path, isolated: Path) -> None:
     """What a good fetch leaves: a complete store whose lock is not held exclusively
-    while the build runs (the fake uv checks it: held shared, as a store in use is, issue
-    17) and free after it. (This one passed on the old code as well: its
+    while the build runs (the fake uv checks it: held shared, as a store in use is)
+    and free after it. (This one passed on the old code as well: its
     doubly-acquired lock object was collected when fetch returned, and filelock's
     ``__del__`` dropped the leaked hold; the next test holds on to the object.)"""
     lock = isolated / "toolkits" / f".{toolkits.folder_name(SPEC)}.lock"
@@ -153,8 +156,8 @@ def test_defect1_fetch_leaves_its_lock_free(tmp_path: Path, isolated: Path) -> N
     guard.release()
 
 
-def test_defect1_fetch_takes_its_lock_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-                                           ) -> None:
+def test_fetch_takes_its_lock_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                   ) -> None:
     """Before: fetch called ``lock.acquire()`` and then ``with lock:``, so the lock's
     count was 2 inside and still 1 after: the store's lock stayed held after the fetch
     for as long as the lock object lived (on CPython it died, and let go, when fetch
@@ -184,9 +187,9 @@ def test_defect1_fetch_takes_its_lock_once(tmp_path: Path, monkeypatch: pytest.M
     assert other.returncode == 0, other.stderr  # another process takes it at once
 
 
-# --- 2. the trampoline names the tree's own wrapper ----------------------------------
+# --- the trampoline names the tree's own wrapper ----------------------------------
 
-def test_defect2_nvcc_through_a_link_runs_the_trees_wrapper(tmp_path: Path) -> None:
+def test_nvcc_through_a_link_runs_the_trees_wrapper(tmp_path: Path) -> None:
     """Before: ``bin/nvcc`` ran ``"${0%/*}/.nvcc-wrapper.py"``. Through a link to it
     (``~/bin/nvcc``, a CMake toolchain link) ``$0`` is the link: the call failed when
     nothing was beside the link, and ran whatever ``.nvcc-wrapper.py`` was planted
@@ -209,14 +212,14 @@ def test_defect2_nvcc_through_a_link_runs_the_trees_wrapper(tmp_path: Path) -> N
     assert str(tree / plan.WRAPPER_SOURCE) in (tree / "bin/nvcc").read_text()
 
 
-# --- 3. no traceback reaches a user ---------------------------------------------------
+# --- no traceback reaches a user ---------------------------------------------------
 
 @pytest.mark.parametrize("answer", [
     {"prefix": "P", "site_dirs": []},  # no version
     {"prefix": "P", "site_dirs": [], "version": "3.11.7"},
     {"prefix": "P", "site_dirs": "nope", "version": [3, 11, 7]},
 ])
-def test_defect3_interpreter_answer_without_version(tmp_path: Path, answer: object) -> None:
+def test_interpreter_answer_without_version(tmp_path: Path, answer: object) -> None:
     """Before: a probe answer without ``version`` ended in a KeyError traceback, a
     version string in a ValueError traceback (exit 1 both), and a string for site_dirs
     was read letter by letter ("missing CUDA 13 wheels ... (looked in n, o, p, e)").
@@ -229,7 +232,7 @@ def test_defect3_interpreter_answer_without_version(tmp_path: Path, answer: obje
              "did not answer as a Python interpreter", "lacks", "fix:")
 
 
-def test_defect3_compiler_that_cannot_run(tmp_path: Path) -> None:
+def test_compiler_that_cannot_run(tmp_path: Path) -> None:
     """Before: the wrapper's ``os.execv`` raised PermissionError out of main(): a Python
     traceback in the middle of a build log, exit 1. Now one line naming the compiler
     and the fix, exit 127 (what a shell says for a command it cannot run)."""
@@ -247,7 +250,7 @@ def test_defect3_compiler_that_cannot_run(tmp_path: Path) -> None:
     assert "fix:" in r.stderr and "Traceback" not in r.stderr
 
 
-def test_defect3_compile_log_that_cannot_be_written(tmp_path: Path) -> None:
+def test_compile_log_that_cannot_be_written(tmp_path: Path) -> None:
     """Found while writing these tests (the old wrapper did the same): when
     WHEELCUDA_NVCC_LOG (install's count of the compiles) could not be opened, the wrapper
     died with a FileNotFoundError traceback and the compile failed. Now the count is
@@ -260,7 +263,7 @@ def test_defect3_compile_log_that_cannot_be_written(tmp_path: Path) -> None:
     assert "release 13.0, V13.0.88" in r.stdout and "Traceback" not in r.stderr
 
 
-def test_defect3_doctor_with_a_one_line_nvcc_banner(tmp_path: Path) -> None:
+def test_doctor_with_a_one_line_nvcc_banner(tmp_path: Path) -> None:
     """Before: doctor took ``splitlines()[-2]`` of ``nvcc --version``: a compiler that
     printed one line crashed doctor with an IndexError traceback."""
     py = fakes.user_env(tmp_path)
@@ -278,8 +281,8 @@ def _boom(args: object, ctx: object) -> int:
     raise RuntimeError("kaboom")
 
 
-def test_defect3_unexpected_error_is_one_line(monkeypatch: pytest.MonkeyPatch,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_unexpected_error_is_one_line(monkeypatch: pytest.MonkeyPatch,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
     """Before: cli.main caught only WheelcudaError and KeyboardInterrupt; any other
     exception left as a traceback. Now one line, exit 1, and the traceback with
     WHEELCUDA_DEBUG=1."""
@@ -294,9 +297,9 @@ def test_defect3_unexpected_error_is_one_line(monkeypatch: pytest.MonkeyPatch,
     assert "wheelcuda: internal error: RuntimeError: kaboom" in err
 
 
-# --- 4. cache clear and the build lock; a failed install leaves no entry ----------------
+# --- cache clear and the build lock; a failed install leaves no entry ----------------
 
-def test_defect4_clear_leaves_a_key_a_build_holds(isolated: Path) -> None:
+def test_clear_leaves_a_key_a_build_holds(isolated: Path) -> None:
     """Before: ``cache clear`` renamed and deleted every key folder, also the one a
     running install was building into (its UV_CACHE_DIR vanished mid-build)."""
     layout = Layout(isolated)
@@ -319,7 +322,7 @@ def test_defect4_clear_leaves_a_key_a_build_holds(isolated: Path) -> None:
 
 
 def test_prune_dry_run_and_clear_pkg_name_a_live_first_build(isolated: Path) -> None:
-    """Issue 17, reliability 9: during a live first build, `cache prune --dry-run` said
+    """During a live first build, `cache prune --dry-run` said
     `would remove …: build: nothing recorded` where prune left it, and `cache clear PKG`
     did not name the entry it left."""
     layout = Layout(isolated)
@@ -344,7 +347,7 @@ def test_prune_dry_run_and_clear_pkg_name_a_live_first_build(isolated: Path) -> 
 
 
 def test_clear_leaves_the_tree_a_running_build_uses(tmp_path: Path, isolated: Path) -> None:
-    """Issue 17, reliability 1: `wheelcuda run -- sh -c 'sleep 4; "$CUDACXX" --version'`
+    """`wheelcuda run -- sh -c 'sleep 4; "$CUDACXX" --version'`
     while `cache clear --trees --toolkits` ran ended in `nvcc: not found`. run (and
     install, and the backend) hold a shared lock on the tree; clear skips it and says so."""
     py = fakes.user_env(tmp_path)
@@ -369,7 +372,7 @@ def test_clear_leaves_the_tree_a_running_build_uses(tmp_path: Path, isolated: Pa
     assert "removed 1 tree(s)" in after.stderr, after.stderr
 
 
-def test_defect4_failed_install_leaves_no_entry(tmp_path: Path, isolated: Path) -> None:
+def test_failed_install_leaves_no_entry(tmp_path: Path, isolated: Path) -> None:
     """Before: a failed install left ``builds/<key>`` (the installer's cache folder)
     behind, and ``cache list`` showed it as an entry with nothing recorded."""
     env = fake_uv(tmp_path, code=3)
@@ -389,9 +392,9 @@ def test_defect4_failed_install_leaves_no_entry(tmp_path: Path, isolated: Path) 
     assert [p.name for p in (isolated / "builds").iterdir() if not p.name.startswith(".")] == []
 
 
-# --- 5. the cheap checks come before the fetch ----------------------------------------
+# --- the cheap checks come before the fetch ----------------------------------------
 
-def test_defect5_arch_error_before_any_fetch(tmp_path: Path) -> None:
+def test_arch_error_before_any_fetch(tmp_path: Path) -> None:
     """Before: install fetched the compiler set (minutes, a download) and only then said
     "no GPU architecture given"."""
     env = fake_uv(tmp_path)
@@ -400,7 +403,7 @@ def test_defect5_arch_error_before_any_fetch(tmp_path: Path) -> None:
     assert uv_calls(tmp_path) == []
 
 
-def test_defect5_bad_max_jobs_before_any_fetch(tmp_path: Path) -> None:
+def test_bad_max_jobs_before_any_fetch(tmp_path: Path) -> None:
     """Before: MAX_JOBS='abc' was reported after the fetch."""
     env = {**fake_uv(tmp_path), "MAX_JOBS": "abc"}
     fail(run("install", "--python", str(torch_only(tmp_path)), "--arch", "9.0",
@@ -408,7 +411,7 @@ def test_defect5_bad_max_jobs_before_any_fetch(tmp_path: Path) -> None:
     assert uv_calls(tmp_path) == []
 
 
-def test_defect5_explain_fetches_nothing(tmp_path: Path, isolated: Path) -> None:
+def test_explain_fetches_nothing(tmp_path: Path, isolated: Path) -> None:
     """Before: ``install --explain`` downloaded the compiler set into the store to
     explain what it would do."""
     env = fake_uv(tmp_path, unpack=True)
@@ -422,9 +425,9 @@ def test_defect5_explain_fetches_nothing(tmp_path: Path, isolated: Path) -> None
     assert not kits.exists() or [p for p in kits.iterdir() if not p.name.endswith(".lock")] == []
 
 
-# --- 7. the tree key, the source hash, the stub's compiler ----------------------------
+# --- the tree key, the source hash, the stub's compiler ----------------------------
 
-def test_defect7_relative_interpreter_spelling_gives_the_same_tree(
+def test_relative_interpreter_spelling_gives_the_same_tree(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Before: the tree key and the trampoline held ``sys.executable`` as spelled: a
     relative spelling gave a second tree, whose ``bin/nvcc`` ran ``./python`` and so
@@ -459,8 +462,8 @@ def _count_hashes(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     return hashed
 
 
-def test_defect7_source_hash_does_not_follow_links(tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_source_hash_does_not_follow_links(tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """Before: ``_tree_hash`` walked with ``followlinks=True``: a ``loop -> .`` link made
     it walk loop/loop/loop/... (40 levels, until ELOOP), hashing everything again at each
     level, and a link to a folder outside (a dataset, a checkout) hashed all of that
@@ -489,7 +492,7 @@ def test_defect7_source_hash_does_not_follow_links(tmp_path: Path,
     assert source.source_id(str(src)) == first
 
 
-def test_defect7_stub_built_with_the_chosen_host_compiler(tmp_path: Path) -> None:
+def test_stub_built_with_the_chosen_host_compiler(tmp_path: Path) -> None:
     """Before: ``stub.build_stub`` always ran ``gcc`` from PATH, whatever CC said (the
     compiler nvcc would use, and the one checked against host_config.h)."""
     log = tmp_path / "cc-calls"
@@ -503,10 +506,10 @@ def test_defect7_stub_built_with_the_chosen_host_compiler(tmp_path: Path) -> Non
     assert (tree / plan.STUB).is_file()
 
 
-# --- 8. a cache path the shell steps cannot quote --------------------------------------
+# --- a cache path the shell steps cannot quote --------------------------------------
 
 @pytest.mark.parametrize("name", ["a$b", "a`b", 'a"b'])
-def test_defect8_cache_path_with_shell_characters(tmp_path: Path, name: str) -> None:
+def test_cache_path_with_shell_characters(tmp_path: Path, name: str) -> None:
     """Before: ``env`` exited 0 and built a tree under that path, which could not
     compile: nvcc runs its steps through ``sh -c`` with the paths in double quotes."""
     cache = tmp_path / name
@@ -517,7 +520,7 @@ def test_defect8_cache_path_with_shell_characters(tmp_path: Path, name: str) -> 
         assert not cache.exists()
 
 
-# --- found in review (issue 9) -----------------------------------------------------------
+# --- builds of one key: their folders, concurrent installs, a deleted venv -------------
 
 def test_each_key_builds_in_its_own_setuptools_folder(tmp_path: Path) -> None:
     """A local folder built in place kept setuptools' build/ between installs: ninja then
@@ -571,7 +574,7 @@ def test_all_archs_sets_no_arch_variable_of_the_package(tmp_path: Path) -> None:
 
 
 def test_two_installs_of_one_key_build_once(tmp_path: Path) -> None:
-    """Issue 17, reliability 7: `install --arch 9.0 ./ext` in one venv and, 2 s later,
+    """`install --arch 9.0 ./ext` in one venv and, 2 s later,
     the same in a second venv with the same torch: the second waited in silence, then
     compiled again. Now it says that it waits, and takes the first one's wheel."""
     bin_dir = tmp_path / "fakebin"
@@ -608,7 +611,7 @@ def test_two_installs_of_one_key_build_once(tmp_path: Path) -> None:
 
 def test_a_tree_whose_python_is_gone_is_found_and_replaced(tmp_path: Path,
                                                             isolated: Path) -> None:
-    """Issue 17, reliability 4: a tree's bin/nvcc names the Python it was made with.
+    """A tree's bin/nvcc names the Python it was made with.
     Delete that venv and nvcc failed with `exec: …/python: not found`, `cache prune`
     said "nothing to prune", and uv.toml files uv-config wrote pointed at the broken
     tree. Now tree reads reject it, prune removes it, doctor names the settings."""

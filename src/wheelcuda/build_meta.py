@@ -211,7 +211,7 @@ def build_sdist(sdist_directory: str, config_settings: Mapping[str, Any] | None 
 
 
 def _on_team_index(ctx: Context, config: Config) -> bool:
-    """This build's wheel is on a team's index (issue 19; looked at, not kept)."""
+    """This build's wheel is on a team's index (looked at, not kept)."""
     with tempfile.TemporaryDirectory(prefix="wheelcuda-look-") as tmp:
         return team.lookup(ctx, config, _python(ctx), Path(tmp)) is not None
 
@@ -219,7 +219,7 @@ def _on_team_index(ctx: Context, config: Config) -> bool:
 def build_wheel(wheel_directory: str, config_settings: Mapping[str, Any] | None = None,
                 metadata_directory: str | None = None) -> str:
     config, backend = _start(config_settings)
-    with _reported():  # the team's wheel of this key, when an index has it (issue 19)
+    with _reported():  # the team's wheel of this key, when an index has it
         ctx = Context.current().with_env(PYTHONPATH=None)
         found = team.lookup(ctx, config, _python(ctx), Path(wheel_directory))
         key = None if found else team.publishing(ctx, config, _python(ctx))

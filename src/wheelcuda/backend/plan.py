@@ -54,8 +54,8 @@ def check_target(ctx: Context, build: Torch, site_dirs: Sequence[str],
                  target: frontend.Target) -> None:
     """Stop when the environment the wheel is for holds another torch than the build
     environment: the extension would be built against the wrong one (an isolated build
-    installs the newest torch the index has; issue 16 saw a cu128 target get a binary
-    linked to libcudart.so.13, installed silently). Unknown targets pass."""
+    installs the newest torch the index has: a cu128 target got a binary linked to
+    libcudart.so.13, installed silently). Unknown targets pass."""
     found = frontend.target_torch(target, ctx)
     have = locate.installed_version(site_dirs, "torch") or build.version
     if found is None or frontend.same_torch(found.version, found.cuda, have, build.cuda):

@@ -185,7 +185,7 @@ def _isolated(ctx: Context, r: pipeline.Resolved, problems: list[Problem]) -> li
 
 def _uv_project(ctx: Context) -> list[Problem]:
     """Local folders the uv project here builds without wheelcuda's settings: a
-    following `uv sync` builds them with no CUDA_HOME (issue 16: `uv add ./ext` after
+    following `uv sync` builds them with no CUDA_HOME (`uv add ./ext` after
     `uv-config` without names died in torch's nvcc lookup)."""
     out = _broken_homes(ctx)
     missing = uvforms.uncovered(ctx)
@@ -200,8 +200,8 @@ def _uv_project(ctx: Context) -> list[Problem]:
 
 
 def _broken_homes(ctx: Context) -> list[Problem]:
-    """uv settings here whose CUDA_HOME is a tree whose nvcc's Python is gone (issue 17:
-    the venv wheelcuda ran from was deleted; every build through them fails with
+    """uv settings here whose CUDA_HOME is a tree whose nvcc's Python is gone (the
+    venv wheelcuda ran from was deleted: every build through them fails with
     ``exec: …/python: not found``)."""
     broken: dict[str, list[str]] = {}
     for name, home in uvforms.settings_homes(ctx).items():
@@ -256,7 +256,7 @@ def _diagnose(ctx: Context, r: pipeline.Resolved) -> dict[str, Any]:
 
 
 def _team(ctx: Context) -> dict[str, Any]:
-    """The team's indexes (issue 19): where install looks before building and where it
+    """The team's indexes: where install looks before building and where it
     publishes, who set it, and whether each answers now."""
     try:
         s = shareconf.read(ctx)

@@ -1,4 +1,4 @@
-"""doctor's clang section (issue 20): for a CUDA 12 torch, which clang the clang
+"""doctor's clang section: for a CUDA 12 torch, which clang the clang
 toolkit would use, why the others were passed over, and what the package index holds;
 and, under ``--toolkit clang``, the CUDA 12 wheels a build fetches by itself."""
 

@@ -327,7 +327,7 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
     r = prepared.resolved
     for line in [*prepared.pins, *buildplan.warnings(r)]:
         note(line)
-    if prepared.kept:  # issue 9 item 8: say what really happens
+    if prepared.kept:  # say what really happens: no build
         note(f"installing the wheel built before for this key ({prepared.key}) from "
              f"wheelcuda's wheel cache with {prepared.tool.name}: {shlex.join(prepared.argv)}")
     else:
@@ -348,7 +348,7 @@ def _without_a_build(ctx: Context, given: Given, req: pipeline.Request, extra: S
                      team: Sharing) -> Prepared | None:
     """With a team's or a prebuilt index configured: the install, when this key's wheels
     are in the wheel cache or on an index, planned without fetching a compiler (none is
-    needed to install a wheel; issue 19: machine B has none); None when a build is
+    needed to install a wheel, and a machine that only installs has none); None when a build is
     needed."""
     if not given.cacheable or not (team.indexes or team.prebuilt):
         return None  # without an index, the one plan below (a kept wheel included)

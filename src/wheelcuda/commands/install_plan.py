@@ -198,8 +198,8 @@ def key_fields(r: pipeline.Resolved, pkgs: Sequence[str], variables: dict[str, s
 
 def explain_refused(r: pipeline.Resolved, given: Given) -> str | None:
     """``--explain`` when something stops the install: the plan as far as it goes and
-    every problem with its fix, as doctor shows them (issue 18: it stopped at the first,
-    and showed no plan); None when nothing does (then :func:`explain` shows it all)."""
+    every problem with its fix, as doctor shows them (not only the first, and
+    with the plan); None when nothing does (then :func:`explain` shows it all)."""
     would_fetch = r.fetch.summary or None
     errors = r.blocking(fetching=would_fetch is not None)
     if not errors:

@@ -1,9 +1,10 @@
 """One answer to "which target, torch, toolkit, tree, archs and host compiler", per run.
 
 Every command (env, home, doctor, install, run) and the Python API ask :func:`resolve`
-once and read the :class:`Resolved` it returns; nothing below is computed twice
-(issue 8). The steps run cheap to expensive, and the expensive ones (fetching a
-compiler set, building a tree) only when nothing cheaper already stops the build:
+once and read the :class:`Resolved` it returns; nothing below is computed twice (a
+second derivation drifts: commands that computed their own answers disagreed). The
+steps run cheap to expensive, and the expensive ones (fetching a compiler set, building
+a tree) only when nothing cheaper already stops the build:
 
 1. the cache layout and the target interpreter (these raise: nothing works without);
 2. torch, MAX_JOBS, the arch list, the build needs (cheap reads);
@@ -199,8 +200,9 @@ def resolve(ctx: Context, request: Request) -> Resolved:
 def looking(ctx: Context, request: Request) -> Iterator[Resolved]:
     """:func:`resolve` for a command that only looks (doctor): nothing is written into
     the cache. What a check must run and the cache lacks (a local toolkit's links, a
-    tree) is made in a scratch folder that goes when the block ends (issue 17,
-    reliability 6); :attr:`Resolved.scratch` then says the tree is not the cache's."""
+    tree) is made in a scratch folder that goes when the block ends (a doctor run must
+    not leave trees in a cache it only reads); :attr:`Layout.scratch` then says the tree
+    is not the cache's."""
     with tempfile.TemporaryDirectory(prefix="wheelcuda-look-",
                                      dir=ctx.get("TMPDIR") or None) as tmp:
         yield finish(start(ctx, dataclasses.replace(request, fetch=False), scratch=Path(tmp)))
@@ -225,8 +227,8 @@ def finish(s: Start) -> Resolved:
     clang = _clang(ctx, layout, torch, choice, numbers)
     host = hostcc_probe.probe_host_compiler(ctx)
     # What can be known before the compiler is there: a fetch (270 MB) must not come
-    # before an error it cannot fix (issue 9 review: doctor said OK, install fetched, then
-    # refused sm_70 or a missing host compiler).
+    # before an error it cannot fix (doctor once said OK, install fetched, then refused
+    # sm_70 or a missing host compiler).
     tool = preflight.installer(ctx, request, problems)
     problems += preflight.before_fetch(toolkit, archs, host)
     found = _found(toolkit, torch, target, need_torch=request.need_torch)
@@ -344,7 +346,8 @@ def in_use_locks(r: Resolved) -> list[Path]:
 
 def in_use(r: Resolved) -> contextlib.AbstractContextManager[None]:
     """Shared locks on :func:`in_use_locks` for the length of a build or ``run``:
-    ``cache clear`` and ``prune`` skip what they guard (issue 17, reliability 1)."""
+    ``cache clear`` and ``prune`` skip what they guard (a tree removed under a running
+    build leaves it with ``nvcc: not found``)."""
     return fs.shared(in_use_locks(r), "in use by a build")
 
 

@@ -235,3 +235,16 @@ def test_errors_are_never_kept(world: tuple[Path, Path, dict[str, str]]) -> None
     args = ("env", "--python", str(python), "--arch", "6.1")
     assert _cli(*args, env=env).returncode == 1
     assert not _hits(env, *args[1:])
+
+
+def test_the_warm_path_imports_only_what_it_needs() -> None:
+    """The replay of ``wheelcuda env`` should cost about what starting Python costs:
+    importing the warm path pulls in neither filelock (about 45 ms) nor the store's
+    file helpers, wheelcuda's context, or the registry of settings. A slow import here
+    once doubled the replay's time without any test noticing."""
+    code = ("import sys, wheelcuda.warm; print(' '.join(m for m in ('filelock', "
+            "'wheelcuda.store.fs', 'wheelcuda.context', 'wheelcuda.data.settings', 'tempfile', "
+            "'shutil') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env=fakes.pythonpath_env()).stdout
+    assert out.strip() == "", out

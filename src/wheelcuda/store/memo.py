@@ -25,7 +25,7 @@ try:  # the builtin module: 0.2 ms, where hashlib's OpenSSL import costs 4 ms
 except ImportError:  # pragma: no cover (a Python built without it)
     from hashlib import blake2b
 
-from . import fs, paths
+from . import paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -98,6 +98,9 @@ def save(root: str, kind: str, key: Any, value: Any, stamps: list[list[object]])
             if name.endswith(_OLD_SUFFIX):
                 os.unlink(os.path.join(folder, name))
         kept = [os.path.join(folder, n) for n in names if n.endswith(_SUFFIX)]
+        # fs (filelock, tempfile, shutil: 45 ms and more) only here: the warm path of
+        # `wheelcuda env` loads memos and must start about as fast as Python does
+        from . import fs  # noqa: PLC0415
         for old in sorted(kept, key=fs.mtime)[:-KEEP]:
             os.unlink(old)
     except (OSError, ValueError):

@@ -15,9 +15,10 @@ import pytest
 from tests import fakes
 from tests.test_cli import fail, run
 from wheelcuda import cli
-from wheelcuda.commands import COMMANDS, install
+from wheelcuda.commands import COMMANDS
 from wheelcuda.context import Context
 from wheelcuda.errors import WheelcudaError
+from wheelcuda.probe.given import read_package_args
 from wheelcuda.rules import installer
 
 WIDE = {"COLUMNS": "80"}  # argparse wraps to the terminal; tests read 80 columns
@@ -259,7 +260,7 @@ def test_nested_requirements_file_missing_is_named(tmp_path: Path) -> None:
     reqs.write_text("-r gone.txt\n")
     with pytest.raises(WheelcudaError, match=r"-r gone.txt \(named in .*requirements.txt\): "
                                              "there is no such file"):
-        install.read_given(Context.of(os.environ, str(tmp_path)), [], [], [str(reqs)])
+        read_package_args(Context.of(os.environ, str(tmp_path)), [], [], [str(reqs)])
 
 
 @pytest.mark.parametrize("rest", [["-e"], ["-e", "./x"], ["--editable=./x"], ["-r", "r.txt"]])
@@ -272,7 +273,7 @@ def test_e_and_r_after_the_separator_are_refused(project: Path, rest: list[str])
 
 def test_editable_folder_gets_a_dot_slash(tmp_path: Path, project: Path) -> None:
     """uv reads `-e demo` as a package name: a bare relative folder goes as ./demo."""
-    given = install.read_given(Context.of(os.environ, str(tmp_path)), [], ["demo"], [])
+    given = read_package_args(Context.of(os.environ, str(tmp_path)), [], ["demo"], [])
     assert given.editable == ("./demo",) and not given.cacheable
     assert project.name == "demo"
 

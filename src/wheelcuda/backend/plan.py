@@ -187,10 +187,10 @@ def plan_build(ctx: Context, config: Config, project: Project, python: str, *,
     refuses a part of another release beside one the build environment already holds:
     torch 2.15 brings CCCL 13.3 beside its 13.2), into the user's store
     (paths.STORE_VAR)."""
-    start = pipeline.start(ctx, _request(python, config, fetch=fetch))
-    torch = check_torch(torch_probe.find_torch(start.target.site_dirs), python)
-    check_target(ctx, torch, start.target.site_dirs, frontend.target_of_build(ctx))
-    r = pipeline.finish(start)
+    located = pipeline.locate(ctx, _request(python, config, fetch=fetch))
+    torch = check_torch(torch_probe.find_torch(located.target.site_dirs), python)
+    check_target(ctx, torch, located.target.site_dirs, frontend.target_of_build(ctx))
+    r = pipeline.resolve_located(located)
     if r.fetch and not fetch:
         return None
     _raise_first(r, torch, python)
@@ -202,8 +202,8 @@ def plan_build(ctx: Context, config: Config, project: Project, python: str, *,
             f"nvcc {r.home.nvcc_version}{where} ({r.toolkit.source}), through the tree "
             f"{r.home.path}")
     warnings = buildplan.warnings(r)
-    if r.foreign:
-        warnings.append(f"note: your {r.foreign} is not used: this build uses "
+    if r.other_cuda_home:
+        warnings.append(f"note: your {r.other_cuda_home} is not used: this build uses "
                         "wheelcuda's tree (it matches torch's CUDA)")
     names = [project.name]
     wanted, _ = package_variables(ctx, config, names, r.archs)

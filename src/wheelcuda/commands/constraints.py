@@ -44,8 +44,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def main(args: argparse.Namespace, ctx: Context) -> int:
-    start = pipeline.start(ctx, pipeline.Request(python=args.python, need_archs=False))
-    target = start.target
+    located = pipeline.locate(ctx, pipeline.Request(python=args.python, need_archs=False))
+    target = located.target
     versions = {name: v for name in catalog.TORCH_FAMILY
                 if (v := locate.installed_version(target.site_dirs, name))}
     if "torch" not in versions:

@@ -220,8 +220,8 @@ def _broken_homes(ctx: Context) -> list[Problem]:
 def diagnose(ctx: Context, req: pipeline.Request) -> dict[str, Any]:
     """Everything doctor shows, as data; ``ok`` is True when a build would work. The
     checks are install's own (one pipeline), so doctor and install agree. doctor only
-    looks: it writes nothing into the cache (:func:`pipeline.looking`)."""
-    with pipeline.looking(ctx, req) as r:
+    looks: it writes nothing into the cache (:func:`pipeline.resolve_read_only`)."""
+    with pipeline.resolve_read_only(ctx, req) as r:
         return _diagnose(ctx, r)
 
 

@@ -52,13 +52,13 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
     # A bare torch environment gets its compiler set fetched, as install does (an
     # `eval "$(wheelcuda env)"` that sets nothing sends the next build to the
     # seed's NameError). The installer's output goes to stderr: stdout stays shell text.
-    start = pipeline.start(ctx, request(args, fetch=not args.no_fetch))
-    target = start.target
+    located = pipeline.locate(ctx, request(args, fetch=not args.no_fetch))
+    target = located.target
     # target.watch: a .venv appearing where the search found none changes the target
     early = [*warm.own_sources(), target.python, os.path.join(target.prefix, "pyvenv.cfg"),
-             *target.site_dirs, str(start.layout.toolkits), *target.watch]
+             *target.site_dirs, str(located.layout.toolkits), *target.watch]
     before = paths.stamps(early)
-    r = pipeline.finish(start)
+    r = pipeline.resolve_located(located)
     # A plain CMake or Makefile build needs no torch: only a torch that cannot match the
     # compiler (CPU-only, another CUDA major) stops ``env``.
     r.raise_first()
@@ -67,9 +67,9 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
     if r.torch is None:
         notes.append(f"note: torch is not installed in {target.python}; fine for CMake "
                      "or Makefile builds, torch extensions need it")
-    if r.foreign:
-        notes.append(f"warning: {r.foreign} was set; wheelcuda's tree wins once this output "
-                     "is evaluated, because it exports CUDA_HOME and CUDA_PATH and torch "
+    if r.other_cuda_home:
+        notes.append(f"warning: {r.other_cuda_home} was set; wheelcuda's tree wins once this "
+                     "output is evaluated, because it exports CUDA_HOME and CUDA_PATH and torch "
                      "reads CUDA_HOME first. To keep your toolkit, do not eval wheelcuda env.")
     err = "".join(f"wheelcuda: {n}\n" for n in notes)
     text = render.render(r.variables(), SHELL_NAMES.get(args.shell, args.shell))

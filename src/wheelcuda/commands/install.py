@@ -29,7 +29,7 @@ from ..context import Context
 from ..errors import WheelcudaError
 from ..pipeline import buildplan
 from ..probe import locate, locks, machine, source
-from ..probe.given import Given, read_given
+from ..probe.given import PackageArgs, read_package_args
 from ..rules import arch, buildkey, cxxstd, packages, progress, sharing
 from ..rules.sharing import Sharing
 from ..store import fs, wheels
@@ -55,9 +55,8 @@ from .install_plan import (
     places,
 )
 
-__all__ = ["HELP", "NAME", "SUMMARY", "TAKES_REST", "USAGE", "Given", "Prepared", "add_arguments",
-           "compile_summary", "execute", "explain", "explain_refused", "main",
-           "prepare", "read_given", "unpruned_calls"]
+__all__ = ["HELP", "NAME", "SUMMARY", "TAKES_REST", "USAGE", "add_arguments", "compile_summary",
+           "execute", "main", "prepare", "unpruned_calls"]
 
 NAME = "install"
 HELP = ("build and install CUDA extension packages (uv pip install --no-build-isolation); "
@@ -92,12 +91,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_all_archs(p)
 
 
-def prepare(ctx: Context, pkgs: Sequence[str] | Given, req: pipeline.Request,
+def prepare(ctx: Context, pkgs: Sequence[str] | PackageArgs, req: pipeline.Request,
             extra: Sequence[str], *, explain: bool = False,
             resolved: pipeline.Resolved | None = None) -> Prepared:
     """Preflight and the full plan of the install; raises before any build starts.
     With ``explain``, a missing compiler set is what install would fetch, not an error."""
-    given = pkgs if isinstance(pkgs, Given) else Given(tuple(pkgs))
+    given = pkgs if isinstance(pkgs, PackageArgs) else PackageArgs(tuple(pkgs))
     r = resolved or pipeline.resolve(ctx, req)
     would_fetch = fetch_text(r) if explain else None
     if r.fetch and not explain and not req.fetch:
@@ -136,7 +135,7 @@ def prepare(ctx: Context, pkgs: Sequence[str] | Given, req: pipeline.Request,
     argv = tool.install_argv(r.target.python, chosen, extra,
                                   editable=given.editable, requirements=given.requirements)
     return Prepared(r, tool, argv, variables, names, key, fields, tuple(pkgs), would_fetch,
-                    origins, kept=chosen != list(pkgs), extra=tuple(extra), given=given,
+                    origins, from_cache=chosen != list(pkgs), extra=tuple(extra), given=given,
                     pins=tuple(pins))
 
 
@@ -189,13 +188,13 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
     with wheels.building(r.layout, p.key) as build, \
             tempfile.NamedTemporaryFile("r", prefix="wheelcuda-nvcc-") as log:
         # another install of this key may have built it while we waited
-        if not p.kept and p.given.cacheable:
+        if not p.from_cache and p.given.cacheable:
             chosen = kept_sources(r, p.key, p.specs, p.names)
             if chosen != list(p.specs):
                 note(f"another install built this key ({p.key}) meanwhile: installing its "
                      "wheel")
                 p = replace(p, argv=p.tool.install_argv(r.target.python, chosen,
-                                                           p.extra), kept=True)
+                                                           p.extra), from_cache=True)
         output = build_watch.start_log(r.layout, p.key)
         echo = output is None or report.verbosity() > 0
         env = proc.child_environ(ctx.environ, {**p.variables, "WHEELCUDA_NVCC_LOG": log.name,
@@ -224,7 +223,7 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
         took = progress.duration(seconds)
         raised = _raised(r, calls, failed=code != 0)
         if code != 0:
-            origin = build.refused() if p.kept else None
+            origin = build.refused() if p.from_cache else None
             dropped = (f"; the wheel taken from {origin} is out of wheelcuda's wheel cache "
                        "again, so the next install builds") if origin else ""
             why = "".join(f"\n  {line}" for line in build_watch.failure_lines(
@@ -235,10 +234,10 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
         # a wheel with unpruned (LTO) code is recorded as what it is, not as pruned
         fields = {**p.fields, "prune": False, "unpruned_calls": unpruned} if unpruned \
             else p.fields
-        # -e and -r keep no wheel: the wheel cache never serves them (Given.cacheable)
+        # -e and -r keep no wheel: the wheel cache never serves them (PackageArgs.cacheable)
         build.done(fields, done, seconds, p.tool.name,
                    [n for n in p.names if n] if p.given.cacheable else [],
-                   built=bool(compiles) or p.kept,
+                   built=bool(compiles) or p.from_cache,
                    profile=progress.profile(seen.done) if seen.done else None)
         if output is not None:  # kept with the key as its profile; the log stays
             output.discard_events()
@@ -254,7 +253,7 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
         built = (f"{built} and, in {unpruned} link-time-optimized compiles wheelcuda "
                  "left unpruned, every arch those asked for")
     how = (f"built {built} ({compiles})" if compiles
-           else "from wheelcuda's wheel cache (nothing compiled)" if p.kept
+           else "from wheelcuda's wheel cache (nothing compiled)" if p.from_cache
            else "nothing compiled (already installed, or the key's installer cache had it)")
     return 0, (f"installed {', '.join(done)} with {p.tool.name} in {took}: {how}; "
                f"cache key {p.key}{raised}")
@@ -305,7 +304,8 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
         args.parser.error(f"give {own[0]} before --, as install's own option "
                           "(wheelcuda install -e DIR, wheelcuda install -r FILE): the "
                           "wheel cache and the package table must see what it names")
-    given = read_given(ctx, args.packages, args.editable, args.requirement)  # before any probe
+    # read before any probe: a bad file or folder is named first
+    given = read_package_args(ctx, args.packages, args.editable, args.requirement)
     fetch = not args.no_fetch and not args.explain  # --explain downloads nothing
     req = request(args, need_torch=True, build_needs=True, jobs=True, fetch=fetch,
                   looks=not fetch)
@@ -327,7 +327,7 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
     r = prepared.resolved
     for line in [*prepared.pins, *buildplan.warnings(r)]:
         note(line)
-    if prepared.kept:  # say what really happens: no build
+    if prepared.from_cache:  # say what really happens: no build
         note(f"installing the wheel built before for this key ({prepared.key}) from "
              f"wheelcuda's wheel cache with {prepared.tool.name}: {shlex.join(prepared.argv)}")
     else:
@@ -344,7 +344,7 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
     return code
 
 
-def _without_a_build(ctx: Context, given: Given, req: pipeline.Request, extra: Sequence[str],
+def _without_a_build(ctx: Context, given: PackageArgs, req: pipeline.Request, extra: Sequence[str],
                      team: Sharing) -> Prepared | None:
     """With a team's or a prebuilt index configured: the install, when this key's wheels
     are in the wheel cache or on an index, planned without fetching a compiler (none is
@@ -354,10 +354,10 @@ def _without_a_build(ctx: Context, given: Given, req: pipeline.Request, extra: S
         return None  # without an index, the one plan below (a kept wheel included)
     look = replace(req, fetch=False)
     first = prepare(ctx, given, look, extra, explain=True)
-    if first.kept:
+    if first.from_cache:
         return first
     if install_share.from_indexes(ctx, first, team) or \
             install_share.from_prebuilt(ctx, first, team):
         again = prepare(ctx, given, look, extra, explain=True, resolved=first.resolved)
-        return again if again.kept else None  # else a build, planned in full
+        return again if again.from_cache else None  # else a build, planned in full
     return None

@@ -21,7 +21,7 @@ from ..data.recipes import RECIPES
 from ..errors import ComponentError, WheelcudaError
 from ..probe import pick, pipconf, source, uvforms
 from ..probe import torch as torch_probe
-from ..probe.given import Given
+from ..probe.given import PackageArgs
 from ..rules import arch, buildkey, installer, redact
 from ..rules.checks import Kind
 from ..store import wheels
@@ -45,9 +45,9 @@ class Prepared:
     specs: tuple[str, ...] = ()
     would_fetch: str | None = None  # --explain: the set a real install would fetch
     origins: dict[str, str] = field(default_factory=dict)  # variable -> where it came from
-    kept: bool = False  # every package installs a wheel kept in the wheel cache
+    from_cache: bool = False  # every package installs a wheel kept in the wheel cache
     extra: tuple[str, ...] = ()  # the installer arguments after ``--``
-    given: Given = field(default_factory=lambda: Given(()))
+    given: PackageArgs = field(default_factory=lambda: PackageArgs(()))
     #: the requirements pinned to the release the installer would take (notes)
     pins: tuple[str, ...] = ()
 
@@ -144,8 +144,8 @@ def _check_spec(spec: str) -> None:
                              "name a project folder, an sdist or a wheel that exists")
 
 
-def pinned(ctx: Context, r: pipeline.Resolved, given: Given,
-           extra: Sequence[str] = ()) -> tuple[Given, list[str]]:
+def pinned(ctx: Context, r: pipeline.Resolved, given: PackageArgs,
+           extra: Sequence[str] = ()) -> tuple[PackageArgs, list[str]]:
     """``given`` with each requirement that names no exact version pinned to the release
     the installer would take (probe/pick.py), so that the wheel cache keys it by its sdist
     and serves it the next time; what was pinned, as notes. A requirement whose release
@@ -196,7 +196,7 @@ def key_fields(r: pipeline.Resolved, pkgs: Sequence[str], variables: dict[str, s
         cxx_std=r.cxx_std)
 
 
-def explain_refused(r: pipeline.Resolved, given: Given) -> str | None:
+def explain_refused(r: pipeline.Resolved, given: PackageArgs) -> str | None:
     """``--explain`` when something stops the install: the plan as far as it goes and
     every problem with its fix, as doctor shows them (not only the first, and
     with the plan); None when nothing does (then :func:`explain` shows it all)."""

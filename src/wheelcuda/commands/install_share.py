@@ -75,7 +75,7 @@ def shareable(p: Prepared) -> bool:
     """Whether this install's wheels may come from an index or go to one: every source
     exact (a folder, a file, ``name==version``: the key names what is built; a bare name
     is whatever the index has today), kept in the wheel cache, every name known."""
-    return (not p.kept and p.given.cacheable and all(p.names)
+    return (not p.from_cache and p.given.cacheable and all(p.names)
             and all(buildkey.exact(spec) for spec in p.specs))
 
 

@@ -157,19 +157,19 @@ def _resolve(args: argparse.Namespace, ctx: Context
                            need_torch=True, jobs=True, fetch=not args.no_fetch,
                            toolkit=args.toolkit, redist_manifest=args.redist_manifest,
                            portable=True, headers=True)
-    start = None
+    located = None
     if not args.cuda:
         try:
-            start = pipeline.start(ctx, req)
+            located = pipeline.locate(ctx, req)
         except WheelcudaError:
             if args.python:
                 raise
-    found = torch_probe.find_torch(start.target.site_dirs) if start else None
-    if start is not None and found is not None:
-        version = locate.installed_version(start.target.site_dirs, "torch")
+    found = torch_probe.find_torch(located.target.site_dirs) if located else None
+    if located is not None and found is not None:
+        version = locate.installed_version(located.target.site_dirs, "torch")
         # the torch just read: finish() need not look for it again
         given = dataclasses.replace(req, torch=found)
-        r = pipeline.finish(dataclasses.replace(start, request=given))
+        r = pipeline.resolve_located(dataclasses.replace(located, request=given))
         r.raise_first()
         return r, found, version
     torch = _torch_without_environment(args, ctx)

@@ -54,10 +54,10 @@ from .request import (
     TOOLKIT_VAR,
     TOOLKITS,
     Choice,
+    Located,
     Request,
-    Start,
+    locate,
     resolve_target,
-    start,
     toolkit_choice,
 )
 from .toolkit import (
@@ -71,9 +71,10 @@ from .toolkit import (
 )
 
 __all__ = ["BUILD_NEEDS", "TOOLKITS", "TOOLKIT_KINDS", "TOOLKIT_VAR", "Choice", "Fetch",
-           "Request", "Resolved", "Start", "Toolkit", "finish", "headers_folder", "in_use",
-           "in_use_locks", "locate_toolkit", "looking", "missing_headers", "redist_want",
-           "resolve", "resolve_target", "start", "toolkit_choice", "tree_for"]
+           "Located", "Request", "Resolved", "Toolkit", "headers_folder", "in_use",
+           "in_use_locks", "locate", "locate_toolkit", "missing_headers", "redist_want",
+           "resolve", "resolve_located", "resolve_read_only", "resolve_target",
+           "toolkit_choice", "tree_for"]
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,7 @@ class Resolved:
     home: Home | None
     problems: tuple[Problem, ...] = field(default=())
     #: ``CUDA_HOME=/opt/cuda`` when the user set a toolkit other than our tree.
-    foreign: str | None = None
+    other_cuda_home: str | None = None
     #: The installer, chosen once (install and fetch; None when not asked or unusable).
     installer: installer_rules.Tool | None = None
     #: Where the compiler set may come from (``--toolkit``).
@@ -193,11 +194,11 @@ class Resolved:
 
 def resolve(ctx: Context, request: Request) -> Resolved:
     """Every step, once (see the module's docstring)."""
-    return finish(start(ctx, request))
+    return resolve_located(locate(ctx, request))
 
 
 @contextlib.contextmanager
-def looking(ctx: Context, request: Request) -> Iterator[Resolved]:
+def resolve_read_only(ctx: Context, request: Request) -> Iterator[Resolved]:
     """:func:`resolve` for a command that only looks (doctor): nothing is written into
     the cache. What a check must run and the cache lacks (a local toolkit's links, a
     tree) is made in a scratch folder that goes when the block ends (a doctor run must
@@ -205,11 +206,12 @@ def looking(ctx: Context, request: Request) -> Iterator[Resolved]:
     is not the cache's."""
     with tempfile.TemporaryDirectory(prefix="wheelcuda-look-",
                                      dir=ctx.get("TMPDIR") or None) as tmp:
-        yield finish(start(ctx, dataclasses.replace(request, fetch=False), scratch=Path(tmp)))
+        yield resolve_located(locate(ctx, dataclasses.replace(request, fetch=False),
+                                     scratch=Path(tmp)))
 
 
-def finish(s: Start) -> Resolved:
-    """Steps 2 to 4 for what :func:`start` found."""
+def resolve_located(s: Located) -> Resolved:
+    """Steps 2 to 4 for what :func:`locate` found."""
     ctx, request, layout, target = s.ctx, s.request, s.layout, s.target
     torch = request.torch or torch_probe.find_torch(target.site_dirs)
     problems: list[Problem] = []
@@ -288,7 +290,7 @@ def _tree(ctx: Context, layout: Layout, request: Request, toolkit: Toolkit, *,
     if home is not None and not any(p.kind is Kind.ARCH for p in problems):
         problems += preflight.arch_problems(home, archs)  # the floor was checked before the fetch
         foreign = environ.foreign_home(ctx.environ, str(home.path), str(layout.homes))
-        problems += preflight.foreign(foreign)
+        problems += preflight.other_cuda_home(foreign)
     return tree, home, foreign
 
 

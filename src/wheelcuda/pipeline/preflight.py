@@ -22,8 +22,15 @@ from ..values import HostCompiler, SourceName, Target
 from .request import BUILD_NEEDS, Request
 from .toolkit import Toolkit
 
-__all__ = ["arch_problems", "archs", "before_fetch", "build_needs", "foreign",
-           "host_problems", "installer"]
+__all__ = [
+    "arch_problems",
+    "archs",
+    "before_fetch",
+    "build_needs",
+    "host_problems",
+    "installer",
+    "other_cuda_home",
+]
 
 
 def archs(ctx: Context, request: Request, problems: list[Problem]
@@ -127,7 +134,7 @@ def arch_problems(home: Home, archs: tuple[archmod.Arch, ...]) -> list[Problem]:
     return []
 
 
-def foreign(other: str | None) -> list[Problem]:
+def other_cuda_home(other: str | None) -> list[Problem]:
     if not other:
         return []
     return [Problem(

@@ -1,6 +1,6 @@
 """Step 1 of a run: what a command asks for (:class:`Request`), where the compiler may
 come from (:class:`Choice`, from ``--toolkit``), the cache layout and the target
-interpreter (:class:`Start`). Nothing here reads torch or a toolkit."""
+interpreter (:class:`Located`). Nothing here reads torch or a toolkit."""
 
 from __future__ import annotations
 
@@ -21,8 +21,17 @@ from ..store import memo, paths
 from ..store.layout import Layout
 from ..values import SourceName, Target, Torch
 
-__all__ = ["BUILD_NEEDS", "TOOLKITS", "TOOLKIT_VAR", "Choice", "Request", "Start",
-           "resolve_target", "start", "toolkit_choice"]
+__all__ = [
+    "BUILD_NEEDS",
+    "TOOLKITS",
+    "TOOLKIT_VAR",
+    "Choice",
+    "Located",
+    "Request",
+    "locate",
+    "resolve_target",
+    "toolkit_choice",
+]
 
 #: What --no-build-isolation builds need from the environment.
 BUILD_NEEDS = ("setuptools", "wheel", "ninja", "packaging")
@@ -79,7 +88,7 @@ class Request:
 
 
 @dataclass(frozen=True)
-class Start:
+class Located:
     """Step 1: what everything else needs, resolved first (the warm path stamps it)."""
 
     ctx: Context
@@ -104,7 +113,7 @@ class Choice:
             (source != SourceName.VENV or self.target_libraries)
 
 
-def start(ctx: Context, request: Request, *, scratch: Path | None = None) -> Start:
+def locate(ctx: Context, request: Request, *, scratch: Path | None = None) -> Located:
     """The cache layout and the target; raises when either is unusable. With
     ``scratch``, the run only looks (:func:`looking`)."""
     layout = dataclasses.replace(Layout.for_environ(ctx.environ), scratch=scratch)
@@ -116,7 +125,7 @@ def start(ctx: Context, request: Request, *, scratch: Path | None = None) -> Sta
                              "`wheelcuda install --no-fetch PKG` lists")
     if request.redist_manifest:  # the redist source reads it, as it reads the variable
         ctx = ctx.with_env(**{archives_data.MANIFEST_VAR: request.redist_manifest})
-    return Start(ctx, request, layout, resolve_target(ctx, layout, request.python))
+    return Located(ctx, request, layout, resolve_target(ctx, layout, request.python))
 
 
 #: ``--toolkit`` words and the sources each allows (None: all, in order of preference).

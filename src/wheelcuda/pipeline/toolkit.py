@@ -79,7 +79,7 @@ def locate_toolkit(target: Target, torch: Torch | None, layout: Layout, ctx: Con
         chosen = next((g for g in groups if g[0] == SourceName.WHEELS), None) or wheels or \
             (SourceName.WHEELS if not groups else groups[0][0], offers)
     name, picked = chosen
-    others = tuple(f"{n}: {', '.join(o.said for o in g)}" for n, g in groups
+    others = tuple(f"{n}: {', '.join(o.summary for o in g)}" for n, g in groups
                    if n != name)
     compiler_roots = _roots(picked)
     own = [o for o in offers if o.source == SourceName.VENV]
@@ -102,7 +102,7 @@ def locate_toolkit(target: Target, torch: Torch | None, layout: Layout, ctx: Con
     why = "; ".join(o.description for o in picked) if unserved else None
     fix = "; ".join(o.fix for o in picked if o.fix) if unserved else None
     return Toolkit(checks.choose_major(inventory, torch), inventory, via, fetched, name,
-                   "; ".join(o.said for o in picked), others, why, fix or None)
+                   "; ".join(o.summary for o in picked), others, why, fix or None)
 
 
 def unavailable(toolkit: Toolkit, torch: Torch | None, python: str) -> Problem:

@@ -16,11 +16,11 @@ from ..context import Context
 from ..errors import WheelcudaError
 from ..rules import installer
 
-__all__ = ["Given", "read_given"]
+__all__ = ["PackageArgs", "read_package_args"]
 
 
 @dataclass(frozen=True)
-class Given:
+class PackageArgs:
     """What to install, as given: the packages, ``-e`` folders and ``-r`` files, and
     what the files name (nested ``-r`` files followed), with every file read."""
 
@@ -43,8 +43,8 @@ class Given:
         return not (self.editable or self.requirements)
 
 
-def read_given(ctx: Context, specs: Sequence[str], editable: Sequence[str] = (),
-               requirements: Sequence[str] = ()) -> Given:
+def read_package_args(ctx: Context, specs: Sequence[str], editable: Sequence[str] = (),
+               requirements: Sequence[str] = ()) -> PackageArgs:
     """Check ``-e`` folders and ``-r`` files, and read what the files name; raises with
     the fix before anything else is looked at."""
     folders = tuple(_editable(ctx, d) for d in editable)
@@ -52,7 +52,7 @@ def read_given(ctx: Context, specs: Sequence[str], editable: Sequence[str] = (),
     files: list[str] = []
     for name in requirements:
         _requirements(ctx, name, None, listed, files)
-    return Given(tuple(specs), folders, tuple(requirements), tuple(listed), tuple(files))
+    return PackageArgs(tuple(specs), folders, tuple(requirements), tuple(listed), tuple(files))
 
 
 def _editable(ctx: Context, folder: str) -> str:

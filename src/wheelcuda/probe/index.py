@@ -46,7 +46,7 @@ _SDIST_LIMIT = 256 * 2**20
 _PAGE_LIMIT = 32 * 2**20
 
 
-class IndexError_(WheelcudaError):
+class IndexUnreadable(WheelcudaError):
     """An index or a file on it could not be read; ``status``: the HTTP status the
     server answered, if it answered."""
 
@@ -106,22 +106,22 @@ def _path(location: str) -> str:
 
 
 def _urlopen(url: str, accept: str | None = None) -> http.client.HTTPResponse:
-    """An open http(s) response, or IndexError_ saying why (credentials never shown)."""
+    """An open http(s) response, or IndexUnreadable saying why (credentials never shown)."""
     try:
         response = web.get(url, web.INDEX_TIMEOUT, accept=accept)
     except urllib.error.HTTPError as exc:
         exc.close()
-        raise IndexError_(f"{shown(url)}: the server answered HTTP {exc.code} "
+        raise IndexUnreadable(f"{shown(url)}: the server answered HTTP {exc.code} "
                           f"({exc.reason})", status=exc.code) from None
     except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
         reason = getattr(exc, "reason", None) or exc
-        raise IndexError_(f"{shown(url)}: could not connect ({reason})") from None
+        raise IndexUnreadable(f"{shown(url)}: could not connect ({reason})") from None
     return response
 
 
 def open_http(url: str, accept: str | None = None) -> http.client.HTTPResponse:
     """An open response to a GET of the http(s) ``url``, its credentials sent as a Basic
-    header (never to another host a redirect leads to), or :class:`IndexError_`."""
+    header (never to another host a redirect leads to), or :class:`IndexUnreadable`."""
     return _urlopen(url, accept)
 
 
@@ -131,7 +131,7 @@ def _get(url: str, accept: str | None = None) -> tuple[bytes, str, str]:
         try:
             body = response.read(_PAGE_LIMIT + 1)
         except (OSError, http.client.HTTPException) as exc:
-            raise IndexError_(f"{shown(url)}: the answer was cut ({exc})") from None
+            raise IndexUnreadable(f"{shown(url)}: the answer was cut ({exc})") from None
         return body, response.headers.get("Content-Type", ""), response.geturl()
 
 
@@ -139,7 +139,7 @@ def _from_json(body: bytes, base: str) -> list[IndexFile]:
     try:
         data = json.loads(body)
     except ValueError as exc:
-        raise IndexError_(f"{shown(base)}: not a PEP 691 answer ({exc})") from None
+        raise IndexUnreadable(f"{shown(base)}: not a PEP 691 answer ({exc})") from None
     out = []
     for f in data.get("files", []) if isinstance(data, dict) else []:
         if isinstance(f, dict) and isinstance(f.get("filename"), str):
@@ -195,7 +195,7 @@ def files(index: str, name: str, *, flat: bool = False) -> list[IndexFile]:
         try:
             names = sorted(os.listdir(root))
         except OSError as exc:
-            raise IndexError_(f"{shown(index)}: {exc.strerror or exc}") from None
+            raise IndexUnreadable(f"{shown(index)}: {exc.strerror or exc}") from None
         return [IndexFile(n, os.path.join(root, n)) for n in names]
     # the project goes into the path; a query (GitLab's ?private_token=) stays a query
     split = urllib.parse.urlsplit(index)
@@ -254,11 +254,11 @@ def _open(location: str) -> IO[bytes]:
     if _is_file(location):
         path = _path(location)
         if not os.path.isfile(path):
-            raise IndexError_(f"cannot read {location}: not a file")
+            raise IndexUnreadable(f"cannot read {location}: not a file")
         try:
             return open(path, "rb")
         except OSError as exc:
-            raise IndexError_(f"cannot read {location}: {exc.strerror or exc}") from None
+            raise IndexUnreadable(f"cannot read {location}: {exc.strerror or exc}") from None
     return _urlopen(location)
 
 
@@ -304,7 +304,7 @@ def sdist_metadata(f: IndexFile, enough: Callable[[dict[str, bytes]], bool] | No
                     break
         except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError,
                 http.client.HTTPException) as exc:
-            raise IndexError_(f"cannot read the sdist {shown(f.url)}: {exc}") from None
+            raise IndexUnreadable(f"cannot read the sdist {shown(f.url)}: {exc}") from None
     return SdistMetadata(f"{f.filename} from {shown(f.url)}", found.get("PKG-INFO"),
                          found.get("pyproject.toml"))
 

@@ -88,7 +88,7 @@ def _candidates(req: Requirement, places: Sequence[Place], *, first_index: bool
             files = index.files(place.url, name, flat=place.flat)
         except (WheelcudaError, ValueError) as exc:
             # a simple index without the project answers 404: it answered
-            every = every and isinstance(exc, index.IndexError_) and exc.status == 404
+            every = every and isinstance(exc, index.IndexUnreadable) and exc.status == 404
             continue
         mine = [(place, f) for f in files if _release(f, name) is not None]
         found += mine

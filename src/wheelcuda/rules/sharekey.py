@@ -65,7 +65,7 @@ def compiler_release(compiler: Any) -> Any:
 
 def share_fields(fields: Mapping[str, Any]) -> dict[str, Any]:
     """The fields of a build key (:func:`wheelcuda.rules.buildkey.key_fields`) that
-    decide whether its wheel serves another machine: the compiler as its release. Given
+    decide whether its wheel serves another machine: the compiler as its release. Packages
     what it returned, it returns the same (a wheel's embedded fields pass through)."""
     out: dict[str, Any] = {}
     for name in _KEPT:

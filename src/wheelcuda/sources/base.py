@@ -21,12 +21,12 @@ class Offer:
     source: str
     roots: tuple[str, ...]
     description: str
-    #: with no roots: what would make the source serve, when it knows (said apart, so
+    #: with no roots: what would make the source serve, when it knows (kept apart, so
     #: that an error names it as its fix)
     fix: str = ""
 
     @property
-    def said(self) -> str:
+    def summary(self) -> str:
         """The description, with the fix when there is one (doctor's lines)."""
         return f"{self.description} (fix: {self.fix})" if self.fix else self.description
 

@@ -77,7 +77,7 @@ def answers(index: Index) -> str | None:
     try:
         with index_probe.open_http(_with_credentials(index.url, index)):
             return None
-    except index_probe.IndexError_ as exc:
+    except index_probe.IndexUnreadable as exc:
         return exc.message
 
 
@@ -87,7 +87,7 @@ def _who(index: Index) -> str:
         else "without credentials"
 
 
-def _refused(exc: index_probe.IndexError_, index: Index) -> ShareError:
+def _refused(exc: index_probe.IndexUnreadable, index: Index) -> ShareError:
     if exc.status in (401, 403):
         who = _who(index)
         return ShareError(f"{exc.message} ({who})", _AUTH_FIX)
@@ -129,7 +129,7 @@ def find(index: Index, name: str, version: str | None, label: str, tag: str
         return []
     try:
         found = index_probe.files(_with_credentials(index.url, index), project)
-    except index_probe.IndexError_ as exc:
+    except index_probe.IndexUnreadable as exc:
         if exc.status == 404:
             return []
         raise _refused(exc, index) from None
@@ -157,7 +157,7 @@ def _source(f: IndexFile, index: Index) -> Iterator[tuple[IO[bytes], int | None]
     url = _with_credentials(f.url, index) if web.same_origin(f.url, index.url) else f.url
     try:
         response = index_probe.open_http(url)
-    except index_probe.IndexError_ as exc:
+    except index_probe.IndexUnreadable as exc:
         raise _refused(exc, index) from None
     with response:
         length = response.headers.get("Content-Length")

@@ -8,11 +8,11 @@ import re
 
 import pytest
 
-from wheelcuda import _clang_nvcc as cn
-from wheelcuda import _fatbinary as fb
-from wheelcuda._nvcc_args import Refused, translate
 from wheelcuda.data import clang as clang_data
 from wheelcuda.rules import clangfit
+from wheelcuda.standalone import _clang_nvcc as cn
+from wheelcuda.standalone import _fatbinary as fb
+from wheelcuda.standalone._nvcc_args import Refused, translate
 
 HOME = "/cache/homes/cu12.8-x"
 #: what torch 2.9.1's ninja rule runs for a .cu (cpp_extension), with the arch pruned

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from wheelcuda import _nvcc_wrapper as w
 from wheelcuda.rules import jobs
 from wheelcuda.rules.tree import WRAPPER_MODULES
+from wheelcuda.standalone import _nvcc_wrapper as w
 
 # --- arithmetic (pure) ------------------------------------------------------------
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from wheelcuda import _nvcc_wrapper as w
 from wheelcuda.rules.tree import WRAPPER_MODULES
+from wheelcuda.standalone import _nvcc_wrapper as w
 
 CAUSAL_CONV1D = [  # what causal-conv1d 1.7.0's setup.py gives nvcc with CUDA 13
     "-O3", "-gencode", "arch=compute_75,code=sm_75", "-gencode", "arch=compute_80,code=sm_80",

@@ -24,13 +24,14 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from .. import _nvcc_wrapper, _progress, pipeline, proc, report
+from .. import pipeline, proc, report
 from ..context import Context
 from ..errors import WheelcudaError
 from ..probe import gpus, locate, locks, machine, setup_vars, source
 from ..probe.given import Given, read_given
 from ..rules import arch, buildkey, cxxstd, installer, jobs, packages, progress, sharing
 from ..rules.sharing import Sharing
+from ..standalone import _nvcc_wrapper, _progress
 from ..store import fs, wheels
 from . import build_watch, install_share
 from .common import (

@@ -1,4 +1,4 @@
-"""The clang toolkit's decisions, pure (issue 20): how nvcc's words become a clang call,
+"""The clang toolkit's decisions, pure: how nvcc's words become a clang call,
 what the fatbinary stand-in keeps, which clang serves. The real clang, the real CUDA 12
 wheels and the builds are in tests/integration/test_clang.py."""
 
@@ -71,6 +71,9 @@ def test_ptx_only_targets_keep_no_sass() -> None:
     (["--relocatable-device-code", "true", "-c", "k.cu"], "relocatable device code"),
     (["-dc", "k.cu"], "nvlink"),
     (["-dlink", "k.o"], "nvlink"),
+    (["-dlto", "-arch=sm_90", "-c", "k.cu"], "link-time optimized"),
+    (["--dlink-time-opt", "-c", "k.cu"], "link-time optimized"),
+    (["--cubin", "k.cu"], "--cubin"),
     (["--banana", "-c", "k.cu"], "nvcc option --banana"),
     (["-gencode", "arch=compute_80,code=sm_86", "-c", "k.cu"], "SASS for sm_86 from compute_80"),
     (["-arch=native", "-c", "k.cu"], "named archs"),

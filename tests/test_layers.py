@@ -1,9 +1,10 @@
-"""The architecture, checked: data flows down (data -> rules -> probe -> store -> sources
--> pipeline -> commands -> cli -> entry), nothing imports the CLI but the entry point,
-there are no import cycles, and one module reads the process environment (issue 8).
+"""The architecture, checked: data flows down (standalone -> data -> rules -> probe ->
+store -> sources -> pipeline -> commands -> cli -> entry), nothing imports the CLI but
+the entry point, there are no import cycles, and one module reads the process
+environment.
 
 Imports inside functions count (they run), and so do imports under ``if
-TYPE_CHECKING:`` for the layers (issue 18: a type from a layer above is a dependency
+TYPE_CHECKING:`` for the layers (a type from a layer above is a dependency
 on it too); only the cycle check leaves those out, as Python does."""
 
 from __future__ import annotations
@@ -178,7 +179,7 @@ def test_one_module_reads_the_process_environment() -> None:
 
 
 def test_every_module_says_what_it_exports() -> None:
-    """``__all__`` in every module (issue 18), less the two run as scripts: ``__main__``
+    """``__all__`` in every module, less the two run as scripts: ``__main__``
     and the nvcc wrapper, whose text is copied into each tree."""
     lacking = sorted(str(p.relative_to(PKG)) for p in PKG.rglob("*.py")
                      if p.name not in ("__main__.py", "_nvcc_wrapper.py")
@@ -189,7 +190,7 @@ def test_every_module_says_what_it_exports() -> None:
 
 
 def test_no_module_is_longer_than_400_lines() -> None:
-    """Rooms with one job each (issue 18): the largest module under 400 lines."""
+    """Rooms with one job each: the largest module under 400 lines."""
     long = sorted((len(p.read_text().splitlines()), str(p.relative_to(PKG)))
                   for p in PKG.rglob("*.py"))
     assert long[-1][0] < 400, long[-3:]

@@ -75,6 +75,8 @@ def test_target_the_build_did_not_ask_for_is_built_with_a_warning() -> None:
 @pytest.mark.parametrize("call", [
     ["--version"], ["--list-gpu-code"], ["-E", "x.cu", "-arch=sm_80"], ["-M", "x.cu"],
     ["-c", "host.cpp", "-o", "host.o"], ["-o", "app", "a.o", "b.o"],
+    # every spelling nvcc's option table has, the short ones too
+    ["-list-gpu-arch"], ["--generate-nonsystem-dependencies", "x.cu", "-arch=sm_80"],
 ])
 def test_calls_without_gpu_code_are_untouched(call: list[str]) -> None:
     assert w.rewrite(call, targets("9.0")) == (call, None)
@@ -111,8 +113,8 @@ def test_single_target_outputs_and_lto_are_left_alone(call: list[str]) -> None:
 @pytest.mark.parametrize("path", ["-I/opt/volto_lib/include", "-I", "/src/pluto_ops",
                                   "-Xcompiler=-DLTO_MODE", "-o", "lto_kernels.o"])
 def test_lto_in_a_path_or_define_does_not_switch_pruning_off(path: str) -> None:
-    """Issue 17, security 3: any argument containing ``lto_`` kept every -gencode target,
-    and the wheel was still keyed as built for the asked archs."""
+    """Any argument containing ``lto_`` used to keep every -gencode target, and the
+    wheel was still keyed as built for the asked archs."""
     call = [path, "-gencode", "arch=compute_80,code=sm_80", "-gencode",
             "arch=compute_90,code=sm_90", "-c", "k.cu"]
     args, _ = w.rewrite(call, targets("9.0"))

@@ -136,7 +136,7 @@ def prepare(ctx: Context, pkgs: Sequence[str] | Given, req: pipeline.Request,
     variables.update(wheels.installer_cache(r.layout, tool.name, key))
     # A local folder builds in place: setuptools' build/ would hand ninja the objects of
     # the last build, made for other archs (ninja does not see WHEELCUDA_ARCHS), and a
-    # wrong wheel would be kept. Each key builds in its own folder (review of issue 9).
+    # wrong wheel would be kept. Each key builds in its own folder.
     if "DIST_EXTRA_CONFIG" not in ctx.environ:
         variables["DIST_EXTRA_CONFIG"] = str(wheels.setuptools_config(r.layout, key))
     chosen = kept_sources(r, key, pkgs, names) if given.cacheable else list(pkgs)
@@ -151,7 +151,7 @@ def _package_variables(ctx: Context, pkgs: Sequence[str], names: Sequence[str | 
                        r: pipeline.Resolved) -> tuple[dict[str, str], dict[str, str]]:
     """What the packages need set, and where each value comes from: read from the
     source's setup.py (a folder or an sdist: ``*_FORCE_BUILD``, ``FORCE_CUDA``, its arch
-    variables; issue 9 item 7), then the recipe table, which wins; the user's own
+    variables), then the recipe table, which wins; the user's own
     environment wins over both (it is left as it is)."""
     chosen: dict[str, str] = {}
     origins: dict[str, str] = {}
@@ -354,7 +354,7 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
     r = prepared.resolved
     for line in [*prepared.pins, *warn_problems(r)]:
         note(line)
-    if prepared.kept:  # issue 9 item 8: say what really happens
+    if prepared.kept:  # say what really happens: no build, the kept wheel
         note(f"installing the wheel built before for this key ({prepared.key}) from "
              f"wheelcuda's wheel cache with {prepared.tool.name}: {shlex.join(prepared.argv)}")
     else:
@@ -375,7 +375,7 @@ def _without_a_build(ctx: Context, given: Given, req: pipeline.Request, extra: S
                      team: Sharing) -> Prepared | None:
     """With a team's or a prebuilt index configured: the install, when this key's wheels
     are in the wheel cache or on an index, planned without fetching a compiler (none is
-    needed to install a wheel; issue 19: machine B has none); None when a build is
+    needed to install a wheel: a teammate's machine may have none); None when a build is
     needed."""
     if not given.cacheable or not (team.indexes or team.prebuilt):
         return None  # without an index, the one plan below (a kept wheel included)

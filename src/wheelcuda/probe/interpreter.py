@@ -7,7 +7,7 @@ The target is found as ``uv pip install`` finds it (:func:`choose_python`): ``--
 or one of its parents, else conda's base environment. Last comes the environment
 wheelcuda runs from (``pip install wheelcuda`` next to torch), but never a uv or pipx
 tool environment of its own (``uv tool install``, ``uvx``, ``pipx``): with nothing else
-found that is an error that says how to make an environment (issue 9).
+found that is an error that says how to make an environment.
 
 wheelcuda itself may live elsewhere (a uv tool), so another interpreter is asked once,
 in a child process, and the answer is kept in the cache until that interpreter or its
@@ -287,7 +287,7 @@ def ask(python: str, ctx: Context, *, child: bool = False) -> dict[str, Any]:
 
 def _without(argv: list[str], message: str) -> str:
     """A failed probe's message less its command line, which holds the whole probe
-    script (issue 9, item 6): ``failed with exit code 1: <its last lines>``."""
+    script, too long to read: ``failed with exit code 1: <its last lines>``."""
     message = message.replace(shlex.join(argv), "").strip()
     first, _, rest = message.partition("\n")
     lines = [line.strip() for line in rest.splitlines() if line.strip()][-3:]
@@ -295,8 +295,8 @@ def _without(argv: list[str], message: str) -> str:
 
 
 def _checked(python: str, info: object) -> dict[str, Any]:
-    """The probe's answer, if it has every key of the right type (issue 8, defect 3:
-    an answer missing ``version`` used to end in a KeyError traceback)."""
+    """The probe's answer, if it has every key of the right type (an answer missing
+    ``version`` used to end in a KeyError traceback)."""
     ok = (isinstance(info, dict) and isinstance(info.get("prefix"), str)
           and isinstance(info.get("site_dirs"), list)
           and all(isinstance(d, str) for d in info["site_dirs"])

@@ -1,4 +1,4 @@
-"""The clang toolkit as a root laid out like site-packages (issue 20).
+"""The clang toolkit as a root laid out like site-packages.
 
 The CUDA 12 wheels in the store (``toolkits.fetch(clang=True)``: ptxas, libdevice, the
 headers, libcudart.so.12, libnvfatbin) lack nvcc, fatbinary, cicc, cudafe++, nvlink and

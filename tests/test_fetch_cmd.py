@@ -1,4 +1,4 @@
-"""``wheelcuda fetch`` (issue 9 items 3, 4 and 8): the compiler set torch pins, into the
+"""``wheelcuda fetch``: the compiler set torch pins, into the
 store, with the installer's output shown as it comes; pip runs on the target's interpreter
 (wheelcuda's own, in a uv tool venv, has no pip)."""
 
@@ -44,6 +44,15 @@ def test_fetch_into_the_store_once(tmp_path: Path, isolated: Path) -> None:
     assert again.returncode == 0 and "already in wheelcuda's store" in again.stderr
     assert len(uv_calls(tmp_path)) == 1
     assert run("env", "--python", str(py), "--arch", "9.0", env=env).returncode == 0
+
+
+def test_quiet_fetch_says_nothing_of_its_own(tmp_path: Path, isolated: Path) -> None:
+    """The store's fetch speaks through wheelcuda's logger: ``-q`` silences its notes
+    (the installer's own output still shows, as it comes)."""
+    r = run("fetch", "-q", "--python", str(torch_only(tmp_path)), env=talkative_uv(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().startswith(str(isolated / "toolkits" / "cuda-toolkit-13.0.3-"))
+    assert "wheelcuda:" not in r.stderr and "Installed 6 packages" in r.stderr
 
 
 def test_nothing_to_fetch_when_the_environment_has_it(tmp_path: Path) -> None:

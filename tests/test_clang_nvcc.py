@@ -8,11 +8,11 @@ import re
 
 import pytest
 
-from wheelcuda import _clang_nvcc as cn
-from wheelcuda import _fatbinary as fb
-from wheelcuda._nvcc_args import Refused, translate
 from wheelcuda.data import clang as clang_data
 from wheelcuda.rules import clangfit
+from wheelcuda.standalone import _clang_nvcc as cn
+from wheelcuda.standalone import _fatbinary as fb
+from wheelcuda.standalone._nvcc_args import Refused, translate
 
 HOME = "/cache/homes/cu12.8-x"
 #: what torch 2.9.1's ninja rule runs for a .cu (cpp_extension), with the arch pruned
@@ -71,6 +71,9 @@ def test_ptx_only_targets_keep_no_sass() -> None:
     (["--relocatable-device-code", "true", "-c", "k.cu"], "relocatable device code"),
     (["-dc", "k.cu"], "nvlink"),
     (["-dlink", "k.o"], "nvlink"),
+    (["-dlto", "-arch=sm_90", "-c", "k.cu"], "link-time optimized"),
+    (["--dlink-time-opt", "-c", "k.cu"], "link-time optimized"),
+    (["--cubin", "k.cu"], "--cubin"),
     (["--banana", "-c", "k.cu"], "nvcc option --banana"),
     (["-gencode", "arch=compute_80,code=sm_86", "-c", "k.cu"], "SASS for sm_86 from compute_80"),
     (["-arch=native", "-c", "k.cu"], "named archs"),

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from wheelcuda import _cxx_std
 from wheelcuda.rules import cxxstd, environ
+from wheelcuda.standalone import _cxx_std
 
 
 @pytest.mark.parametrize(("given", "wanted", "raised"), [

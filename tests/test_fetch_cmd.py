@@ -46,6 +46,15 @@ def test_fetch_into_the_store_once(tmp_path: Path, isolated: Path) -> None:
     assert run("env", "--python", str(py), "--arch", "9.0", env=env).returncode == 0
 
 
+def test_quiet_fetch_says_nothing_of_its_own(tmp_path: Path, isolated: Path) -> None:
+    """The store's fetch speaks through wheelcuda's logger: ``-q`` silences its notes
+    (the installer's own output still shows, as it comes)."""
+    r = run("fetch", "-q", "--python", str(torch_only(tmp_path)), env=talkative_uv(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().startswith(str(isolated / "toolkits" / "cuda-toolkit-13.0.3-"))
+    assert "wheelcuda:" not in r.stderr and "Installed 6 packages" in r.stderr
+
+
 def test_nothing_to_fetch_when_the_environment_has_it(tmp_path: Path) -> None:
     r = run("fetch", "--python", str(fakes.user_env(tmp_path)), env=talkative_uv(tmp_path))
     assert r.returncode == 0 and "has the compiler wheels itself" in r.stderr

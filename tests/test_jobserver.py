@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from wheelcuda import _nvcc_wrapper as w
 from wheelcuda.rules import jobs
 from wheelcuda.rules.tree import WRAPPER_MODULES
+from wheelcuda.standalone import _nvcc_pool
+from wheelcuda.standalone import _nvcc_wrapper as w
 
 # --- arithmetic (pure) ------------------------------------------------------------
 
@@ -33,7 +34,7 @@ from wheelcuda.rules.tree import WRAPPER_MODULES
     (0, 2, 16, 0),
 ])
 def test_take(free: int, waiting: int, cap: int, want: int) -> None:
-    assert w.take(free, waiting, cap) == want
+    assert _nvcc_pool.take(free, waiting, cap) == want
 
 
 @pytest.mark.parametrize(("tokens", "threads", "want"), [
@@ -41,15 +42,15 @@ def test_take(free: int, waiting: int, cap: int, want: int) -> None:
     (5, 2, 4), (3, 2, 0),   # --threads 2 (two targets): split 2 uses 4
 ])
 def test_used(tokens: int, threads: int, want: int) -> None:
-    assert w.used(tokens, threads) == want
+    assert _nvcc_pool.used(tokens, threads) == want
 
 
 def test_parse_pool() -> None:
-    assert w.parse_pool("/tmp/p:32:15:16") == ("/tmp/p", 32, 15, 16)
-    assert w.parse_pool("/a:b/p:4:2:2") == ("/a:b/p", 4, 2, 2)  # a colon in the folder
-    assert w.parse_pool(":4:2:2") == ("", 4, 2, 2)              # the default folder
-    assert w.parse_pool("/tmp/p:16") is None
-    assert w.parse_pool("") is None
+    assert _nvcc_pool.parse_pool("/tmp/p:32:15:16") == ("/tmp/p", 32, 15, 16)
+    assert _nvcc_pool.parse_pool("/a:b/p:4:2:2") == ("/a:b/p", 4, 2, 2)  # a colon in the folder
+    assert _nvcc_pool.parse_pool(":4:2:2") == ("", 4, 2, 2)              # the default folder
+    assert _nvcc_pool.parse_pool("/tmp/p:16") is None
+    assert _nvcc_pool.parse_pool("") is None
 
 
 def _never(*_: object) -> list[int]:
@@ -58,12 +59,12 @@ def _never(*_: object) -> list[int]:
 
 def test_share_without_the_pool() -> None:
     pool = {"WHEELCUDA_JOBSERVER": "/p:16:4:16"}
-    assert w.share({**pool, "WHEELCUDA_SPLIT_COMPILE": "3"}, 1, _never) == 3  # the user's
-    assert w.share({}, 1, _never) == 1
-    assert w.share({"WHEELCUDA_JOBSERVER": "/p:16:0:16"}, 1, _never) == 1  # no split token
-    assert w.share({"WHEELCUDA_JOBSERVER": "/p:16:4:1"}, 1, _never) == 1   # cap of one
-    assert w.share(pool, 0, _never) == 1      # --threads 0: all CPUs already
-    assert w.share(pool, 1, lambda *_: [7, 8, 9]) == 3
+    assert _nvcc_pool.share({**pool, "WHEELCUDA_SPLIT_COMPILE": "3"}, 1, _never) == 3  # the user's
+    assert _nvcc_pool.share({}, 1, _never) == 1
+    assert _nvcc_pool.share({"WHEELCUDA_JOBSERVER": "/p:16:0:16"}, 1, _never) == 1  # no split token
+    assert _nvcc_pool.share({"WHEELCUDA_JOBSERVER": "/p:16:4:1"}, 1, _never) == 1   # cap of one
+    assert _nvcc_pool.share(pool, 0, _never) == 1      # --threads 0: all CPUs already
+    assert _nvcc_pool.share(pool, 1, lambda *_: [7, 8, 9]) == 3
 
 
 def test_share_waits_only_when_who_else_starts_matters() -> None:
@@ -73,15 +74,15 @@ def test_share_waits_only_when_who_else_starts_matters() -> None:
         assert isinstance(args[-1], float)
         waits.append(args[-1])
         return [1, 2]
-    w.share({"WHEELCUDA_JOBSERVER": "/p:4:2:2"}, 1, record)     # 2 splits of 2 fit in 4
-    w.share({"WHEELCUDA_JOBSERVER": "/p:32:14:16"}, 1, record)  # the GPU machine
-    assert waits == [0.0, w.SETTLE_S]
+    _nvcc_pool.share({"WHEELCUDA_JOBSERVER": "/p:4:2:2"}, 1, record)     # 2 splits of 2 fit in 4
+    _nvcc_pool.share({"WHEELCUDA_JOBSERVER": "/p:32:14:16"}, 1, record)  # the GPU machine
+    assert waits == [0.0, _nvcc_pool.SETTLE_S]
 
 
 def test_share_survives_a_broken_pool(capsys: pytest.CaptureFixture[str]) -> None:
     def broken(*_: object) -> list[int]:
         raise PermissionError(13, "Permission denied")
-    assert w.share({"WHEELCUDA_JOBSERVER": "/p:16:4:16"}, 1, broken) == 1
+    assert _nvcc_pool.share({"WHEELCUDA_JOBSERVER": "/p:16:4:16"}, 1, broken) == 1
     assert "nvcc thread pool /p unusable (Permission denied)" in capsys.readouterr().err
 
 
@@ -198,5 +199,4 @@ def test_a_dead_calls_registration_is_cleared(nvcc: Path, tmp_path: Path) -> Non
 
 def test_the_rules_pool_is_one_the_wrapper_reads() -> None:
     chosen = jobs.for_build(4.0, {}, 16, 120 * 1024**3, pool_dir="/tmp/x")
-    assert jobs.POOL == w.POOL
-    assert w.parse_pool(chosen[w.POOL]) == ("/tmp/x", 32, 14, 16)
+    assert _nvcc_pool.parse_pool(chosen[_nvcc_pool.POOL]) == ("/tmp/x", 32, 14, 16)

@@ -1,16 +1,17 @@
-"""The architecture, checked: data flows down (data -> rules -> probe -> store -> sources
--> pipeline -> commands -> cli -> entry), nothing imports the CLI but the entry point,
-there are no import cycles, and one module reads the process environment (so that an
-answer for one environment is never computed from another's variables).
+"""The architecture, checked: data flows down (standalone -> data -> rules -> probe ->
+store -> sources -> pipeline -> commands -> cli -> entry), nothing imports the CLI but
+the entry point, there are no import cycles, and one module reads the process
+environment.
 
 Imports inside functions count (they run), and so do imports under ``if
-TYPE_CHECKING:`` for the layers (a type from a layer above is a dependency on it too);
-only the cycle check leaves those out, as Python does."""
+TYPE_CHECKING:`` for the layers (a type from a layer above is a dependency
+on it too); only the cycle check leaves those out, as Python does."""
 
 from __future__ import annotations
 
 import ast
 import functools
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,23 +20,24 @@ SRC = Path(__file__).resolve().parents[1] / "src"
 PKG = SRC / "wheelcuda"
 
 #: Layer of each top-level part, and the layers it may import at run time.
-#: Scripts run inside builds on their own (copied into trees and the clang toolkit).
-STANDALONE = ("_nvcc_wrapper", "_nvcc_pool", "_cxx_std", "_progress", "_clang_nvcc", "_nvcc_args",
-              "_nvcc_table", "_fatbinary")
 ALLOWED = {
+    # programs run inside builds or by another Python (copied into trees, the clang
+    # toolkit, or passed as text): the standard library and each other only, below all
+    "standalone": {"standalone"},
     # the value types (torch, the target, the inventory, the host compiler): the bottom
     "values": {"data", "errors"},
-    "data": {"data", "errors"},
-    "rules": {"values", "data", "rules", "errors", "_progress"},
-    "probe": {"report", "values", "data", "rules", "probe", "errors", "proc", "context"},
+    "data": {"data", "errors", "standalone"},
+    "rules": {"values", "data", "rules", "errors", "standalone"},
+    "probe": {"report", "values", "data", "rules", "probe", "errors", "proc", "context",
+              "standalone"},
     "store": {"report", "values", "data", "rules", "probe", "store", "errors", "proc",
-              "context"},
+              "context", "standalone"},
     "sources": {"report", "values", "data", "rules", "probe", "store", "sources", "errors",
                 "context"},
     "pipeline": {"report", "values", "data", "rules", "probe", "store", "sources", "errors",
-                 "proc", "context"},
+                 "proc", "context", "standalone"},
     "commands": {"report", "values", "data", "rules", "probe", "store", "sources", "errors",
-                 "proc", "context", "pipeline", "commands", "warm", "_nvcc_wrapper", "_progress"},
+                 "proc", "context", "pipeline", "commands", "warm", "standalone"},
     "api": {"pipeline", "context", "rules", "errors", "values"},
     # the PEP 517 backend: what install decides, for the build environment's Python
     "build_meta": {"report", "values", "data", "rules", "probe", "store", "errors", "context",
@@ -119,12 +121,25 @@ def _layer(module: str) -> str:
 @pytest.mark.parametrize("module", sorted(_graph()))
 def test_imports_follow_the_layers(module: str) -> None:
     layer = _layer(module)
-    if layer in ("__init__", "__main__", *STANDALONE):
+    if layer in ("__init__", "__main__"):
         return
     allowed = ALLOWED[layer] | {layer}
     bad = sorted(t for t in _graph(types=True)[module]
                  if _layer(t) not in allowed and t != "wheelcuda")
     assert not bad, f"{module} ({layer}) may not import {bad}"
+
+
+@pytest.mark.parametrize("path", sorted((PKG / "standalone").glob("*.py")), ids=lambda p: p.name)
+def test_standalone_programs_import_the_standard_library_alone(path: Path) -> None:
+    """Copied flat into a tree's bin/ or the clang toolkit, or run by another Python, they
+    find only the standard library and each other (``import _nvcc_table`` beside them)."""
+    siblings = {p.stem for p in path.parent.glob("*.py")}
+    names = {a.name.split(".")[0] for n in _imports(ast.parse(path.read_text()), types=True)
+             if isinstance(n, ast.Import) for a in n.names}
+    names |= {n.module.split(".")[0] for n in _imports(ast.parse(path.read_text()), types=True)
+              if isinstance(n, ast.ImportFrom) and not n.level and n.module}
+    bad = sorted(names - sys.stdlib_module_names - siblings - {"__future__"})
+    assert not bad, f"{path.name} imports {bad}"
 
 
 def test_nothing_imports_the_cli_but_the_entry_point() -> None:
@@ -160,8 +175,9 @@ def test_one_module_reads_the_process_environment() -> None:
     wrapper and the clang toolkit's nvcc and fatbinary run inside builds, standalone."""
     readers = sorted(str(p.relative_to(PKG)) for p in PKG.rglob("*.py")
                      if "os.environ" in p.read_text() or "os.getenv" in p.read_text())
-    assert readers == ["_clang_nvcc.py", "_cxx_std.py", "_fatbinary.py", "_nvcc_pool.py",
-                       "_nvcc_wrapper.py", "context.py", "entry.py"]
+    assert readers == ["context.py", "entry.py", "standalone/_clang_nvcc.py",
+                       "standalone/_cxx_std.py", "standalone/_fatbinary.py",
+                       "standalone/_nvcc_pool.py", "standalone/_nvcc_wrapper.py"]
 
 
 def test_every_module_says_what_it_exports() -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from wheelcuda import _nvcc_wrapper as w
 from wheelcuda.rules.tree import WRAPPER_MODULES
+from wheelcuda.standalone import _nvcc_wrapper as w
 
 CAUSAL_CONV1D = [  # what causal-conv1d 1.7.0's setup.py gives nvcc with CUDA 13
     "-O3", "-gencode", "arch=compute_75,code=sm_75", "-gencode", "arch=compute_80,code=sm_80",
@@ -75,6 +75,8 @@ def test_target_the_build_did_not_ask_for_is_built_with_a_warning() -> None:
 @pytest.mark.parametrize("call", [
     ["--version"], ["--list-gpu-code"], ["-E", "x.cu", "-arch=sm_80"], ["-M", "x.cu"],
     ["-c", "host.cpp", "-o", "host.o"], ["-o", "app", "a.o", "b.o"],
+    # every spelling nvcc's option table has, the short ones too
+    ["-list-gpu-arch"], ["--generate-nonsystem-dependencies", "x.cu", "-arch=sm_80"],
 ])
 def test_calls_without_gpu_code_are_untouched(call: list[str]) -> None:
     assert w.rewrite(call, targets("9.0")) == (call, None)

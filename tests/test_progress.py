@@ -17,9 +17,10 @@ import pytest
 from tests.pypi_server import tiny_wheel
 from tests.test_cli import run
 from tests.test_share import FIELDS, LABEL
-from wheelcuda import _progress, proc, report
+from wheelcuda import proc, report
 from wheelcuda.commands import build_watch
 from wheelcuda.rules import progress, sharekey
+from wheelcuda.standalone import _progress
 from wheelcuda.store import buildlog, prune, wheelfile, wheels
 from wheelcuda.store.layout import Layout
 

@@ -20,9 +20,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
-from .. import _progress, report
+from .. import report
 from ..errors import CacheError
 from ..rules import progress
+from ..standalone import _progress
 from ..store import buildlog
 from ..store.buildlog import BuildLog
 from ..store.layout import Layout

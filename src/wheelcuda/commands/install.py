@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from .. import _nvcc_wrapper, _progress, pipeline, proc, report
+from .. import pipeline, proc, report
 from ..context import Context
 from ..errors import WheelcudaError
 from ..pipeline import buildplan
@@ -32,6 +32,7 @@ from ..probe import locate, locks, machine, source
 from ..probe.given import PackageArgs, read_package_args
 from ..rules import arch, buildkey, cxxstd, packages, progress, sharing
 from ..rules.sharing import Sharing
+from ..standalone import _nvcc_wrapper, _progress
 from ..store import fs, wheels
 from . import build_watch, install_share
 from .common import (

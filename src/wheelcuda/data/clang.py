@@ -2,10 +2,11 @@
 2026-11-30: clang over the CUDA 12 wheels' ptxas, libdevice and headers, with a
 fatbinary over libnvfatbin, built programs that ran exact on an H200).
 
-A CUDA 12 torch has no compiler wheel; clang compiles CUDA itself over the parts the
-CUDA 12 wheels do hold (ptxas, libdevice, the headers, libnvfatbin). What it needs
-from each is listed here, with the lowest clang each GPU arch needs and what was found
-on the package index when we looked.
+A CUDA 12 torch has no compiler wheel (no CUDA 12 wheel holds nvcc, cicc or cudafe++);
+clang compiles CUDA itself over the parts the CUDA 12 wheels do hold (ptxas, libdevice,
+the headers, libnvfatbin). What it needs from each is listed here, with what was found
+on the package index when we looked; the lowest clang each GPU arch needs is the clang
+toolkit's own nvcc's table (standalone/_nvcc_table.py), read here by :func:`clang_for`.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Final
 
+from ..standalone._nvcc_table import CLANG_FOR_ARCH
 from . import settings as registry
 
-__all__ = ["ARCH_CLANG", "CHECKED", "HEADER_WHEELS", "INDEX", "INDEX_CLANG",
+__all__ = ["CHECKED", "HEADER_WHEELS", "INDEX", "INDEX_CLANG",
            "INDEX_CLANG_MB", "INDEX_CLANG_VERSION", "INDEX_PACKAGES", "INDEX_RESOURCE",
            "INDEX_ZIG", "MIN_CUDA", "MIN_MAJOR", "NAMED_VAR", "NEWEST", "OFF",
            "RELEASE_WHEELS", "REQUIRED", "ROOT_VAR", "WHEELS", "clang_for", "install_hint",
@@ -36,11 +38,6 @@ MIN_MAJOR: Final = 19
 #: The newest clang the system packages had when this was written (Debian 12
 #: bookworm-security: clang-22 22.1.8); named in the fix when no clang is there.
 NEWEST: Final = 22
-
-#: The lowest clang major that compiles each arch (clang's ``Cuda.cpp``; checked: 19
-#: stops at sm_90a, 22 builds sm_120). Archs not listed: any supported clang.
-ARCH_CLANG: Final = MappingProxyType({"10.0": 20, "10.1": 20, "12.0": 20, "10.3": 21,
-                                      "11.0": 21, "12.1": 21})
 
 #: The CUDA 12 wheels of the compiler set, pinned to torch's CUDA release, and curand,
 #: whose ``curand_mtgp32_kernel.h`` clang's CUDA wrapper includes (headers kept only).
@@ -82,8 +79,10 @@ INDEX_PACKAGES: Final = MappingProxyType({
 
 
 def clang_for(arch: str) -> int:
-    """The lowest clang major that compiles ``arch`` (``12.0`` -> 20) (pure)."""
-    return max(MIN_MAJOR, ARCH_CLANG.get(arch.rstrip("af"), MIN_MAJOR))
+    """The lowest clang major that compiles ``arch`` (``12.0`` -> 20) (pure): the clang
+    toolkit's own nvcc checks against the same table."""
+    number = arch.replace(".", "").rstrip("af")
+    return max(MIN_MAJOR, CLANG_FOR_ARCH.get(number, MIN_MAJOR))
 
 
 def install_hint(major: int) -> str:

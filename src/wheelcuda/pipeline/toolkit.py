@@ -10,10 +10,9 @@ import hashlib
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
-from .. import sources
+from .. import sources, standalone
 from ..context import Context
 from ..data import catalog
 from ..probe import locate
@@ -178,14 +177,13 @@ def tree_for(ctx: Context, layout: Layout, toolkit: Toolkit) -> plan.TreePlan:
 
 @functools.cache
 def _wrapper_source() -> str:
-    return resources.files("wheelcuda").joinpath("_nvcc_wrapper.py").read_text()
+    return standalone.source("_nvcc_wrapper.py")
 
 
 @functools.cache
 def _modules() -> tuple[tuple[str, str], ...]:
     """The standalone modules the wrapper runs with, copied beside it."""
-    return tuple((name, resources.files("wheelcuda").joinpath(name).read_text())
-                 for name in plan.WRAPPER_MODULES)
+    return tuple((name, standalone.source(name)) for name in plan.WRAPPER_MODULES)
 
 
 def _wrapper_version() -> str:

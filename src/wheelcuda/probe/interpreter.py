@@ -24,14 +24,13 @@ import stat
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 from .. import proc
 from ..context import Context
 from ..errors import InterpreterError, ToolError
+from ..standalone import _interp_probe, source
 from ..values import Target
-from . import _interp_probe
 
 __all__ = ["Choice", "ask", "choose_python", "executable",
            "target", "watch"]
@@ -267,8 +266,7 @@ def ask(python: str, ctx: Context, *, child: bool = False) -> dict[str, Any]:
     ``sys.path``, and the target's own is wanted)."""
     if python == ctx.executable and not child:
         return _ourselves(ctx)
-    code = _OLD_PYTHON + resources.files(__package__ or "wheelcuda.probe").joinpath(
-        "_interp_probe.py").read_text()
+    code = _OLD_PYTHON + source("_interp_probe.py")
     argv = [python, "-E", "-c", code]
     fix = f"pass --python with a Python {'.'.join(map(str, MIN_VERSION))}+ executable"
     try:

@@ -20,7 +20,7 @@ many threads they use.
 
 A fixed N per call cannot fit both kinds of package: MAX_JOBS=16 calls of N=2 fill the
 GPU machine, but causal-conv1d compiles 3 files, and at N=1 it took 349 s there where
-N=8 took 191 s. So the calls share a pool of tokens (the wrapper's docstring says how):
+N=8 took 191 s. So the calls share a pool of tokens (standalone/_nvcc_pool.py says how):
 2 threads per core (the cores oversubscribed at most twice, as before), the calls that
 memory lets split at once, and at most one thread per core for one call. Calls that
 start together divide the threads, so 3 files get about 10 each on 16 cores, 16 files
@@ -29,17 +29,13 @@ start together divide the threads, so 3 files get about 10 each on 16 cores, 16 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
-from ..data import settings as registry
 from ..data.recipes import DEFAULT_JOB_GB
+from ..standalone._nvcc_pool import POOL, parse_pool
 from .checks import Kind, Problem
 
 __all__ = ["DEFAULT_JOB_GB", "for_build", "max_jobs", "pool", "problems"]
-
-POOL = registry.JOBSERVER.name  # the nvcc wrapper's name for it (_nvcc_pool.POOL)
-_POOL_FORM = re.compile(r"^.*:\d+:\d+:\d+$")
 
 
 def max_jobs(cores: int, available_bytes: int | None, job_gb: float) -> int:
@@ -72,7 +68,7 @@ def problems(environ: Mapping[str, str]) -> list[Problem]:
             out.append(Problem(Kind.JOBS, f"{var}={value!r} is not a whole number above 0",
                                f"export {var}=2   (or unset {var}: wheelcuda picks one)"))
     value = environ.get(POOL) or ""
-    if value and not _POOL_FORM.match(value):
+    if value and parse_pool(value) is None:
         out.append(Problem(Kind.JOBS, f"{POOL}={value!r} is not FOLDER:THREADS:SPLITS:CAP",
                            f"unset {POOL}   (wheelcuda install sets one)"))
     return out

@@ -20,7 +20,7 @@ from typing import Any
 
 # standalone (the standard library alone), so any layer may read it: the tree's nvcc and
 # install say a duration the same way
-from .._progress import duration
+from ..standalone._progress import duration
 
 __all__ = ["CARRIED_AT_MOST", "Compile", "State", "carried", "compiler_errors", "duration",
            "finished_line", "from_profile", "profile", "profile_text", "read_events",

@@ -5,7 +5,7 @@ The synthesized CUDA_HOME is the union of the component folders' ``bin``, ``incl
 
 - ``bin/`` is a real folder of per-file links: nvcc reads ``nvcc.profile`` from the
   folder it was invoked through without resolving links, and the stock profile's
-  ``TOP=$(_HERE_)/..`` then points at our tree (FACTS.md).
+  ``TOP=$(_HERE_)/..`` then points at our tree (``nvcc -dryrun`` shows ``_HERE_``).
 - ``lib64/`` is a real folder too: it adds the unversioned ``libX.so`` links builds
   link against and ``stubs/libcuda.so``, which no wheel ships.
 - ``include`` and ``nvvm`` are one link each when a single folder provides them (the
@@ -137,7 +137,7 @@ REAL_NVCC = "bin/.nvcc-real"
 #: The host compiler shim: the real one, its C++ standard raised (_cxx_std.py).
 HOST_SHIM = "bin/wheelcuda-c++"
 #: The standalone modules the wrapper imports, copied beside it into bin/.
-WRAPPER_MODULES = ("_nvcc_pool.py", "_cxx_std.py", "_progress.py")
+WRAPPER_MODULES = ("_nvcc_pool.py", "_cxx_std.py", "_progress.py", "_nvcc_table.py")
 
 
 def wrapper_files(python: str, source: str, home: str,
@@ -148,7 +148,7 @@ def wrapper_files(python: str, source: str, home: str,
     passes at most one argument to the interpreter. It names the wrapper by the tree's
     final path ``home``, not by ``$0``: through a link to ``bin/nvcc`` (``~/bin/nvcc``, a
     CMake toolchain link) ``$0`` is the link, and a ``.nvcc-wrapper.py`` beside the link
-    would run (issue 8, defect 2).
+    would run.
     """
     wrapper = os.path.join(home, WRAPPER_SOURCE)
     # -B: the modules beside the wrapper are imported, and a tree is never written once

@@ -25,9 +25,9 @@ import hashlib
 import json
 import os
 import shlex
-from importlib import resources
 from pathlib import Path
 
+from .. import standalone
 from ..rules import tree as plan_rules
 from ..rules.clangfit import Clang
 from . import shims
@@ -53,7 +53,7 @@ EXECUTABLES = frozenset({f"{_NVCC}/bin/nvcc", f"{_NVCC}/bin/fatbinary", *_ABSENT
 
 @functools.cache
 def _source(name: str) -> str:
-    return resources.files("wheelcuda").joinpath(name).read_text()
+    return standalone.source(name)
 
 
 def _absent(rel: str, what: str) -> str:

@@ -7,11 +7,13 @@ user's environment. The folder is laid out like site-packages, so the store sour
 (:mod:`wheelcuda.sources.store`) hands it to :mod:`wheelcuda.probe.locate` as one more
 root.
 
-A fetch runs under one lock per folder (two installs fetch once), unpacks into a
-folder beside the final one, and marks it complete only when the compiler set is
-really there (an installer that exits 0 having unpacked nothing must not leave a store
-that every later install trusts: issue 8, defect 1). What a killed fetch left is
-removed by the next one.
+Four kinds of folder, one row each (:data:`_KINDS`): the compiler set, the headers of
+torch's libraries, the CUDA 12 wheels the clang toolkit compiles over, and a clang from
+the package index. A fetch runs under one lock per folder (two installs fetch once),
+unpacks into a folder beside the final one, and marks it complete only when what its
+kind needs is really there (an installer that exits 0 having unpacked nothing must not
+leave a store that every later install trusts). What a killed fetch left is removed by
+the next one.
 """
 
 from __future__ import annotations
@@ -21,14 +23,14 @@ import os
 import platform
 import re
 import shlex
-import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
-from .. import proc
+from .. import proc, report
 from ..context import Context
 from ..data import catalog
 from ..data import clang as clang_data
@@ -83,32 +85,6 @@ def headers_kind(requirements: list[str]) -> str:
     return f"{HEADERS}-{pins.headers_tag(requirements)}"
 
 
-def _components(kind: str) -> tuple[catalog.Component, ...]:
-    if kind.startswith(HEADERS):
-        return tuple(c for c in catalog.LIBRARIES if c.name in catalog.HEADER_LIBRARIES)
-    return catalog.COMPILER
-
-
-def _problems(root: Path, major: int, kind: str = "") -> list[str]:
-    """What of the set is not in ``root`` (empty when it is all there)."""
-    if kind == CLANG:
-        return [rel for rel in clang_data.REQUIRED if not (root / rel).exists()]
-    if kind == CLANG_INDEX:
-        return [rel for rel in (clang_data.INDEX_ZIG, INDEX_CLANGXX,
-                                f"{clang_data.INDEX_RESOURCE}/include/"
-                                "__clang_cuda_runtime_wrapper.h")
-                if not (root / rel).exists()]
-    found = locate.locate([str(root)], _components(kind))
-    out = []
-    for c in _components(kind):
-        hit = found.get(c.name, major)
-        if hit is None:
-            out.append(c.wheels[major])
-        elif hit.missing:
-            out.append(f"{c.wheels[major]} ({', '.join(hit.missing)})")
-    return out
-
-
 def index_clang(layout: Layout) -> Path | None:
     """The package index's clang++ in the store, when fetched (reads only)."""
     found = existing(layout, "", CLANG_INDEX)
@@ -134,6 +110,79 @@ def _index_trampoline(root: Path, final: Path) -> None:
     (root / INDEX_CLANGXX).chmod(0o755)
 
 
+@dataclass(frozen=True)
+class _Kind:
+    """One kind of store folder: what it fetches, what it keeps, what proves it whole."""
+
+    #: the ``kind`` of its folders; ``tagged``: followed by ``-<tag>`` (the header pins)
+    name: str
+    #: what to fetch, from the specifier and the header requirements
+    requirements: Callable[[str, list[str]], list[str]]
+    #: what the download costs, said before it starts
+    size: str
+    #: what proves it whole: these components found as locate finds them, or these files
+    components: tuple[catalog.Component, ...] = ()
+    files: tuple[str, ...] = ()
+    #: what is done to the unpacked folder before the check: (it, where it goes, major)
+    finish: Callable[[Path, Path, int], None] = lambda _root, _final, _major: None
+    tagged: bool = False
+
+
+def _headers_finish(root: Path, _final: Path, major: int) -> None:
+    _headers_only(root, pins.header_wheels(major))
+
+
+def _clang_finish(root: Path, _final: Path, _major: int) -> None:
+    _libraries_out(root, clang_data.HEADER_WHEELS)
+
+
+def _index_finish(root: Path, final: Path, _major: int) -> None:
+    _index_trampoline(root, final)
+
+
+_KINDS = (
+    _Kind("", lambda spec, _: catalog.toolkit_requirements(spec), "about 270 MB",
+          components=catalog.COMPILER),
+    _Kind(HEADERS, lambda _, headers: headers,
+          "about 900 MB to download unless the installer's cache holds them; only the "
+          "headers are kept",
+          components=tuple(c for c in catalog.LIBRARIES
+                           if c.name in catalog.HEADER_LIBRARIES),
+          finish=_headers_finish, tagged=True),
+    _Kind(CLANG, lambda spec, _: clang_data.requirements(catalog.release_of(spec) or ""),
+          "about 110 MB to download; curand's headers only are kept",
+          files=clang_data.REQUIRED, finish=_clang_finish),
+    _Kind(CLANG_INDEX, lambda _spec, _: list(clang_data.INDEX_CLANG),
+          f"about {clang_data.INDEX_CLANG_MB} MB to download",
+          files=(clang_data.INDEX_ZIG, INDEX_CLANGXX,
+                 f"{clang_data.INDEX_RESOURCE}/include/__clang_cuda_runtime_wrapper.h"),
+          finish=_index_finish),
+)
+
+
+def _row(kind: str) -> _Kind:
+    """The row of ``kind`` (``headers-<tag>`` is the headers' row) (pure)."""
+    for row in _KINDS:
+        if kind == row.name or (row.tagged and kind.startswith(f"{row.name}-")):
+            return row
+    raise ValueError(f"no store folder of kind {kind!r}")
+
+
+def _problems(root: Path, major: int, row: _Kind) -> list[str]:
+    """What of the set is not in ``root`` (empty when it is all there)."""
+    out = [rel for rel in row.files if not (root / rel).exists()]
+    if not row.components:
+        return out
+    found = locate.locate([str(root)], row.components)
+    for c in row.components:
+        hit = found.get(c.name, major)
+        if hit is None:
+            out.append(c.wheels[major])
+        elif hit.missing:
+            out.append(f"{c.wheels[major]} ({', '.join(hit.missing)})")
+    return out
+
+
 def fetch(layout: Layout, ctx: Context, tool: installer.Tool, specifier: str, *,
           python: str, major: int, headers: list[str] | None = None,
           clang: bool = False, clang_index: bool = False) -> Path:
@@ -143,6 +192,7 @@ def fetch(layout: Layout, ctx: Context, tool: installer.Tool, specifier: str, *,
     clang) into the store (once; safe when concurrent)."""
     kind = (CLANG_INDEX if clang_index else CLANG if clang else
             headers_kind(headers) if headers else "")
+    row = _row(kind)
     found = existing(layout, specifier, kind)
     if found:
         return found
@@ -156,17 +206,10 @@ def fetch(layout: Layout, ctx: Context, tool: installer.Tool, specifier: str, *,
             fs.discard(old)
         tmp = fs.new_folder(toolkits, final.name, "fetch")
         try:
-            requirements = (list(clang_data.INDEX_CLANG) if clang_index else
-                            clang_data.requirements(catalog.release_of(specifier) or "")
-                            if clang else headers or catalog.toolkit_requirements(specifier))
-            _download(ctx, tool, requirements, tmp, python=python, major=major, kind=kind)
-            if headers:
-                _headers_only(tmp, pins.header_wheels(major))
-            if clang:
-                _libraries_out(tmp, clang_data.HEADER_WHEELS)
-            if clang_index:
-                _index_trampoline(tmp, final)
-            missing = _problems(tmp, major, kind)
+            requirements = row.requirements(specifier, headers or [])
+            _download(ctx, tool, requirements, tmp, python=python, major=major, row=row)
+            row.finish(tmp, final, major)
+            missing = _problems(tmp, major, row)
             if missing:
                 raise ComponentError(
                     f"{tool.name} reported success fetching {requirements[0]} but "
@@ -195,7 +238,7 @@ def _headers_only(root: Path, wheels: tuple[str, ...]) -> None:
     torch's business at run time, a build needs only what its headers include. What
     they pulled in (nvJitLink, required with no bound, of the index's newest release)
     is removed file by file (its RECORD): CUDA 13 wheels share one folder, and a tree
-    never mixes two releases' headers (issue 16)."""
+    never mixes two releases' headers."""
     keep = {canonicalize_name(w) for w in wheels}
     for info, name, files in _installed(root):
         if name in keep:
@@ -255,21 +298,15 @@ def _installed(root: Path) -> Iterator[tuple[Path, str, list[Path]]]:
 
 
 def _download(ctx: Context, tool: installer.Tool, requirements: list[str], target: Path, *,
-              python: str, major: int, kind: str = "") -> None:
+              python: str, major: int, row: _Kind) -> None:
     argv = tool.target_argv(requirements, str(target), python)
-    requirement = requirements[0]
-    names = (", ".join(r.split("=")[0] for r in requirements) if kind.startswith(CLANG)
-             else ", ".join(c.wheels[major] for c in _components(kind)))
-    size = (f"about {clang_data.INDEX_CLANG_MB} MB to download" if kind == CLANG_INDEX else
-            "about 110 MB to download; curand's headers only are kept" if kind == CLANG else
-            "about 900 MB to download unless the installer's cache holds them; only the "
-            "headers are kept" if kind else "about 270 MB")
-    print(f"wheelcuda: fetching {requirement} into {target.parent} with {tool.name} "
-          f"({names}: {size}); its output follows", file=sys.stderr)
+    names = ", ".join([c.wheels[major] for c in row.components]
+                      or [r.split("=")[0] for r in requirements])
+    report.note(f"fetching {requirements[0]} into {target.parent} with {tool.name} "
+                f"({names}: {row.size}); its output follows")
     env = proc.child_environ(ctx.environ)
     code, tail = proc.stream(argv, env=env, timeout=_TIMEOUT,
-                             note=lambda text: print(f"wheelcuda: fetching: {text}",
-                                                     file=sys.stderr))
+                             note=lambda text: report.note(f"fetching: {text}"))
     if code != 0:
         raise _fetch_error(tool, argv, requirements, python, tail)
 

@@ -3,8 +3,8 @@
 Standalone on purpose (see _clang_nvcc): run by a sh trampoline with ``-I -S`` on
 wheelcuda's Python, which sets ``WHEELCUDA_NVFATBIN`` to the ``libnvfatbin.so.12`` of
 the nvidia-nvfatbin-cu12 wheel. clang calls ``fatbinary`` for every CUDA compile, even
-without relocatable device code, and takes one from PATH when ``--cuda-path`` has none
-(FACTS.md), so the tree must have this one.
+without relocatable device code, and takes one from PATH when ``--cuda-path`` has none,
+so the tree must have this one.
 
 It takes the two forms clang writes: clang 19's ``--image=profile=sm_90,file=F`` (and
 ``profile=compute_90`` for PTX) and clang 20+'s ``--image3=kind=elf,sm=90,file=F`` (and

@@ -1,5 +1,9 @@
 """nvcc's options as data: every spelling of each, what takes a value, which values are
-nvcc's own (issue 20). Standalone like _nvcc_args, which reads an nvcc call with them.
+nvcc's own; and the archs each clang and ptxas release knows.
+
+Standalone: copied beside the programs that read it, flat (into a tree's ``bin/`` for
+the nvcc wrapper and _progress, into the clang toolkit for _nvcc_args and _clang_nvcc),
+so the standard library alone. data/clang.py takes the arch table from here.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ __all__ = [
     "SWITCHES",
     "VALUED",
     "WERROR",
+    "spellings",
 ]
 
 #: Options that take a value (as the next word, ``=value``, or for the one-letter ones
@@ -74,7 +79,8 @@ WERROR = ("all-warnings", "cross-execution-space-call", "reorder", "default-stre
            "missing-launch-bounds", "ext-lambda-captures-this", "deprecated-declarations")
 #: Options without a value: meaning, then spellings. "ignore": what clang does anyway
 #: (relaxed constexpr, lambdas), or only the cost or diagnostics of nvcc's own steps;
-#: "rdc-mode": relocatable device code and device linking, which need nvlink.
+#: "dc" (a relocatable device object) and "rdc-mode": relocatable device code and
+#: device linking, which need nvlink; "dlto": device link-time optimization.
 _FLAGS_TEXT = """
 c -c --compile
 ignore -link --link
@@ -107,8 +113,12 @@ ignore --display-error-number -no-display-error-number --no-display-error-number
 ignore -Wdefault-stream-launch -Wext-lambda-captures-this -Wmissing-launch-bounds
 host -Wno-deprecated-declarations --Wno-deprecated-declarations
 werror-all -Werror=all-warnings
-rdc-mode -dc --device-c -dw --device-w -dlink --device-link
-unsupported -lib --lib -ptx --ptx -cubin --cubin -fatbin --fatbin -run --run -dryrun --dryrun -m32
+dc -dc --device-c
+rdc-mode -dw --device-w -dlink --device-link
+dlto -dlto --dlink-time-opt
+ptx -ptx --ptx
+cubin -cubin --cubin
+unsupported -lib --lib -fatbin --fatbin -run --run -dryrun --dryrun -m32
 """
 
 
@@ -119,6 +129,15 @@ def _table(text: str) -> dict[str, str]:
 
 VALUED = _table(_VALUED_TEXT)
 FLAGS = _table(_FLAGS_TEXT)
+
+
+def spellings(*meanings: str) -> tuple[str, ...]:
+    """Every spelling nvcc takes for each of ``meanings``, valued or not: ``"arch"`` ->
+    ``("-arch", "--gpu-architecture")`` (pure)."""
+    return tuple(word for meaning in meanings for table in (VALUED, FLAGS)
+                 for word, m in table.items() if m == meaning)
+
+
 #: What nvcc 13.0 compiles by its suffix without -x (``K.CU``, ``k.cuh``, ``k.c++`` and
 #: ``K.C`` are "Don't know what to do with"); objects and libraries are linked.
 CUDA_SOURCES = (".cu",)
@@ -134,10 +153,12 @@ SWITCHES = {"ftz": ("device", "-fgpu-flush-denormals-to-zero",
             "fmad": ("device", "-ffp-contract=fast", "-ffp-contract=off")}
 OTHERS = ("the toolkit from NVIDIA's archives (--toolkit redist) or one on this "
            "machine (--toolkit local)")
-#: The lowest clang major that knows each arch (clang's Cuda.cpp; FACTS.md).
+#: The lowest clang major that compiles each arch, by its number less any ``a``/``f``
+#: (clang's ``Cuda.cpp``; checked: clang 19 stops at sm_90a, clang 22 builds sm_120).
+#: Archs not listed: any clang the toolkit takes (data/clang.py MIN_MAJOR).
 CLANG_FOR_ARCH = {"100": 20, "101": 20, "120": 20, "103": 21, "121": 21, "110": 21}
 #: The lowest ptxas (CUDA release) that knows each arch; older ones know all the rest
-#: down to sm_50 (FACTS.md: sm_120 needs 12.8; sm_103, sm_121 13.0 for nvcc, 12.9 ptxas).
+#: down to sm_50 (sm_120 needs 12.8; sm_103 and sm_121 need nvcc 13.0, ptxas 12.9).
 PTXAS_FOR_ARCH = {"100": (12, 8), "101": (12, 8), "120": (12, 8), "103": (12, 9),
                   "121": (12, 9)}
 #: Every arch the clang toolkit may name, oldest first.

@@ -4,7 +4,7 @@ torch 2.14's headers stop with ``#error C++20 or later compatible compiler is re
 to use PyTorch`` (2.13's needed C++17); setup.py files that pass ``-std=c++17``
 (chamferdist 1.0.3, spatial-correlation-sampler 0.5.0) then fail under every route, and
 with their ``-std=c++17`` changed to ``-std=c++20`` and nothing else, chamferdist built
-and imported (FACTS.md). torch itself passes ``-std=c++20`` only when the build names no
+and imported. torch itself passes ``-std=c++20`` only when the build names no
 standard of its own.
 
 Standalone on purpose, like _nvcc_wrapper: copied into each tree's bin/ and used by its

@@ -4,7 +4,8 @@ Standalone on purpose: this file is copied into each synthesized tree and run by
 ``bin/nvcc`` (a sh trampoline) on the Python that wheelcuda runs on, with ``-I -S``, so
 it imports nothing but the standard library and works whichever environment the build
 runs in. It executes the real nvcc through ``bin/.nvcc-real``, a link in the same
-folder: nvcc reads ``nvcc.profile`` from the folder it was invoked through (FACTS.md).
+folder: nvcc reads ``nvcc.profile`` from the folder it was invoked through, without
+resolving links (``nvcc -dryrun`` shows ``_HERE_`` as the link's folder).
 
 Why: packages such as causal-conv1d and mamba-ssm hard-code nine ``-gencode`` targets,
 and torch ignores TORCH_CUDA_ARCH_LIST once a package's flags contain ``arch``. A build
@@ -20,7 +21,8 @@ the highest when the list says +PTX, and a family variant the build asked for
 A pruned compile call usually builds one target, where nvcc ignores ``--threads``; it
 then gets ``--split-compile`` so that a lone big file does not leave cores idle, with
 threads shared by the calls that run at once, as make's jobserver shares job slots
-(:func:`share`).
+(the pool is _nvcc_pool's; this file only says how many threads a call can use and
+adds the option: :func:`own_threads`, :func:`add_split`).
 """
 
 from __future__ import annotations
@@ -33,33 +35,30 @@ from collections.abc import Iterator
 
 try:
     from . import _cxx_std, _nvcc_pool, _progress
+    from . import _nvcc_table as _table
 except ImportError:  # run as a script from a tree's bin/, beside them
     sys.dont_write_bytecode = True  # no __pycache__ in a tree (the trampoline says -B too)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import _cxx_std  # type: ignore[import-not-found,no-redef]
     import _nvcc_pool  # type: ignore[import-not-found,no-redef]
+    import _nvcc_table as _table  # type: ignore[import-not-found,no-redef]
     import _progress  # type: ignore[import-not-found,no-redef]
 
 REAL = ".nvcc-real"
-POOL, share, parse_pool = _nvcc_pool.POOL, _nvcc_pool.share, _nvcc_pool.parse_pool
-take, used, SETTLE_S = _nvcc_pool.take, _nvcc_pool.used, _nvcc_pool.SETTLE_S
 _PAIR = re.compile(r"arch=([\w]+),code=\[?([\w,]+)\]?$")
 #: Options whose value says which GPU code to make, in each spelling nvcc takes.
-_GENCODE = ("-gencode", "--generate-code")
-_ARCH = ("-arch", "--gpu-architecture")
-_CODE = ("-code", "--gpu-code")
-_ARCHES = (*_GENCODE, *_ARCH, *_CODE)
-_THREADS = ("-t", "--threads")
-_SPLIT = ("-split-compile", "--split-compile")
+_GENCODE = _table.spellings("gencode")
+_ARCHES = _table.spellings("gencode", "arch", "code")
+_THREADS = _table.spellings("threads")
+_SPLIT = _table.spellings("split")
 #: Calls that compile device code (object or relocatable); install counts them in the log.
-COMPILES = ("-c", "--compile", "-dc", "--device-c")
-_DEBUG = ("-G", "--device-debug")
+COMPILES = _table.spellings("c", "dc")
+_DEBUG = _table.spellings("G")
 #: Calls that make no GPU code: leave them alone.
-_QUERIES = ("--version", "-V", "--list-gpu-arch", "--list-gpu-code", "-h", "--help",
-            "-E", "--preprocess", "-M", "--generate-dependencies", "-MM")
-_SINGLE = ("-ptx", "--ptx", "-cubin", "--cubin")
+_QUERIES = _table.spellings("version", "help", "list-arch", "list-code", "E", "M", "MM")
+_SINGLE = _table.spellings("ptx", "cubin")
 #: Device link-time optimization asked for by a flag rather than by a code= value.
-_DLTO = ("-dlto", "--dlink-time-opt")
+_DLTO = _table.spellings("dlto")
 #: The line the wrapper writes to WHEELCUDA_NVCC_LOG for a call that compiles GPU code
 #: it left unpruned (LTO): install then keys the wheel as built for every arch asked.
 UNPRUNED = "# wheelcuda: unpruned"
@@ -230,7 +229,7 @@ def main() -> None:
                              ("NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS")).split()
         threads = own_threads(args, inherited)
         if threads is not None:
-            args = add_split(args, share(os.environ, threads), inherited)
+            args = add_split(args, _nvcc_pool.share(os.environ, threads), inherited)
         if warning:
             sys.stderr.write(warning + "\n")
     std = _cxx_std.wanted(os.environ.get(_cxx_std.VAR))

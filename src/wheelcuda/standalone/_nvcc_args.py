@@ -1,6 +1,6 @@
-"""nvcc's command language, read: which files, which GPU targets, which flags for the
-host, the device and the link (issue 20). Pure; standalone like _clang_nvcc, which
-turns a :class:`Translation` into a clang call. Forms it does not carry out raise
+"""nvcc's command language, read for the clang toolkit: which files, which GPU targets,
+which flags for the host, the device and the link. Pure; standalone like _clang_nvcc,
+which turns a :class:`Translation` into a clang call. Forms it does not carry out raise
 :class:`Refused`, naming the option and the other toolkits.
 """
 
@@ -288,9 +288,11 @@ def _flag(t: Translation, meaning: str, word: str) -> None:  # noqa: PLR0912
         t.host.append(word[1:] if word.startswith("--") else word)
     elif meaning == "werror-all":
         t.common.append("-Werror")
-    elif meaning == "rdc-mode":
+    elif meaning in ("dc", "rdc-mode"):
         raise _rdc(word)
-    elif meaning == "unsupported":
+    elif meaning == "dlto":
+        raise _lto(word)
+    elif meaning in ("ptx", "cubin", "unsupported"):
         raise Refused(f"nvcc {word}: the clang toolkit compiles to objects and links, "
                       "nothing else", f"build with {OTHERS}")
 
@@ -395,5 +397,3 @@ def _valued(t: Translation, name: str, value: str, word: str) -> None:  # noqa: 
         raise Refused(f"nvcc {word}: the clang toolkit makes no libraries", f"use {OTHERS}")
     # ccbin, threads, split, Xfatbin, Xcudafe, ignore: the host compiler is clang itself,
     # the rest is nvcc's own steps' cost or diagnostics
-
-

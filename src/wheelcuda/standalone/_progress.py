@@ -1,7 +1,8 @@
 """The tree's nvcc: each compile timed and told, so that a long build can be watched.
 
 Standalone on purpose, like _nvcc_wrapper: copied into each tree beside it
-(``bin/_progress.py``) and run on the standard library alone.
+(``bin/_progress.py``) and run on the standard library alone (and _nvcc_table, nvcc's
+options, copied beside it too).
 
 A compile call runs as a child of the wrapper (not ``exec``: the wrapper waits for it to
 read its CPU time and peak memory with ``wait4``), and then:
@@ -26,19 +27,20 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 
+try:
+    from . import _nvcc_table as _table
+except ImportError:  # run from a tree's bin/, beside it
+    import _nvcc_table as _table  # type: ignore[import-not-found,no-redef]
+
 __all__ = ["SOURCE_SUFFIXES", "VAR", "describe", "duration", "run", "sources", "targets"]
 
 VAR = "WHEELCUDA_PROGRESS"
 #: What a compile call's inputs end with (nvcc 13.0 reads these; objects are linked).
 SOURCE_SUFFIXES = (".cu", ".cpp", ".cc", ".cxx", ".c", ".ptx")
-#: Options whose next argument is a value, never an input: the ones builds pass with a
-#: separate value (torch's ninja rules, setuptools, CMake).
-_VALUED = frozenset({"-o", "--output-file", "-I", "-isystem", "-include", "-D", "-U", "-L",
-                     "-l", "-x", "-ccbin", "--compiler-bindir", "-Xcompiler",
-                     "--compiler-options", "-Xptxas", "-Xlinker", "-Xnvlink", "-Xcudafe",
-                     "-MF", "-MT", "--dependency-output", "-odir", "-std", "-t",
-                     "--threads", "-gencode", "--generate-code", "-arch", "-code",
-                     "--gpu-architecture", "--gpu-code", "-maxrregcount"})
+#: Options whose next argument is a value, never an input (``-o k.o``, ``-MF k.d``).
+_VALUED = frozenset(_table.VALUED)
+#: Options whose next argument may say the GPU code (``-gencode arch=...,code=sm_90``).
+_TARGETED = _table.spellings("gencode", "arch")
 
 
 def sources(args: Sequence[str]) -> list[str]:
@@ -62,8 +64,7 @@ def targets(args: Sequence[str]) -> list[str]:
     out: list[str] = []
     for i, arg in enumerate(args):
         value = arg.split("=", 1)[1] if "=" in arg and arg.startswith("-") else \
-            (args[i + 1] if arg in ("-gencode", "--generate-code", "-arch",
-                                    "--gpu-architecture") and i + 1 < len(args) else "")
+            (args[i + 1] if arg in _TARGETED and i + 1 < len(args) else "")
         if "code=" in value:
             value = value.split("code=", 1)[1]
         for word in value.strip("[]").split(","):

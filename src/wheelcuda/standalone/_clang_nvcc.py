@@ -7,7 +7,7 @@ but the standard library. The trampoline sets ``WHEELCUDA_CLANG`` (the clang++ t
 ``WHEELCUDA_NVCC_HERE`` (the path it was invoked through: the tree is the folder above
 its ``bin``, as ``TOP = $(_HERE_)/..`` in nvcc.profile).
 
-Why: no CUDA 12 wheel holds nvcc, cicc or cudafe++ (FACTS.md), but they hold ptxas,
+Why: no CUDA 12 wheel holds nvcc, cicc or cudafe++ (12.1 to 12.9 looked at), but they hold ptxas,
 libdevice, the headers and libnvfatbin; clang compiles CUDA itself from those
 (``--cuda-path``), with the tree's ``bin/fatbinary`` (_fatbinary.py) in place of NVIDIA's.
 
@@ -16,7 +16,7 @@ wheelcuda knows use to compile (``-c``, ``-E``, ``-M``, dependency output, ``-ge
 ``-arch`` / ``-code``, ``-Xcompiler``, ``-Xptxas``, the math switches, ``--version``) and to
 link without device linking. Anything else (``-rdc``, ``-dlink``, an unknown option)
 stops with a message naming it and the other toolkits: it never silently does something
-else (issue 20). Mapping choices that differ from nvcc are listed in docs/clang.md.
+else. Mapping choices that differ from nvcc are listed in docs/clang.md.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from wheelcuda.context import Context
+from wheelcuda.data import recipes
 from wheelcuda.errors import ToolError
 from wheelcuda.probe import installer as installer_probe
 from wheelcuda.probe import source
@@ -49,7 +50,7 @@ def test_user_environment_wins() -> None:
 
 
 def test_job_memory_is_the_heaviest() -> None:
-    assert packages.job_gb(["causal-conv1d"]) == jobs.DEFAULT_JOB_GB
+    assert packages.job_gb(["causal-conv1d"]) == recipes.DEFAULT_JOB_GB
     assert packages.job_gb(["causal-conv1d", "flash-attn"]) == 8.0
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from tests.test_cli import run
 from tests.test_team import Machines
-from wheelcuda.probe import index, web
+from wheelcuda.probe import credentials, index, web
 from wheelcuda.rules import buildkey, redact, sharekey, sharing
 
 
@@ -74,9 +74,8 @@ def test_an_index_page_keeps_the_query(tmp_path: Path) -> None:
 def test_an_index_keeps_its_query_token() -> None:
     """GitLab's registry reads ?private_token=: the index wheelcuda asks keeps it (only
     what is shown loses it)."""
-    from wheelcuda.store import share  # noqa: PLC0415
 
-    index = share.credentials("https://alice:pw@[::1]:8443/simple?private_token=T", {})
+    index = credentials.credentials("https://alice:pw@[::1]:8443/simple?private_token=T", {})
     assert index.url == "https://[::1]:8443/simple?private_token=T"
     assert (index.username, index.password) == ("alice", "pw")
 
@@ -129,15 +128,14 @@ def test_no_password_over_plain_http_to_another_host(capsys: pytest.CaptureFixtu
     """Basic auth to http://team-index.lan/ would put the password on the network in the
     clear (NVIDIA's archives are never read over plain http either): asked without it,
     and said. This machine's own server (the tests' pypiserver) keeps them."""
-    from wheelcuda.store import share  # noqa: PLC0415
 
-    lan = share.credentials("http://alice:pw@team-index.lan/simple/", {})
+    lan = credentials.credentials("http://alice:pw@team-index.lan/simple/", {})
     assert (lan.username, lan.password) == (None, None)
     assert lan.url == "http://team-index.lan/simple/"
-    env = {share.USERNAME_VAR: "team", share.PASSWORD_VAR: "pw"}
-    assert share.credentials("http://team-index.lan/simple/", env).password is None
+    env = {sharing.USERNAME_VAR: "team", sharing.PASSWORD_VAR: "pw"}
+    assert credentials.credentials("http://team-index.lan/simple/", env).password is None
     said = capsys.readouterr().err
     assert "not sending credentials to http://team-index.lan/simple/ over plain http" in said
     assert "pw" not in said
-    assert share.credentials("https://team-index.lan/simple/", env).password == "pw"
-    assert share.credentials("http://127.0.0.1:8080/simple/", env).password == "pw"
+    assert credentials.credentials("https://team-index.lan/simple/", env).password == "pw"
+    assert credentials.credentials("http://127.0.0.1:8080/simple/", env).password == "pw"

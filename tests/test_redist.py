@@ -27,7 +27,7 @@ from wheelcuda.errors import ComponentError
 from wheelcuda.probe import locate
 from wheelcuda.rules import redist as rules
 from wheelcuda.sources import redist as source
-from wheelcuda.store import archives, prune, toolkits
+from wheelcuda.store import archives, prune, redistroots, toolkits
 from wheelcuda.store.layout import Layout
 from wheelcuda.values import Torch
 
@@ -179,10 +179,10 @@ def test_members_go_to_the_catalog_folder_and_licenses_to_the_dist_info() -> Non
 
 
 def test_store_folders_are_named_by_release_and_machine() -> None:
-    assert archives.folder_name("12.8.1", "x86_64") == "cuda-redist-12.8.1-x86_64"
-    assert archives.folder_name("12.8.1", "x86_64", digest="ab" * 32) == (
+    assert redistroots.folder_name("12.8.1", "x86_64") == "cuda-redist-12.8.1-x86_64"
+    assert redistroots.folder_name("12.8.1", "x86_64", digest="ab" * 32) == (
         "cuda-redist-12.8.1-shaabababababababab-x86_64")
-    assert archives.folder_name("../../x y", "aarch64") == "cuda-redist-.._.._x_y-aarch64"
+    assert redistroots.folder_name("../../x y", "aarch64") == "cuda-redist-.._.._x_y-aarch64"
 
 
 # -- the store, against a mirror ----------------------------------------------------------
@@ -216,7 +216,7 @@ def _want(server: rs.Server, **changes: object) -> archives.Want:
 
 def _given(server: rs.Server) -> str:
     """The store folder of the mirror's manifest, used as given: named by its digest."""
-    return archives.folder_name("12.8.1", "x86_64", digest=rs.sha256(server.folder / MANIFEST))
+    return redistroots.folder_name("12.8.1", "x86_64", digest=rs.sha256(server.folder / MANIFEST))
 
 
 def _nothing_half_written(layout: Layout) -> None:
@@ -271,9 +271,9 @@ def test_a_good_fetch_assembles_a_root_that_locate_finds_whole(
     before = len(server.requests)
     assert archives.fetch(layout, _want(server), note=notes.append) == root
     assert [r for r, _ in server.requests[before:]] == [MANIFEST]
-    assert archives.existing(layout, "12.8", "x86_64", manifest=server.url + MANIFEST) == root
-    assert archives.existing(layout, "12.8", "x86_64") is None  # not NVIDIA's pinned one
-    assert archives.existing(layout, "12.9", "x86_64", manifest=server.url + MANIFEST) is None
+    assert redistroots.existing(layout, "12.8", "x86_64", manifest=server.url + MANIFEST) == root
+    assert redistroots.existing(layout, "12.8", "x86_64") is None  # not NVIDIA's pinned one
+    assert redistroots.existing(layout, "12.9", "x86_64", manifest=server.url + MANIFEST) is None
 
 
 def test_the_source_offers_the_root_for_torchs_cuda(layout: Layout, server: rs.Server) -> None:
@@ -300,19 +300,19 @@ def test_a_manifest_given_never_takes_the_pinned_releases_place(
     rs.cu12_mirror(mirror)  # labelled 12.8.1, but not NVIDIA's bytes
     root = archives.fetch(layout, archives.Want("12.8", manifest=str(mirror / MANIFEST)),
                           note=lambda _: None)
-    assert root.name != archives.folder_name("12.8.1")
-    assert root.name == archives.folder_name("12.8.1", digest=rs.sha256(mirror / MANIFEST))
-    assert not (layout.toolkits / archives.folder_name("12.8.1")).exists()
+    assert root.name != redistroots.folder_name("12.8.1")
+    assert root.name == redistroots.folder_name("12.8.1", digest=rs.sha256(mirror / MANIFEST))
+    assert not (layout.toolkits / redistroots.folder_name("12.8.1")).exists()
     torch = Torch("2.9.1+cu128", "12.8", "/site/torch", None)
-    assert archives.existing(layout, "12.8") is None
+    assert redistroots.existing(layout, "12.8") is None
     plain = source.SOURCE.offer(None, torch, layout, CTX)
     assert plain is not None and plain.roots == ()
-    assert archives.existing(layout, "12.8", manifest=str(mirror / MANIFEST)) == root
-    assert archives.existing(layout, "12.8", manifest=str(tmp_path / "other.json")) is None
+    assert redistroots.existing(layout, "12.8", manifest=str(mirror / MANIFEST)) == root
+    assert redistroots.existing(layout, "12.8", manifest=str(tmp_path / "other.json")) is None
     # a folder under the pinned name whose mark is not the pinned manifest's: not taken
-    fake = layout.toolkits / archives.folder_name("12.8.1")
+    fake = layout.toolkits / redistroots.folder_name("12.8.1")
     shutil.copytree(root, fake, symlinks=True)
-    assert archives.existing(layout, "12.8") is None
+    assert redistroots.existing(layout, "12.8") is None
 
 
 @pytest.mark.parametrize("url", ["http://mirror.example/redistrib_12.8.1.json",
@@ -470,6 +470,7 @@ from pathlib import Path
 from wheelcuda.store import archives
 from wheelcuda.store.layout import Layout
 from wheelcuda.store import prune
+from wheelcuda.store import redistroots
 want = archives.Want("12.8", manifest=sys.argv[2], machine="x86_64")
 print(archives.fetch(Layout(Path(sys.argv[1])), want, note=lambda _: None))
 """
@@ -682,7 +683,7 @@ def test_an_archive_that_matches_yet_cannot_be_unpacked_is_not_kept(
         with pytest.raises(ComponentError, match="cannot be unpacked") as caught:
             archives.fetch(layout, want, note=lambda _: None)
         assert "the manifest lists a broken archive" in str(caught.value)
-        name = archives.folder_name("12.8.1", "x86_64", digest=rs.sha256(mirror / MANIFEST))
+        name = redistroots.folder_name("12.8.1", "x86_64", digest=rs.sha256(mirror / MANIFEST))
         downloads = layout.toolkits / f".fetch-{name}-downloads"
         assert not any(p.name.startswith("cuda_cccl") for p in downloads.iterdir())
         assert not (layout.toolkits / name).exists()

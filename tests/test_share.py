@@ -25,8 +25,9 @@ from tests.pypi_server import (
     sha256,
     tiny_wheel,
 )
+from wheelcuda.probe import credentials
 from wheelcuda.probe.index import IndexFile
-from wheelcuda.rules import sharekey
+from wheelcuda.rules import sharekey, sharing
 from wheelcuda.store import share, wheelfile
 
 FIELDS: dict[str, Any] = {
@@ -35,7 +36,7 @@ FIELDS: dict[str, Any] = {
     "cxx11_abi": True, "variables": {}, "installer_args": [], "machine": "x86_64",
     "host_compiler": "gcc 12.2.0"}
 LABEL = sharekey.local_label(sharekey.share_id(FIELDS))
-TEAM = {share.USERNAME_VAR: USER, share.PASSWORD_VAR: PASSWORD}
+TEAM = {sharing.USERNAME_VAR: USER, sharing.PASSWORD_VAR: PASSWORD}
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +53,7 @@ def labelled(tmp_path: Path, version: str = "1.0.0", fields: dict[str, Any] = FI
 
 def test_upload_find_download(server: Server, tmp_path: Path) -> None:
     wheel = labelled(tmp_path, name="round_trip")
-    index = share.credentials(server.simple, TEAM)
+    index = credentials.credentials(server.simple, TEAM)
     assert share.upload(index, wheel) == "uploaded"
     assert (server.packages / wheel.name).is_file()
     [found] = share.find(index, "round-trip", "1.0.0", LABEL, "cp311")
@@ -72,7 +73,7 @@ def test_upload_find_download(server: Server, tmp_path: Path) -> None:
 
 def test_a_second_upload_of_the_same_file_exists(server: Server, tmp_path: Path) -> None:
     wheel = labelled(tmp_path, name="twice")
-    index = share.credentials(server.url, TEAM)  # the root: where pypiserver uploads
+    index = credentials.credentials(server.url, TEAM)  # the root: where pypiserver uploads
     assert share.upload(index, wheel) == "uploaded"
     assert share.upload(index, wheel) == "exists"
 
@@ -80,26 +81,26 @@ def test_a_second_upload_of_the_same_file_exists(server: Server, tmp_path: Path)
 def test_credentials_in_the_url(server: Server, tmp_path: Path) -> None:
     wheel = labelled(tmp_path, name="in_url")
     url = server.simple.replace("http://", f"http://{USER}:{PASSWORD}@")
-    index = share.credentials(url, {})
+    index = credentials.credentials(url, {})
     assert index.url == server.simple and PASSWORD not in repr(index)
     assert share.upload(index, wheel) == "uploaded"
     assert share.find(index, "in-url", "1.0.0", LABEL, "cp311")
 
 
 @pytest.mark.parametrize(("environ", "status"), [
-    ({share.USERNAME_VAR: USER, share.PASSWORD_VAR: "wrong-secret"}, 403),
+    ({sharing.USERNAME_VAR: USER, sharing.PASSWORD_VAR: "wrong-secret"}, 403),
     ({}, 401)])
 def test_refused(server: Server, tmp_path: Path, environ: dict[str, str],
                  status: int) -> None:
     wheel = labelled(tmp_path, name="refused")
-    index = share.credentials(server.simple, {**environ, "HOME": str(tmp_path)})
+    index = credentials.credentials(server.simple, {**environ, "HOME": str(tmp_path)})
     with pytest.raises(share.ShareError) as upload:
         share.upload(index, wheel)
     with pytest.raises(share.ShareError) as find:
         share.find(index, "refused", "1.0.0", LABEL, "cp311")
     for exc in (upload.value, find.value):
         assert f"HTTP {status}" in str(exc)
-        assert exc.fix is not None and share.USERNAME_VAR in exc.fix
+        assert exc.fix is not None and sharing.USERNAME_VAR in exc.fix
         assert "wrong-secret" not in str(exc)
     assert not (server.packages / wheel.name).exists()
 
@@ -108,16 +109,16 @@ def test_auth_for_uploads_only(tmp_path: Path) -> None:
     wheel = labelled(tmp_path, name="open_read")
     with pypiserver(tmp_path / "index", authenticate="update") as open_read:
         with pytest.raises(share.ShareError, match="HTTP 401"):
-            share.upload(share.credentials(open_read.url, {}), wheel)
-        assert share.upload(share.credentials(open_read.url, TEAM), wheel) == "uploaded"
-        anonymous = share.credentials(open_read.simple, {})
+            share.upload(credentials.credentials(open_read.url, {}), wheel)
+        assert share.upload(credentials.credentials(open_read.url, TEAM), wheel) == "uploaded"
+        anonymous = credentials.credentials(open_read.simple, {})
         [found] = share.find(anonymous, "open-read", "1.0.0", LABEL, "cp311")
         assert sha256(share.download(found, anonymous, tmp_path / "got")) == sha256(wheel)
 
 
 def test_a_server_that_is_down(tmp_path: Path) -> None:
     wheel = labelled(tmp_path)
-    index = share.credentials(f"http://127.0.0.1:{free_port()}/simple/", TEAM)
+    index = credentials.credentials(f"http://127.0.0.1:{free_port()}/simple/", TEAM)
     with pytest.raises(share.ShareError, match="could not connect") as find:
         share.find(index, "demo-pkg", "1.0.0", LABEL, "cp311")
     with pytest.raises(share.ShareError, match="could not connect") as upload:
@@ -139,7 +140,7 @@ def served(wheel: Path, sha: str | None, **page: Any) -> dict[str, Page]:
 def test_a_wrong_sha256_is_refused(tmp_path: Path) -> None:
     wheel = labelled(tmp_path)
     with pages(served(wheel, "ab" * 32)) as site:
-        index = share.credentials(site.url + "/simple/", {})
+        index = credentials.credentials(site.url + "/simple/", {})
         [found] = share.find(index, "demo-pkg", "1.0.0", LABEL, "cp311")
         assert found.sha256 == "ab" * 32
         with pytest.raises(share.ShareError, match="does not match the index's sha256"):
@@ -150,7 +151,7 @@ def test_a_wrong_sha256_is_refused(tmp_path: Path) -> None:
 def test_no_sha256_is_refused(tmp_path: Path) -> None:
     wheel = labelled(tmp_path)
     with pages(served(wheel, None)) as site:
-        index = share.credentials(site.url + "/simple/", {})
+        index = credentials.credentials(site.url + "/simple/", {})
         [found] = share.find(index, "demo-pkg", "1.0.0", LABEL, "cp311")
         with pytest.raises(share.ShareError, match="gives no sha256"):
             share.download(found, index, tmp_path / "got")
@@ -161,7 +162,7 @@ def test_a_server_that_dies_mid_download(tmp_path: Path) -> None:
     wheel = labelled(tmp_path)
     size = wheel.stat().st_size
     with pages(served(wheel, sha256(wheel), cut=size // 2)) as site:
-        index = share.credentials(site.url + "/simple/", {})
+        index = credentials.credentials(site.url + "/simple/", {})
         [found] = share.find(index, "demo-pkg", "1.0.0", LABEL, "cp311")
         with pytest.raises(share.ShareError, match=f"stopped at {size // 2} of {size} bytes"):
             share.download(found, index, tmp_path / "got")
@@ -182,7 +183,7 @@ def test_pep_691_json_and_credentials_stay_home(tmp_path: Path) -> None:
                                                 "application/vnd.pypi.simple.v1+json")
         site.routes[f"/files/{py3.name}"] = Page(py3.read_bytes())
         elsewhere.routes[f"/files/{wheel.name}"] = Page(wheel.read_bytes())
-        index = share.credentials(site.url + "/simple/", TEAM)
+        index = credentials.credentials(site.url + "/simple/", TEAM)
         found = share.find(index, "demo-pkg", "1.0.0", LABEL, "cp311")[0]
         assert found.filename == wheel.name  # cp311 before py3
         share.download(found, index, tmp_path / "got")
@@ -200,7 +201,7 @@ def test_a_redirect_to_another_host_carries_no_credentials(tmp_path: Path) -> No
     with pages(served(wheel, sha256(wheel))) as elsewhere, pages() as site:
         site.routes["/simple/demo-pkg/"] = Page(b"", status=302,
                                                 location=f"{elsewhere.url}/simple/demo-pkg/")
-        index = share.credentials(site.url + "/simple/", TEAM)
+        index = credentials.credentials(site.url + "/simple/", TEAM)
         found = share.find(index, "demo-pkg", "1.0.0", LABEL, "cp311")[0]
         assert found.url.startswith(elsewhere.url)
         assert site.seen[0][1] is not None
@@ -210,7 +211,7 @@ def test_a_redirect_to_another_host_carries_no_credentials(tmp_path: Path) -> No
 def test_a_label_after_a_local_version(tmp_path: Path) -> None:
     wheel = labelled(tmp_path, version="1.0.0+cu128")
     with pages(served(wheel, sha256(wheel))) as site:
-        index = share.credentials(site.url + "/simple/", {})
+        index = credentials.credentials(site.url + "/simple/", {})
         for version in ("1.0.0+cu128", "1.0.0"):
             found = share.find(index, "demo-pkg", version, LABEL, "cp311")[0]
             assert found.filename == wheel.name
@@ -230,19 +231,19 @@ def test_credentials_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setitem(sys.modules, "keyring", None)  # not installed
     home = {"HOME": str(tmp_path)}
     url = "https://idx.example.com/simple/"
-    assert share.credentials(url, home) == share.Index(url)
-    index = share.credentials("https://a%40b:p%3Ass@idx.example.com/simple/", home)
+    assert credentials.credentials(url, home) == credentials.Index(url)
+    index = credentials.credentials("https://a%40b:p%3Ass@idx.example.com/simple/", home)
     assert (index.url, index.username, index.password) == (url, "a@b", "p:ss")
-    from_env = share.credentials(url, {**home, **TEAM})
+    from_env = credentials.credentials(url, {**home, **TEAM})
     assert (from_env.username, from_env.password) == (USER, PASSWORD)
     (tmp_path / ".netrc").write_text(
         "machine idx.example.com login net-user password net-secret\n")
-    from_netrc = share.credentials(url, home)
+    from_netrc = credentials.credentials(url, home)
     assert (from_netrc.username, from_netrc.password) == ("net-user", "net-secret")
-    assert share.credentials(url, {**home, **TEAM}).password == PASSWORD  # env first
-    other = share.credentials("https://other.example.com/simple/", home)
+    assert credentials.credentials(url, {**home, **TEAM}).password == PASSWORD  # env first
+    other = credentials.credentials("https://other.example.com/simple/", home)
     assert (other.username, other.password) == (None, None)
-    named = share.credentials("https://someone@idx.example.com/simple/", home)
+    named = credentials.credentials("https://someone@idx.example.com/simple/", home)
     assert (named.username, named.password) == ("someone", None)  # not net-user's
 
 
@@ -257,15 +258,15 @@ def test_keyring_when_a_username_is_known(tmp_path: Path,
     monkeypatch.setitem(sys.modules, "keyring", types.SimpleNamespace(
         get_password=get_password))
     home = {"HOME": str(tmp_path)}
-    anonymous = share.credentials("https://idx.example.com/simple/", home)
+    anonymous = credentials.credentials("https://idx.example.com/simple/", home)
     assert anonymous.password is None and asked == []
-    index = share.credentials("https://me@idx.example.com/simple/", home)
+    index = credentials.credentials("https://me@idx.example.com/simple/", home)
     assert (index.username, index.password) == ("me", "from-keyring")
     assert asked == [("idx.example.com", "me")]
 
 
 def test_the_password_is_never_shown() -> None:
-    index = share.Index("https://idx.example.com/simple/", "me", "hunter2")
+    index = credentials.Index("https://idx.example.com/simple/", "me", "hunter2")
     assert "hunter2" not in repr(index) and "hunter2" not in str(index)
     assert "***" in repr(index)
 
@@ -318,7 +319,7 @@ def test_each_hit_is_tried_until_one_serves(tmp_path: Path) -> None:
               **{f"/files/{w.name}": Page(w.read_bytes(), "application/zip")
                  for w in (evil, right)}}
     with pages(routes) as site:
-        index = share.credentials(site.url + "/simple/", {})
+        index = credentials.credentials(site.url + "/simple/", {})
         got = teamindex.take(index, "demo-pkg", FIELDS, "cp311", tmp_path / "got")
     assert got is not None and got.name == right.name
     assert [p.name for p in (tmp_path / "got").iterdir()] == [right.name]

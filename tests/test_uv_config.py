@@ -15,7 +15,7 @@ import tomlkit
 from tests import fakes
 from wheelcuda.errors import ConfigError
 from wheelcuda.probe import uvlock
-from wheelcuda.rules import uvconfig
+from wheelcuda.rules import uvconfig, uvtorch
 from wheelcuda.store import toolkits
 
 FAKE_UV = "import sys\nprint('uv {version} (fake)')\n"
@@ -285,7 +285,7 @@ def test_constraints_without_torch_and_old_pip(tmp_path: Path) -> None:
 # --- the rules -----------------------------------------------------------------------
 
 
-OURS = uvconfig.Settings("causal-conv1d", uvconfig.match_runtime(),
+OURS = uvconfig.Settings("causal-conv1d", uvtorch.match_runtime(),
                          {"CUDA_HOME": "/c/h", uvconfig.KEY: "torch 2.14.1"})
 
 

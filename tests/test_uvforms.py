@@ -20,7 +20,7 @@ from tests import fakes
 from wheelcuda.context import Context
 from wheelcuda.errors import ConfigError
 from wheelcuda.probe import index, uvforms
-from wheelcuda.rules import staticmeta, uvconfig
+from wheelcuda.rules import staticmeta, uvconfig, uvtorch
 
 STATIC = b'[project]\nname = "ext"\nversion = "1.0"\ndependencies = ["torch>=2"]\n'
 
@@ -54,21 +54,21 @@ def test_forms_as_uv_judges_them(pyproject: bytes | None, pkg_info: bytes | None
 
 def test_the_entry_uv_accepts() -> None:
     static_torch = staticmeta.Form(True, True, "PKG-INFO 2.2 in x")
-    assert uvconfig.torch_entry(static_torch, "2.11.0+cu128", "x")[0] == \
-        uvconfig.match_runtime()
+    assert uvtorch.torch_entry(static_torch, "2.11.0+cu128", "x")[0] == \
+        uvtorch.match_runtime()
     for form in (staticmeta.Form(False, True, "PKG-INFO 2.1"),
                  staticmeta.Form(True, False, "PKG-INFO 2.2"), staticmeta.unknown("offline")):
-        entry, why = uvconfig.torch_entry(form, "2.11.0+cu128", "x")
+        entry, why = uvtorch.torch_entry(form, "2.11.0+cu128", "x")
         assert entry == "torch==2.11.0+cu128", why
     with pytest.raises(ConfigError, match="needs torch's exact version"):
-        uvconfig.torch_entry(staticmeta.Form(False, True, "PKG-INFO 2.1"), None, "x")
+        uvtorch.torch_entry(staticmeta.Form(False, True, "PKG-INFO 2.1"), None, "x")
 
 
 def test_torch_index() -> None:
-    assert uvconfig.torch_index("2.11.0+cu128", None) == "https://download.pytorch.org/whl/cu128"
-    assert uvconfig.torch_index("2.14.1", None) is None
-    assert uvconfig.torch_index("2.14.1", "https://pypi.org/simple") is None
-    assert uvconfig.torch_index("2.11.0+cu128", "https://mirror.example/cu128/") == \
+    assert uvtorch.torch_index("2.11.0+cu128", None) == "https://download.pytorch.org/whl/cu128"
+    assert uvtorch.torch_index("2.14.1", None) is None
+    assert uvtorch.torch_index("2.14.1", "https://pypi.org/simple") is None
+    assert uvtorch.torch_index("2.11.0+cu128", "https://mirror.example/cu128/") == \
         "https://mirror.example/cu128"
 
 
@@ -79,7 +79,7 @@ def test_index_entry_merged_once_and_removed() -> None:
     uvconfig.merge(doc, [s], pyproject=False, index=url)
     uvconfig.merge(doc, [s], pyproject=False, index=url)
     data = doc.unwrap()
-    assert data["index"] == [{"name": uvconfig.INDEX_NAME, "url": url}]
+    assert data["index"] == [{"name": uvtorch.INDEX_NAME, "url": url}]
     assert uvconfig.remove(doc, pyproject=False) == ["ext"]
     assert doc.unwrap() == {}
     # the user's own entry for that index serves; an explicit one in a uv.toml is said
@@ -162,7 +162,7 @@ def test_unreachable_index_is_unknown_not_an_error(tmp_path: Path) -> None:
                      cwd=str(tmp_path))
     (package,) = uvforms.read(["ext"], ctx)
     assert package.form.static is None and "could not connect" in package.form.why
-    assert uvconfig.torch_entry(package.form, "2.14.1", "ext")[0] == "torch==2.14.1"
+    assert uvtorch.torch_entry(package.form, "2.14.1", "ext")[0] == "torch==2.14.1"
 
 
 def test_indexes_in_uvs_order(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ import pytest
 from tests import redist_server as rs
 from tests.integration import sandbox
 from tests.integration.conftest import REPO
-from wheelcuda.store import archives
+from wheelcuda.store import redistroots
 
 pytestmark = pytest.mark.integration
 
@@ -60,7 +60,7 @@ cd /
         out = sandbox.assert_ok(r)
         sandbox.assert_no_system_toolkit(r.stdout + r.stderr)
         # a manifest given is stored under its digest, never in the pinned release's folder
-        root = isolated / "toolkits" / archives.folder_name(
+        root = isolated / "toolkits" / redistroots.folder_name(
             LABEL, "x86_64", digest=rs.sha256(server.folder / f"redistrib_{LABEL}.json"))
         for comp in rs.CU13_WHEELS:  # each archive downloaded once, and said so
             fetched = [p for p, _ in server.requests if p.startswith(f"{comp}/")]

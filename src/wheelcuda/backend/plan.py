@@ -22,7 +22,7 @@ from ..pipeline import buildplan
 from ..probe import frontend, locate
 from ..probe import torch as torch_probe
 from ..rules import arch as archmod
-from ..rules import checks, uvconfig
+from ..rules import checks, uvtorch
 from ..rules.checks import Kind
 from ..values import SourceName, Torch
 from .config import Config, Project
@@ -60,7 +60,7 @@ def check_target(ctx: Context, build: Torch, site_dirs: Sequence[str],
     have = locate.installed_version(site_dirs, "torch") or build.version
     if found is None or frontend.same_torch(found.version, found.cuda, have, build.cuda):
         return
-    index = uvconfig.torch_index(found.version, None)
+    index = uvtorch.torch_index(found.version, None)
     flag = "--index" if target.frontend == "uv" else "--extra-index-url"
     extra = f" {flag} {index}" if index else ""
     if target.frontend == "uv" and target.lock:

@@ -20,12 +20,12 @@ from packaging.utils import canonicalize_name
 from .. import pipeline, report
 from ..context import Context
 from ..errors import WheelcudaError
+from ..probe import credentials, machine, shareconf, source
 from ..probe import index as index_probe
-from ..probe import machine, shareconf, source
 from ..probe import torch as torch_probe
 from ..rules import arch as archmod
 from ..rules import buildkey, packages, sharekey
-from ..store import share, teamindex, wheelfile
+from ..store import teamindex, wheelfile
 from .config import Config, read_project
 from .plan import _request, package_variables
 
@@ -74,7 +74,7 @@ def lookup(ctx: Context, config: Config, python: str, dest: Path) -> Path | None
         return None
     label = sharekey.local_label(sharekey.share_id(wanted))
     for url in team.indexes:
-        index = share.credentials(url, ctx.environ)
+        index = credentials.credentials(url, ctx.environ)
         with tempfile.TemporaryDirectory(prefix="wheelcuda-index-") as tmp:
             path = teamindex.take(index, name, wanted, str(wanted["python"]), Path(tmp))
             if path is None:
@@ -109,5 +109,5 @@ def publish(ctx: Context, wheel: Path, wanted: dict[str, Any] | None) -> None:
     if not team.publish or wanted is None:
         return
     with tempfile.TemporaryDirectory(prefix="wheelcuda-publish-") as tmp:
-        teamindex.publish(share.credentials(team.publish, ctx.environ), wheel, wanted,
+        teamindex.publish(credentials.credentials(team.publish, ctx.environ), wheel, wanted,
                           Path(tmp))

@@ -14,6 +14,7 @@ from ..context import Context
 from ..errors import WheelcudaError
 from ..probe import machine
 from ..rules import progress, render
+from ..standalone import _progress
 from ..store import buildlog, fs, prune, wheels
 from ..store.layout import Layout
 from .common import note
@@ -109,7 +110,7 @@ def _show(layout: Layout, wanted: str, as_json: bool) -> int:
     last = runs[-1] if isinstance(runs[-1], dict) else {}
     print(f"{entry.path.name}  {', '.join(entry.record.get('installed', []))}")
     print(f"    last run {last.get('at', '?')} with {last.get('installer', '?')} in "
-          f"{progress.duration(float(last.get('seconds') or 0))}; {len(runs)} run(s)")
+          f"{_progress.duration(float(last.get('seconds') or 0))}; {len(runs)} run(s)")
     for line in progress.profile_text(progress.from_profile(entry.record.get("profile")),
                                       machine.cores()):
         print(f"    {line}")

@@ -18,7 +18,7 @@ from .. import pipeline, proc
 from ..context import Context
 from ..data import catalog
 from ..errors import WheelcudaError
-from ..probe import gpus, locate, shareconf, uvforms
+from ..probe import credentials, gpus, locate, shareconf, uvforms
 from ..probe import index as index_probe
 from ..probe import torch as torch_probe
 from ..rules import arch, checks, render
@@ -264,7 +264,7 @@ def _team(ctx: Context) -> dict[str, Any]:
         return {"indexes": [], "publish": None, "error": exc.message}
 
     def row(url: str, origin: str) -> dict[str, Any]:
-        why = share.answers(share.credentials(url, ctx.environ))
+        why = share.answers(credentials.credentials(url, ctx.environ))
         return {"url": index_probe.shown(url), "origin": origin, "answers": why is None,
                 "why": why}
 

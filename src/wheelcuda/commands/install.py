@@ -221,7 +221,7 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
         calls = log.read().splitlines()
         compiles = compile_summary(calls)
         unpruned = unpruned_calls(calls)
-        took = progress.duration(seconds)
+        took = _progress.duration(seconds)
         raised = _raised(r, calls, failed=code != 0)
         if code != 0:
             origin = build.refused() if p.from_cache else None

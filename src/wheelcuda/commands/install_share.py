@@ -17,7 +17,7 @@ from packaging.version import Version
 from .. import pipeline, report
 from ..context import Context
 from ..errors import WheelcudaError
-from ..probe import fatbin, machine, shareconf, source, wheeltags
+from ..probe import credentials, fatbin, machine, shareconf, source, wheeltags
 from ..probe import index as index_probe
 from ..probe import torch as torch_probe
 from ..rules import buildkey, prebuilt, sharekey
@@ -91,7 +91,7 @@ def from_indexes(ctx: Context, p: Prepared, s: Sharing) -> str | None:
     wanted = wanted_fields(p.fields, release_of(p))
     label = sharekey.local_label(sharekey.share_id(wanted))
     for url in s.indexes:
-        index = share.credentials(url, ctx.environ)
+        index = credentials.credentials(url, ctx.environ)
         with tempfile.TemporaryDirectory(prefix="wheelcuda-index-") as tmp:
             got = _download_all(index, [n for n in p.names if n], wanted=wanted,
                                 tag=p.resolved.target.tag, tmp=Path(tmp))
@@ -126,7 +126,7 @@ def from_prebuilt(ctx: Context, p: Prepared, s: Sharing) -> str | None:
         return None
     for url in s.prebuilt:
         # a third party: the team's credentials (WHEELCUDA_INDEX_*) are not sent there
-        index = share.credentials(url, {"HOME": ctx.get("HOME") or ""})
+        index = credentials.credentials(url, {"HOME": ctx.get("HOME") or ""})
         with tempfile.TemporaryDirectory(prefix="wheelcuda-prebuilt-") as tmp:
             got = [path for name, version in zip(p.names, versions, strict=True)
                    if name and version
@@ -141,7 +141,7 @@ def from_prebuilt(ctx: Context, p: Prepared, s: Sharing) -> str | None:
     return None
 
 
-def _prebuilt_one(index: share.Index, name: str, version: Version, *, r: pipeline.Resolved,
+def _prebuilt_one(index: credentials.Index, name: str, version: Version, *, r: pipeline.Resolved,
                   wanted: set[int], tmp: Path) -> Path | None:
     shown = index_probe.shown(index.url)
     torch = r.torch
@@ -179,7 +179,7 @@ def _prebuilt_one(index: share.Index, name: str, version: Version, *, r: pipelin
     return None
 
 
-def _download_all(index: share.Index, names: Sequence[str], *, wanted: Mapping[str, Any],
+def _download_all(index: credentials.Index, names: Sequence[str], *, wanted: Mapping[str, Any],
                   tag: str, tmp: Path) -> list[Path]:
     got = []
     for name in names:
@@ -196,7 +196,7 @@ def publish_wheels(ctx: Context, url: str, found: Sequence[Path], *,
     """Label each wheel with its key (and the build's profile, as data) and upload it to
     ``url``; how many failed (each said as a warning: a failed upload never fails an
     install)."""
-    index = share.credentials(url, ctx.environ)
+    index = credentials.credentials(url, ctx.environ)
     wanted = wanted_fields(fields, release)
     with tempfile.TemporaryDirectory(prefix="wheelcuda-publish-") as tmp:
         return sum(not teamindex.publish(index, wheel, wanted, Path(tmp), profile)

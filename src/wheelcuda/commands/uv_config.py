@@ -28,7 +28,7 @@ from ..errors import ConfigError, WheelcudaError
 from ..pipeline import buildplan
 from ..probe import frontend, gpus, installer, locate, machine, uvforms, uvlock
 from ..probe import torch as torch_probe
-from ..rules import arch, jobs, packages, uvconfig
+from ..rules import arch, jobs, packages, uvconfig, uvtorch
 from ..store import userfiles
 from ..values import Torch
 from .common import NO_FETCH_HELP, add_all_archs, add_arch, add_toolkit, note
@@ -96,11 +96,11 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
              "wheelcuda's store, and torch's CUDA headers include them: builds will fail to "
              "find cusparse.h (run without --no-fetch to fetch them)")
     settings = _settings(resolved, torch, pin_version, found, ctx=ctx)
-    index = args.torch_index or uvconfig.torch_index(
+    index = args.torch_index or uvtorch.torch_index(
         pin_version, uvlock.torch_registry(lock) if lock else None)
     if index:
         note(f"torch {pin_version} comes from {index}: the settings name it as an index "
-             f"({uvconfig.INDEX_NAME}), so that uv finds that build inside build environments "
+             f"({uvtorch.INDEX_NAME}), so that uv finds that build inside build environments "
              "(uv searches it before PyPI for every package it holds)")
     if not args.packages:
         note("a local folder uv will build (`uv add ./ext`, a path in [tool.uv.sources]) is "
@@ -228,7 +228,7 @@ def _settings(r: pipeline.Resolved, torch: Torch, version: str | None,
     out = []
     for package in found:
         name = package.name
-        dependency, why = uvconfig.torch_entry(package.form, version, name)
+        dependency, why = uvtorch.torch_entry(package.form, version, name)
         shown = "match-runtime" if isinstance(dependency, dict) else dependency
         note(f"{name}: {shown} ({why})")
         variables = dict(base)

@@ -17,7 +17,7 @@ from .. import report
 from ..rules import redact
 from ..rules.sharing import PASSWORD_VAR, USERNAME_VAR
 
-__all__ = ["PASSWORD_VAR", "USERNAME_VAR", "Index", "credentials"]
+__all__ = ["Index", "credentials"]
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from packaging.version import InvalidVersion, Version
 from ..data import settings as registry
 from .tree import HOST_SHIM
 
-__all__ = ["HOST_SHIM", "KEEP", "LOG_MARK", "REAL_CXX_VAR", "VAR", "from_header",
-           "from_version", "raised", "variables", "wanted"]
+__all__ = ["KEEP", "LOG_MARK", "REAL_CXX_VAR", "VAR", "from_header", "from_version", "raised",
+           "variables", "wanted"]
 
 VAR = registry.CXX_STD.name  # _cxx_std.VAR
 KEEP = "keep"

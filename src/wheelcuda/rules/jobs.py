@@ -31,11 +31,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..data.recipes import DEFAULT_JOB_GB
 from ..standalone._nvcc_pool import POOL, parse_pool
 from .checks import Kind, Problem
 
-__all__ = ["DEFAULT_JOB_GB", "for_build", "max_jobs", "pool", "problems"]
+__all__ = ["for_build", "max_jobs", "pool", "problems"]
 
 
 def max_jobs(cores: int, available_bytes: int | None, job_gb: float) -> int:

@@ -22,9 +22,8 @@ from typing import Any
 # install say a duration the same way
 from ..standalone._progress import duration
 
-__all__ = ["CARRIED_AT_MOST", "Compile", "State", "carried", "compiler_errors", "duration",
-           "finished_line", "from_profile", "profile", "profile_text", "read_events",
-           "status_line"]
+__all__ = ["CARRIED_AT_MOST", "Compile", "State", "carried", "compiler_errors", "finished_line",
+           "from_profile", "profile", "profile_text", "read_events", "status_line"]
 
 
 @dataclass(frozen=True)

@@ -30,10 +30,10 @@ from tomlkit.items import AoT, Array, InlineTable, Table
 
 from ..data import settings as registry
 from ..errors import ConfigError
-from .uvtorch import INDEX_NAME, match_runtime, names_torch, torch_entry, torch_index
+from .uvtorch import INDEX_NAME, match_runtime, names_torch
 
-__all__ = ["DEPENDENCIES", "INDEX_NAME", "KEY", "OWNED", "VARIABLES", "Settings", "match_runtime",
-           "merge", "remove", "render", "torch_entry", "torch_index", "without_ours"]
+__all__ = ["DEPENDENCIES", "KEY", "OWNED", "VARIABLES", "Settings", "merge", "remove", "render",
+           "without_ours"]
 
 DEPENDENCIES = "extra-build-dependencies"
 VARIABLES = "extra-build-variables"

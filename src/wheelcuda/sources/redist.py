@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..data import redist as redist_data
-from ..store import archives
+from ..store import redistroots
 from ..values import SourceName
 from .base import Offer
 
@@ -28,7 +28,7 @@ class _Redist:
         if torch is None or torch.cuda is None:
             return None
         # a manifest the user named: only its root; else only pinned releases' roots
-        found = archives.existing(layout, torch.cuda,
+        found = redistroots.existing(layout, torch.cuda,
                                   manifest=ctx.get(redist_data.MANIFEST_VAR) or None)
         if found is None:
             return Offer(self.name, (), f"nothing fetched for CUDA {torch.cuda} yet (install "

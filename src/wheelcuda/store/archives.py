@@ -40,11 +40,10 @@ from ..rules import redist_text as prose
 from ..rules.redist import Plan
 from . import fs, redistroots, transfer
 from .layout import Layout
-from .redistroots import PREFIX, existing, folder_name
+from .redistroots import folder_name
 
-__all__ = ["ALLOW_HTTP_VAR", "PREFIX", "Note", "Plan", "Want", "answers", "download", "existing",
-           "fetch", "folder_name", "listing", "missing_from_source", "read_manifest", "resolve",
-           "summary"]
+__all__ = ["ALLOW_HTTP_VAR", "Note", "Want", "answers", "download", "fetch", "listing",
+           "missing_from_source", "read_manifest", "resolve", "summary"]
 
 #: The variable that lets an unpinned manifest be read over plain http from a host other
 #: than this machine (read by the caller, through its Context).

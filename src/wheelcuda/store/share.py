@@ -29,22 +29,12 @@ from packaging.version import InvalidVersion, Version
 from ..errors import WheelcudaError
 from ..probe import index as index_probe
 from ..probe import web
-from ..probe.credentials import PASSWORD_VAR, USERNAME_VAR, Index, credentials
+from ..probe.credentials import Index
 from ..probe.index import IndexFile, shown
+from ..rules.sharing import PASSWORD_VAR, USERNAME_VAR
 from . import fs, transfer, wheelfile
 
-__all__ = [
-    "PASSWORD_VAR",
-    "USERNAME_VAR",
-    "Index",
-    "ShareError",
-    "answers",
-    "credentials",
-    "download",
-    "find",
-    "upload",
-    "upload_url",
-]
+__all__ = ["ShareError", "answers", "download", "find", "upload", "upload_url"]
 
 _AUTH_FIX = (f"check {USERNAME_VAR}/{PASSWORD_VAR} or the URL's user "
              "(https://user:token@host/...), ~/.netrc, or keyring")

@@ -11,6 +11,7 @@ from typing import Any
 
 from .. import report
 from ..errors import WheelcudaError
+from ..probe import credentials
 from ..probe import index as index_probe
 from ..rules import sharekey
 from . import share, wheelfile
@@ -18,7 +19,7 @@ from . import share, wheelfile
 __all__ = ["publish", "take"]
 
 
-def take(index: share.Index, name: str, wanted: Mapping[str, Any], tag: str, tmp: Path
+def take(index: credentials.Index, name: str, wanted: Mapping[str, Any], tag: str, tmp: Path
          ) -> Path | None:
     """``name``'s wheel of the key ``wanted`` from ``index``, downloaded into ``tmp`` and
     checked (its embedded key is this build's, its METADATA names the project and version
@@ -62,7 +63,7 @@ def _refusal(path: Path, wanted: Mapping[str, Any]) -> str | None:
     return None
 
 
-def publish(index: share.Index, wheel: Path, wanted: Mapping[str, Any], tmp: Path,
+def publish(index: credentials.Index, wheel: Path, wanted: Mapping[str, Any], tmp: Path,
             profile: Sequence[Mapping[str, Any]] | None = None) -> bool:
     """``wheel`` labelled with the key ``wanted`` (written in ``tmp``, the build's compile
     ``profile`` beside it) and uploaded; whether it is on the index now (uploaded, or

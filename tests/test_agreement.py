@@ -86,6 +86,10 @@ def _fetch_then_no_host_compiler(tmp: Path) -> tuple[Path, dict[str, str]]:
     return _no_compiler(tmp)[0], {"CC": str(tmp / "no-such-gcc")}
 
 
+def _bad_cxx_std(tmp: Path) -> tuple[Path, dict[str, str]]:
+    return fakes.user_env(tmp), {"WHEELCUDA_CXX_STD": "c++20"}
+
+
 def _foreign_cuda_home(tmp: Path) -> tuple[Path, dict[str, str]]:
     return fakes.user_env(tmp), {"CUDA_HOME": "/opt/cuda-elsewhere"}  # a warning only
 
@@ -94,7 +98,7 @@ MATRIX: dict[str, Callable[[Path], tuple[Path, dict[str, str]]]] = {
     "good": _good, "no build needs": _no_build_needs, "no torch": _no_torch,
     "CPU-only torch": _cpu_torch, "compiler to fetch": _no_compiler, "mixed compiler": _mixed,
     "cu12 torch": _cu12_torch, "MAX_JOBS=abc": _bad_max_jobs,
-    "TORCH_CUDA_ARCH_LIST=garbage": _bad_arch_list, "host compiler too new": _host_too_new,
+    "TORCH_CUDA_ARCH_LIST=garbage": _bad_arch_list, "WHEELCUDA_CXX_STD=c++20": _bad_cxx_std, "host compiler too new": _host_too_new,
     "someone else's CUDA_HOME": _foreign_cuda_home,
     "compiler to fetch, sm_70": _fetch_then_old_arch,
     "compiler to fetch, no host compiler": _fetch_then_no_host_compiler,

@@ -107,3 +107,14 @@ def test_the_shim_runs_a_compiler_given_with_words(tmp_path: Path) -> None:
     assert keep.stdout.split() == ["--wrapped", "-std=c++17"]
     assert cxxstd.wanted(20, {cxxstd.VAR: "0"}) is None
     assert cxxstd.variables(20, "/a path/with space", {}) == {}  # CXX is split on spaces
+
+
+@pytest.mark.parametrize(("value", "refused"), [
+    ("", False), ("keep", False), ("KEEP", False), ("0", False), ("17", False), ("20", False),
+    ("23", False), ("banana", True), ("c++20", True), ("21", True), ("-1", True)])
+def test_a_cxx_std_that_is_no_standard_is_refused(value: str, refused: bool) -> None:
+    """A typo (``c++20``) used to keep each build's own standard without a word."""
+    found = cxxstd.problems({"WHEELCUDA_CXX_STD": value})
+    assert bool(found) == refused
+    if refused:
+        assert found[0].is_error and "export WHEELCUDA_CXX_STD=20" in (found[0].fix or "")

@@ -219,6 +219,8 @@ def resolve_located(s: Located) -> Resolved:
         problems += checks.torch_problems(torch, None, target.python)
     if request.jobs:
         problems += jobs.problems(ctx.environ)
+    if request.need_archs:  # what builds: home only names the tree
+        problems += cxxstd.problems(ctx.environ)
     archs, arch_source = preflight.archs(ctx, request, problems)
     if request.build_needs:
         problems += preflight.build_needs(ctx, target)

@@ -16,10 +16,11 @@ from collections.abc import Mapping, Sequence
 from packaging.version import InvalidVersion, Version
 
 from ..data import settings as registry
+from .checks import Kind, Problem
 from .tree import HOST_SHIM
 
-__all__ = ["KEEP", "LOG_MARK", "REAL_CXX_VAR", "VAR", "from_header", "from_version", "raised",
-           "variables", "wanted"]
+__all__ = ["KEEP", "LOG_MARK", "REAL_CXX_VAR", "STANDARDS", "VAR", "from_header",
+           "from_version", "problems", "raised", "variables", "wanted"]
 
 VAR = registry.CXX_STD.name  # _cxx_std.VAR
 KEEP = "keep"
@@ -58,6 +59,24 @@ def wanted(torch_std: int | None, environ: Mapping[str, str]) -> int | None:
         return torch_std
     # a number names the standard; keep, 0 or anything else keeps the build's own
     return int(own) if own.isdecimal() and int(own) > 0 else None
+
+
+#: The C++ standards a ``-std=c++NN`` names (GCC and clang take these).
+STANDARDS = (11, 14, 17, 20, 23, 26)
+
+
+def problems(environ: Mapping[str, str]) -> list[Problem]:
+    """WHEELCUDA_CXX_STD set to something that is neither ``keep`` (or ``0``) nor a
+    standard (pure): it used to keep the build's own without a word, so a typo such as
+    ``c++20`` silently turned the raise off."""
+    own = (environ.get(VAR) or "").strip()
+    if not own or own.lower() == KEEP or own == "0" or (own.isdecimal()
+                                                         and int(own) in STANDARDS):
+        return []
+    return [Problem(Kind.HOST, f"{VAR}={own!r} is neither {KEEP} nor a C++ standard "
+                    f"({', '.join(map(str, STANDARDS))})",
+                    f"export {VAR}=20   (or {VAR}={KEEP} to keep each build's own -std; "
+                    "unset, torch's headers decide)")]
 
 
 def variables(std: int | None, home: str, environ: Mapping[str, str]) -> dict[str, str]:

@@ -172,12 +172,14 @@ def test_no_import_cycles() -> None:
 def test_one_module_reads_the_process_environment() -> None:
     """context.py builds the Context everything else is handed; entry.py is the warm
     path, which runs before anything (dataclasses included) may be imported; the nvcc
-    wrapper and the clang toolkit's nvcc and fatbinary run inside builds, standalone."""
+    wrapper, the tree's ninja and the clang toolkit's nvcc and fatbinary run inside
+    builds, standalone."""
     readers = sorted(str(p.relative_to(PKG)) for p in PKG.rglob("*.py")
                      if "os.environ" in p.read_text() or "os.getenv" in p.read_text())
     assert readers == ["context.py", "entry.py", "standalone/_clang_nvcc.py",
                        "standalone/_cxx_std.py", "standalone/_fatbinary.py",
-                       "standalone/_nvcc_pool.py", "standalone/_nvcc_wrapper.py"]
+                       "standalone/_ninja.py", "standalone/_nvcc_pool.py",
+                       "standalone/_nvcc_wrapper.py"]
 
 
 def test_every_module_says_what_it_exports() -> None:

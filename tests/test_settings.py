@@ -30,8 +30,7 @@ PKG = ROOT / "src" / "wheelcuda"
 NAME = re.compile(r"WHEELCUDA_[A-Z0-9_]+")
 #: The programs that run inside builds on the standard library alone: they spell their
 #: names themselves (by file name: they may live in a subpackage).
-STANDALONE = {"_nvcc_wrapper.py", "_nvcc_pool.py", "_cxx_std.py", "_progress.py",
-              "_clang_nvcc.py", "_nvcc_args.py", "_nvcc_table.py", "_fatbinary.py"}
+STANDALONE = {p.name for p in (PKG / "standalone").glob("_*.py")}
 #: Modules that keep a name as a literal, and why.
 LITERAL = {
     "store/paths.py": "the warm path imports it before anything heavier (no dataclasses)",

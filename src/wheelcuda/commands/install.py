@@ -32,7 +32,7 @@ from ..probe import locate, locks, machine, source
 from ..probe.given import PackageArgs, read_package_args
 from ..rules import arch, buildkey, cxxstd, packages, progress, sharing
 from ..rules.sharing import Sharing
-from ..standalone import _nvcc_wrapper, _progress
+from ..standalone import _ninja, _nvcc_wrapper, _progress
 from ..store import fs, wheels
 from . import build_watch, install_share
 from .common import (
@@ -124,7 +124,13 @@ def prepare(ctx: Context, pkgs: Sequence[str] | PackageArgs, req: pipeline.Reque
     # recorded with the build, not in the local key (this machine's own builds): the
     # key that travels takes the glibc the wheel was built against, not today's
     fields["libc"] = machine.libc()
-    variables = buildplan.run_variables(ctx, r, names, recipe)
+    # memory per job and the compile order measured in the last build, when one ran
+    profile = progress.from_profile(wheels.profile_of(r.layout, key, [n for n in names if n]))
+    measured = None if r.request.all_archs else progress.measured_job_gb(profile, len(r.archs))
+    variables = buildplan.run_variables(ctx, r, names, recipe, measured_gb=measured)
+    if measured is not None and "MAX_JOBS" in variables:
+        origins["MAX_JOBS"] = (f"{measured} GiB a job, measured in this package's last build "
+                               f"(its largest compile, with {progress.MEASURED_MARGIN:g}x room)")
     tool = r.installer
     assert tool is not None  # request.build_needs: chosen by the pipeline, or raised above
     # Not the user's to win: a shared installer cache hands back wheels built against
@@ -137,7 +143,7 @@ def prepare(ctx: Context, pkgs: Sequence[str] | PackageArgs, req: pipeline.Reque
                                   editable=given.editable, requirements=given.requirements)
     return Prepared(r, tool, argv, variables, names, key, fields, tuple(pkgs), would_fetch,
                     origins, from_cache=chosen != list(pkgs), extra=tuple(extra), given=given,
-                    pins=tuple(pins))
+                    pins=tuple(pins), profile=tuple(profile))
 
 
 def compile_summary(calls: Sequence[str]) -> str:
@@ -198,9 +204,13 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
                                                            p.extra), from_cache=True)
         output = build_watch.start_log(r.layout, p.key)
         echo = output is None or report.verbosity() > 0
+        # the last build's compiles, longest first: the tree's ninja starts them so
+        order = build.write_order(progress.longest_first(p.profile)) if p.profile else None
         env = proc.child_environ(ctx.environ, {**p.variables, "WHEELCUDA_NVCC_LOG": log.name,
                                                **build_watch.build_variables(output, echo,
-                                                                             ctx.environ)},
+                                                                             ctx.environ),
+                                               **({_ninja.ORDER_VAR: str(order)} if order
+                                                  else {})},
                                  drop=[*sharing.TEAM_VARS, _progress.VAR])
         start = time.monotonic()
         # uv holds <venv>/.lock for a whole install and waits for it in silence (pip
@@ -209,8 +219,7 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
             Path(r.target.prefix) / ".lock", f"uv's lock on {r.target.prefix} (another "
             "install into this environment)", note, after=fs.NOTE_AFTER_S,
             every=fs.NOTE_EVERY_S) if p.tool.locks_environment else contextlib.nullcontext()
-        before = progress.from_profile(wheels.profile_of(r.layout, p.key,
-                                                         [n for n in p.names if n]))
+        before = list(p.profile)
         # the installer's own output goes to the log; on the terminal with -v (or when
         # there is no log to keep it)
         with pipeline.in_use(r), watch, build_watch.watching(

@@ -22,7 +22,7 @@ from ..errors import ComponentError, WheelcudaError
 from ..probe import pick, pipconf, source, uvforms
 from ..probe import torch as torch_probe
 from ..probe.given import PackageArgs
-from ..rules import arch, buildkey, installer, redact
+from ..rules import arch, buildkey, installer, progress, redact
 from ..rules.checks import Kind
 from ..store import wheels
 from ..values import SourceName
@@ -50,6 +50,9 @@ class Prepared:
     given: PackageArgs = field(default_factory=lambda: PackageArgs(()))
     #: the requirements pinned to the release the installer would take (notes)
     pins: tuple[str, ...] = ()
+    #: the compiles of this package's last build (the key's, else another key's of the
+    #: same names): what the build's jobs and order are measured from
+    profile: tuple[progress.Compile, ...] = ()
 
 
 def fetch_text(r: pipeline.Resolved) -> str | None:

@@ -24,13 +24,50 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
-__all__ = ["ALL", "ALLOW_HTTP", "ALL_ARCHS", "ARCHS", "BUILD_KEY", "CACHE_DIR", "CLANG", "CLANG_ID",
-           "CLANG_VERSION", "CXX_STD", "DEBUG", "FATBIN_SASS", "FLAG_WORDS", "INDEX_PASSWORD",
-           "INDEX_URL", "INDEX_USERNAME", "INSTALLER", "JOBSERVER", "LLVM_ROOT", "LOCAL_ROOT",
-           "NO_GPU_PROBE", "NO_WARM", "NVCC_HERE", "NVCC_LOG", "NVFATBIN", "PREBUILT_URL",
-           "PROGRESS", "PTXAS_VERSION", "PUBLISH_URL", "REAL_CXX", "REDIST_MANIFEST", "REDIST_URL",
-           "SET", "SPLIT_COMPILE", "STORE_DIR", "TOOLKIT", "USER_FILE", "Audience", "Kind",
-           "Setting", "named"]
+__all__ = [
+    "ALL",
+    "ALLOW_HTTP",
+    "ALL_ARCHS",
+    "ARCHS",
+    "BUILD_KEY",
+    "CACHE_DIR",
+    "CLANG",
+    "CLANG_ID",
+    "CLANG_VERSION",
+    "CXX_STD",
+    "DEBUG",
+    "FATBIN_SASS",
+    "FLAG_WORDS",
+    "INDEX_PASSWORD",
+    "INDEX_URL",
+    "INDEX_USERNAME",
+    "INSTALLER",
+    "JOBSERVER",
+    "LLVM_ROOT",
+    "LOCAL_ROOT",
+    "NINJA_ORDER",
+    "NO_GPU_PROBE",
+    "NO_WARM",
+    "NVCC_HERE",
+    "NVCC_LOG",
+    "NVFATBIN",
+    "PREBUILT_URL",
+    "PROGRESS",
+    "PTXAS_VERSION",
+    "PUBLISH_URL",
+    "REAL_CXX",
+    "REDIST_MANIFEST",
+    "REDIST_URL",
+    "SET",
+    "SPLIT_COMPILE",
+    "STORE_DIR",
+    "TOOLKIT",
+    "USER_FILE",
+    "Audience",
+    "Kind",
+    "Setting",
+    "named",
+]
 
 #: ``flag``: on for one of :data:`FLAG_WORDS`; ``int``: a whole number; ``word``: one of
 #: the listed words; ``path``: a file or folder; ``url``/``urls``: one, or several
@@ -161,7 +198,7 @@ ALLOW_HTTP: Final = Setting(
     "WHEELCUDA_ALLOW_HTTP", "flag",
     "Lets an unpinned manifest be read over plain http from a host other than this machine "
     "(every archive's sha256 comes from it).",
-    ("pipeline/acquire.py",), default="off")
+    ("pipeline/fetchplan.py",), default="off")
 
 # A team's wheels.
 INDEX_URL: Final = Setting(
@@ -233,6 +270,11 @@ PROGRESS: Final = Setting(
     "WHEELCUDA_PROGRESS", "path",
     "The file the tree's compilers append a JSON line to for each compile's start and end.",
     ("_progress.py",), "internal", setters=("commands/build_watch.py",))
+NINJA_ORDER: Final = Setting(
+    "WHEELCUDA_NINJA_ORDER", "path",
+    "A JSON file of each source's compile seconds in the package's last build; the tree's "
+    "ninja starts torch's longest compiles first.",
+    ("_ninja.py",), "internal", setters=("commands/install.py",))
 CLANG_VERSION: Final = Setting(
     "WHEELCUDA_CLANG_VERSION", "text",
     "clang's version, for the clang toolkit's `nvcc --version`.",
@@ -278,6 +320,7 @@ ALL: Final = (CACHE_DIR, STORE_DIR, TOOLKIT, INSTALLER, CXX_STD, SPLIT_COMPILE, 
               LLVM_ROOT, LOCAL_ROOT, REDIST_URL, REDIST_MANIFEST, ALLOW_HTTP, INDEX_URL,
               PUBLISH_URL, PREBUILT_URL, INDEX_USERNAME, INDEX_PASSWORD, NO_GPU_PROBE,
               NO_WARM, DEBUG, ARCHS, ALL_ARCHS, REAL_CXX, JOBSERVER, NVCC_LOG, PROGRESS,
+              NINJA_ORDER,
               CLANG_VERSION, PTXAS_VERSION, CLANG_ID, NVCC_HERE, NVFATBIN, FATBIN_SASS,
               BUILD_KEY, SET)
 

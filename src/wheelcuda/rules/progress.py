@@ -22,8 +22,9 @@ from typing import Any
 # install say a duration the same way
 from ..standalone._progress import duration
 
-__all__ = ["CARRIED_AT_MOST", "Compile", "State", "carried", "compiler_errors", "finished_line",
-           "from_profile", "profile", "profile_text", "read_events", "status_line"]
+__all__ = ["CARRIED_AT_MOST", "MEASURED_MARGIN", "Compile", "State", "carried", "compiler_errors",
+           "finished_line", "from_profile", "longest_first", "measured_job_gb", "profile",
+           "profile_text", "read_events", "status_line"]
 
 
 @dataclass(frozen=True)
@@ -267,3 +268,31 @@ def compiler_errors(lines: Iterable[str], *, most: int = 5,
         if said and len(kept) < most and said[:width] not in kept:
             kept.append(said[:width])
     return [*directives, *errors][:most], ours
+
+
+#: Room above the largest compile a profile measured: the same file peaks a little
+#: differently from run to run, and the kernel needs some memory of its own.
+MEASURED_MARGIN = 1.25
+
+
+def measured_job_gb(compiles: Sequence[Compile], archs: int) -> float | None:
+    """The memory one compile job needs, in GiB, from a kept profile: its largest peak,
+    a split call's halved (a split call counts as two jobs' memory: rules/jobs.py),
+    scaled up when this build asks for more archs than the profiled one (each arch is
+    another pass through cicc and ptxas in the same call), with a margin; None when the
+    profile measured no compile (pure)."""
+    units = [c.peak_kb / (2 if (c.split or 1) > 1 else 1) * max(1.0, archs / len(c.archs))
+             for c in compiles if c.peak_kb > 0 and c.archs]
+    if not units:
+        return None
+    return round(max(units) * MEASURED_MARGIN / 1024**2, 2)
+
+
+def longest_first(compiles: Sequence[Compile]) -> dict[str, float]:
+    """Each source's wall time in a kept profile, by base name (the longest run when a
+    file was compiled twice): the order the tree's ninja starts torch's compiles in
+    (standalone/_ninja.py) (pure)."""
+    seconds: dict[str, float] = {}
+    for c in compiles:
+        seconds[c.name] = max(seconds.get(c.name, 0.0), c.wall)
+    return seconds

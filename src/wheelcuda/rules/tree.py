@@ -29,10 +29,9 @@ from dataclasses import dataclass
 from ..data import catalog
 from .checks import release
 
-__all__ = ["FORMAT", "HOST_SHIM", "MANIFEST", "REAL_NVCC", "STUB", "WRAPPER", "WRAPPER_MODULES",
-           "WRAPPER_SOURCE", "Link",
-           "TreePlan", "os_listdir", "plan_tree", "tree_key", "version_json", "wrapper_files",
-           "wrapper_python"]
+__all__ = ["FORMAT", "HOST_SHIM", "MANIFEST", "NINJA_SHIM", "REAL_NVCC", "STUB", "WRAPPER",
+           "WRAPPER_MODULES", "WRAPPER_SOURCE", "Link", "TreePlan", "os_listdir", "plan_tree",
+           "tree_key", "version_json", "wrapper_files", "wrapper_python"]
 
 #: Bump when the tree layout changes: old trees are then rebuilt, not reused.
 FORMAT = 2  # 2: the trampoline names the wrapper by the tree's path
@@ -136,8 +135,12 @@ REAL_NVCC = "bin/.nvcc-real"
 
 #: The host compiler shim: the real one, its C++ standard raised (_cxx_std.py).
 HOST_SHIM = "bin/wheelcuda-c++"
-#: The standalone modules the wrapper imports, copied beside it into bin/.
-WRAPPER_MODULES = ("_nvcc_pool.py", "_cxx_std.py", "_progress.py", "_nvcc_table.py")
+#: The ninja shim: torch's compile statements longest first (standalone/_ninja.py).
+NINJA_SHIM = "bin/ninja"
+#: The standalone modules the wrapper imports, copied beside it into bin/, and the
+#: ninja shim's program.
+WRAPPER_MODULES = ("_nvcc_pool.py", "_cxx_std.py", "_progress.py", "_nvcc_table.py",
+                   "_ninja.py")
 
 
 def wrapper_files(python: str, source: str, home: str,
@@ -165,9 +168,17 @@ def wrapper_files(python: str, source: str, home: str,
         "WHEELCUDA_CXX_STD",
         f"exec {shlex.quote(python)} -IBS {shlex.quote(os.path.join(home, 'bin/_cxx_std.py'))}"
         " \"$@\"", ""])
+    ninja = "\n".join([
+        "#!/bin/sh",
+        "# wheelcuda: torch's compiles longest first (WHEELCUDA_NINJA_ORDER), then the "
+        "next ninja on PATH",
+        f"exec {shlex.quote(python)} -IBS {shlex.quote(os.path.join(home, 'bin/_ninja.py'))}"
+        " \"$@\"", ""])
+    names = {n for n, _ in modules}
     return ((WRAPPER, trampoline), (WRAPPER_SOURCE, source),
             *((f"bin/{name}", text) for name, text in modules),
-            *(((HOST_SHIM, shim),) if any(n == "_cxx_std.py" for n, _ in modules) else ()))
+            *(((HOST_SHIM, shim),) if "_cxx_std.py" in names else ()),
+            *(((NINJA_SHIM, ninja),) if "_ninja.py" in names else ()))
 
 
 def wrapper_python(trampoline: str) -> str | None:
@@ -208,7 +219,8 @@ def plan_tree(key: str, sources: Sequence[str], listdir: Listdir, *,
                                                   listdir(os.path.dirname(h)) or ())), None)
     files = (("version.json", version_json(versions, cuda)), *wrapper)
     return TreePlan(key, tuple(links), files, stub_header,
-                    frozenset(path for path, _ in wrapper if path in (WRAPPER, HOST_SHIM)))
+                    frozenset(path for path, _ in wrapper
+                              if path in (WRAPPER, HOST_SHIM, NINJA_SHIM)))
 
 
 def os_listdir(path: str) -> list[tuple[str, bool]] | None:

@@ -43,6 +43,8 @@ __all__ = ["Entry", "adopt", "building", "cached_wheels", "clear", "entries", "i
 
 RECORD = "build.json"
 SETUPTOOLS_CFG = "setuptools.cfg"
+#: the tree's ninja reads the order of torch's compiles from it (WHEELCUDA_NINJA_ORDER)
+ORDER_FILE = "ninja-order.json"
 #: how an adopted wheel's run names its origin in the record
 DOWNLOADED = "downloaded from "
 
@@ -99,6 +101,13 @@ class Build:
     def __init__(self, layout: Layout, key: str) -> None:
         self.layout, self.key, self.folder = layout, key, layout.build(key)
         self.succeeded = False
+
+    def write_order(self, seconds: Mapping[str, float]) -> Path:
+        """The compile order for the tree's ninja (standalone/_ninja.py): each source's
+        seconds in the last build, as JSON in this build's folder; its path."""
+        path = self.folder / ORDER_FILE
+        fs.write_text(path, json.dumps(dict(seconds), sort_keys=True))
+        return path
 
     def done(self, fields: Mapping[str, Any], installed: Sequence[str], seconds: float,
              tool: str, names: Sequence[str], *, built: bool = True,

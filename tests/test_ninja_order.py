@@ -1,0 +1,173 @@
+"""The tree's ninja: torch's compiles longest first, by the last build's profile; and a
+job's memory measured from it. The shim runs in front of the real ninja (the ninja
+wheel, 1.13), which starts equal-weight edges in manifest order."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from wheelcuda.rules import jobs, progress
+from wheelcuda.standalone import _ninja
+
+#: A manifest as torch's cpp_extension writes it (torch 2.14.1, two .cu and a .cpp).
+TORCH_MANIFEST = """ninja_required_version = 1.3
+cxx = c++
+nvcc = /tree/bin/nvcc
+
+cflags = -I/x
+cuda_cflags = -I/x
+
+rule compile
+  command = {cmd}
+  depfile = $out.d
+  deps = gcc
+
+rule cuda_compile
+  depfile = $out.d
+  deps = gcc
+  command = {cmd}
+
+build {out}/binding.o: compile {src}/binding.cpp
+build {out}/fwd.o: cuda_compile {src}/fwd.cu
+build {out}/bwd.o: cuda_compile {src}/bwd$ kernel.cu
+
+
+
+"""
+
+
+def _manifest(folder: Path, command: str = "echo x") -> str:
+    return TORCH_MANIFEST.format(cmd=command, out=folder / "out", src=folder / "src")
+
+
+def _starts(text: str) -> list[str]:
+    return [line.split(": ", 1)[1].split(" ", 1)[1].replace("$ ", " ").rsplit("/", 1)[1]
+            for line in text.splitlines() if line.startswith("build ")]
+
+
+def test_torch_compiles_go_longest_first(tmp_path: Path) -> None:
+    text = _manifest(tmp_path)
+    ordered = _ninja.reorder(text, {"bwd kernel.cu": 140.0, "fwd.cu": 20.0, "binding.cpp": 7.0})
+    assert ordered is not None
+    assert _starts(ordered) == ["bwd kernel.cu", "fwd.cu", "binding.cpp"]
+    # nothing but the order changes: the same lines, the rules and variables in place
+    assert sorted(ordered.splitlines()) == sorted(text.splitlines())
+    assert ordered.index("rule cuda_compile") < ordered.index("build ")
+
+
+def test_unknown_files_keep_their_order_after_the_known(tmp_path: Path) -> None:
+    ordered = _ninja.reorder(_manifest(tmp_path), {"fwd.cu": 20.0})
+    assert ordered is not None and _starts(ordered) == ["fwd.cu", "binding.cpp", "bwd kernel.cu"]
+
+
+@pytest.mark.parametrize("seconds", [{}, {"binding.cpp": 9.0, "fwd.cu": 5.0}])
+def test_nothing_to_move_leaves_the_manifest(tmp_path: Path, seconds: dict[str, float]
+                                             ) -> None:
+    assert _ninja.reorder(_manifest(tmp_path), seconds) is None
+
+
+def test_another_generators_manifest_is_left_alone() -> None:
+    cmake = "include rules.ninja\nbuild a.o: CXX_COMPILER a.cpp\nbuild b.o: CXX_COMPILER b.cpp\n"
+    assert _ninja.reorder(cmake, {"b.cpp": 9.0}) is None
+    assert _ninja.reorder("build a.o: cc a.c\nbuild b.o: cc b.c\n", {"b.c": 9.0}) is None
+
+
+def _tree_bin(tmp_path: Path) -> Path:
+    """The shim as a tree has it: bin/ninja runs _ninja.py beside it."""
+    bin_dir = tmp_path / "tree" / "bin"
+    bin_dir.mkdir(parents=True)
+    shutil.copy(_ninja.__file__, bin_dir / "_ninja.py")
+    shim = bin_dir / "ninja"
+    shim.write_text(f"#!/bin/sh\nexec {sys.executable} -IBS {bin_dir / '_ninja.py'} \"$@\"\n")
+    shim.chmod(0o755)
+    return bin_dir
+
+
+def _real_ninja() -> str:
+    found = shutil.which("ninja", path=os.path.dirname(sys.executable))
+    if found is None:
+        pytest.skip("no ninja beside this Python (the test extra brings it)")
+    return found
+
+
+@pytest.mark.parametrize("order", [True, False])
+def test_the_real_ninja_starts_them_in_the_shims_order(tmp_path: Path, order: bool) -> None:
+    """As torch runs it (``ninja -v -j1`` in the build folder): with the order file the
+    longest compile starts first; without one, the manifest's order, untouched."""
+    real = _real_ninja()
+    build = tmp_path / "build"
+    build.mkdir()
+    (tmp_path / "out").mkdir()
+    (tmp_path / "src").mkdir()
+    for name in ("binding.cpp", "fwd.cu", "bwd kernel.cu"):
+        (tmp_path / "src" / name).write_text("")
+    log = tmp_path / "started.txt"
+    text = _manifest(tmp_path, f"echo '$in' >> {log} && touch $out")
+    (build / "build.ninja").write_text(text)
+    seconds = tmp_path / "order.json"
+    seconds.write_text(json.dumps({"bwd kernel.cu": 140.0, "fwd.cu": 20.0}))
+    env = {"PATH": f"{_tree_bin(tmp_path)}{os.pathsep}{os.path.dirname(real)}"
+                   f"{os.pathsep}/usr/bin:/bin",
+           **({_ninja.ORDER_VAR: str(seconds)} if order else {})}
+    done = subprocess.run(["ninja", "-v", "-j", "1"], cwd=build, env=env, capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    started = [os.path.basename(line.strip()) for line in log.read_text().splitlines()]
+    assert started == (["bwd kernel.cu", "fwd.cu", "binding.cpp"] if order
+                       else ["binding.cpp", "fwd.cu", "bwd kernel.cu"])
+    assert ((build / "build.ninja").read_text() == text) is not order
+
+
+def test_no_ninja_after_the_tree_says_so(tmp_path: Path) -> None:
+    done = subprocess.run([str(_tree_bin(tmp_path) / "ninja"), "--version"],
+                          env={"PATH": str(tmp_path / "tree" / "bin")}, capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 127 and "fix: pip install ninja" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_tools_and_other_manifests_run_as_they_are() -> None:
+    assert _ninja._manifest(["-t", "compdb"]) is None
+    assert _ninja._manifest(["-f", "other.ninja"]) is None
+    assert _ninja._manifest(["-C", "dir", "-v"]) == os.path.join("dir", "build.ninja")
+
+
+def _compile(name: str, peak_gib: float, split: int | None = None,
+             archs: tuple[str, ...] = ("sm_90",), wall: float = 10.0) -> progress.Compile:
+    return progress.Compile(name, archs, wall, wall, int(peak_gib * 1024**2), 0, 0.0, split)
+
+
+def test_a_jobs_memory_is_measured_from_the_profile() -> None:
+    """flash-attn's recipe guesses 8 GiB a job; its compiles peaked at 4.3 GiB there."""
+    profile = [_compile("a.cu", 4.3), _compile("b.cu", 2.0)]
+    assert progress.measured_job_gb(profile, 1) == pytest.approx(4.3 * 1.25, abs=0.01)
+    # a split call holds about two jobs' memory (rules/jobs.py): it counts as two
+    assert progress.measured_job_gb([_compile("a.cu", 5.8, split=8)], 1) == \
+        pytest.approx(2.9 * 1.25, abs=0.01)
+    # a build for more archs than the profiled one: each arch another pass
+    assert progress.measured_job_gb(profile, 2) == pytest.approx(4.3 * 2 * 1.25, abs=0.01)
+    assert progress.measured_job_gb([], 1) is None
+
+
+def test_measured_memory_lets_every_core_work() -> None:
+    """On the GPU machine (16 cores, about 120 GiB free) the recipe's 8 GiB allowed 15
+    jobs and no split; 4.3 GiB measured allows 16 jobs and room for splits."""
+    free = 120 * 1024**3
+    assert jobs.max_jobs(16, free, 8.0) == 15
+    measured = progress.measured_job_gb([_compile("a.cu", 4.3)], 1)
+    assert measured is not None
+    assert jobs.max_jobs(16, free, measured) == 16
+    assert jobs.pool(16, free, measured, 16)[1] > 0
+
+
+def test_longest_first_takes_each_files_longest_run() -> None:
+    profile = [_compile("/x/a.cu", 1.0, wall=5.0), _compile("/y/a.cu", 1.0, wall=9.0),
+               _compile("b.cu", 1.0, wall=3.0)]
+    assert progress.longest_first(profile) == {"a.cu": 9.0, "b.cu": 3.0}

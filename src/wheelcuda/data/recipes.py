@@ -55,10 +55,13 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType({
     "mamba-ssm": Recipe(prefixes=("MAMBA_",), env=_m(MAMBA_FORCE_BUILD="TRUE"),
                         note="build from source, never fetch a GitHub wheel"),
     # FLASH_ATTN_CUDA_ARCHS: ";"-separated numbers; 2.8.3 acts on 80, 90, 100 and 120 only.
-    # Without MAX_JOBS its setup.py imports psutil to pick one itself.
+    # Without MAX_JOBS its setup.py imports psutil to pick one itself. job_gb is the first
+    # guess (a build's own profile decides after it): 2.8.3 for sm_90 peaked at 65 GiB
+    # with 15 jobs on the H200 machine (2026-12-01), about 4.3 GiB a job; 8 had cost it a
+    # core's job and every split of the optimizer.
     "flash-attn": Recipe(prefixes=("FLASH_ATTENTION_", "FLASH_ATTN_"),
                          env=_m(FLASH_ATTENTION_FORCE_BUILD="TRUE"),
-                         arch_var="FLASH_ATTN_CUDA_ARCHS", job_gb=8.0,
+                         arch_var="FLASH_ATTN_CUDA_ARCHS", job_gb=5.5,
                          note="build from source; its own arch variable; heavy compile jobs"),
     # Builds CUDA only when a GPU is visible, FORCE_CUDA=1, or TORCH_CUDA_ARCH_LIST is set.
     "xformers": Recipe(prefixes=("XFORMERS_", "FORCE_CUDA"), no_gpu_env=_FORCE_CUDA, job_gb=6.0,

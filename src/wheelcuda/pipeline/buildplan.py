@@ -55,9 +55,9 @@ def run_variables(ctx: Context, r: Resolved, names: Sequence[str | None],
     sets them, with the target's bin on PATH), the packages' ``wanted`` ones the user
     did not set, then MAX_JOBS and the nvcc pool for this machine's cores and memory
     (the user's own MAX_JOBS kept; an empty one replaced). A job's memory is
-    ``measured_gb`` when the package's last build measured it, else the recipe's guess:
-    flash-attn's recipe says 8 GiB a job, and its build on the GPU machine peaked at 4.3,
-    which cost it a core's job and every split."""
+    ``measured_gb`` when the package's last build measured it, else the recipe's guess
+    (flash-attn's guess of 8 GiB a job, against 4.3 measured on the GPU machine, cost it a
+    core's job and every split)."""
     variables = r.run_variables() if r.home else {}
     variables.update(packages.user_wins(wanted, ctx.environ))
     variables.update(jobs.for_build(measured_gb or packages.job_gb(names), ctx.environ,

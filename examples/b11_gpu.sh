@@ -1,0 +1,38 @@
+#!/bin/sh
+# B11 on the GPU machine (one H200, 16 cores, 125 GiB, no network; ../shared/GPU.md):
+# causal-conv1d 1.7.0 built twice (the second time another key, with the first build's
+# profile: its measured memory per job and its longest-first order), its kernels
+# checked; then flash-attn 2.8.3 started in the background (longer than one call: poll
+# with `examples/b11_gpu.sh poll`), its kernels checked when it is done. The machine's
+# own CUDA 13.0 serves (`--toolkit local`), so only the sdists travel, in .gpu/ (with
+# the tomlkit and einops wheels the machine's venv lacks).
+#   usage: examples/b11_gpu.sh start | poll
+set -eu
+PY=${PY:-/opt/torch/.venv/bin/python3}
+OUT=${OUT:-/tmp}
+if [ "${1:-start}" = poll ]; then
+    tail -5 /root/fa.out 2>/dev/null || echo "b11: no flash-attn run here"
+    if [ -e /root/fa.done ]; then
+        cp /root/fa.out /root/b11cache/builds/*/build.json "$OUT"/ 2>/dev/null || true
+        for f in /root/b11cache/builds/*/build.json; do
+            cp "$f" "$OUT/$(basename "$(dirname "$f")").json"; done
+    fi
+    exit 0
+fi
+# a copy of the repository: the next call's copy must not change a build that runs on
+rm -rf /root/wc-repo && cp -a . /root/wc-repo && cd /root/wc-repo
+"$PY" -m pip install -q --no-index --no-deps .gpu/tomlkit-*.whl .gpu/einops-*.whl
+export WHEELCUDA_CACHE_DIR=/root/b11cache UV_OFFLINE=1
+rm -rf "$WHEELCUDA_CACHE_DIR" /root/fa.out /root/fa.done
+nproc; free -g | head -2; nvidia-smi -L
+"$PY" examples/b11_build.py . "$PY" .gpu/causal_conv1d-1.7.0.tar.gz causal-conv1d-first
+"$PY" examples/b11_build.py . "$PY" .gpu/causal_conv1d-1.7.0.tar.gz causal-conv1d-profiled \
+    -- --no-cache-dir
+(cd / && "$PY" /root/wc-repo/examples/causal_conv1d_check.py) | tail -3
+cp "$WHEELCUDA_CACHE_DIR"/builds/*/build.json "$OUT"/ 2>/dev/null || true
+for f in "$WHEELCUDA_CACHE_DIR"/builds/*/build.json; do
+    cp "$f" "$OUT/cc-$(basename "$(dirname "$f")").json"; done
+setsid sh -c "'$PY' examples/b11_build.py . '$PY' .gpu/flash_attn-2.8.3.tar.gz flash-attn \
+    > /root/fa.out 2>&1; (cd / && '$PY' /root/wc-repo/examples/flash_attn_check.py) \
+    >> /root/fa.out 2>&1; touch /root/fa.done" > /dev/null 2>&1 < /dev/null &
+echo "b11: flash-attn started"

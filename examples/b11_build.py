@@ -61,6 +61,9 @@ def main() -> int:
                                capture_output=True, text=True, check=False).stdout
     jobs = [line.split("=", 1)[1].strip() for line in explained.splitlines()
             if line.startswith("set        MAX_JOBS=")]
+    # an installed release is not built again: the build is what is measured
+    subprocess.run(["uv", "pip", "uninstall", "--python", python, Path(sdist).name.split("-")[0]],
+                   capture_output=True, check=False)
     before_cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
     peak, stop = [_used_kib()], threading.Event()
     idle = peak[0]

@@ -6,16 +6,27 @@
 # with `examples/b11_gpu.sh poll`), its kernels checked when it is done. The machine's
 # own CUDA 13.0 serves (`--toolkit local`), so only the sdists travel, in .gpu/ (with
 # the tomlkit and einops wheels the machine's venv lacks).
-#   usage: examples/b11_gpu.sh start | poll
+# `flash-attn` starts flash-attn alone, each nvcc phase timed (nvcc --time, through
+# NVCC_APPEND_FLAGS, into /root/nvcc-time.csv); `poll [SECONDS]` waits up to SECONDS
+# (540) for it, then says where it is and, once it is done, copies what it measured
+# (the output, build.json with the profile, nvcc's phase times, ninja's log) to $OUT.
+#   usage: examples/b11_gpu.sh start | flash-attn | poll [SECONDS]
 set -eu
 PY=${PY:-/opt/torch/.venv/bin/python3}
 OUT=${OUT:-/tmp}
 if [ "${1:-start}" = poll ]; then
-    tail -5 /root/fa.out 2>/dev/null || echo "b11: no flash-attn run here"
+    waited=0
+    while [ ! -e /root/fa.done ] && [ "$waited" -lt "${2:-540}" ]; do
+        sleep 10; waited=$((waited + 10)); done
+    tail -4 /root/fa.out 2>/dev/null || echo "b11: no flash-attn run here"
+    uptime; free -g | sed -n 2p
+    echo "compiles done: $(cat /root/b11cache/logs/*.jsonl 2>/dev/null | grep -c '"end"')"
     if [ -e /root/fa.done ]; then
-        cp /root/fa.out /root/b11cache/builds/*/build.json "$OUT"/ 2>/dev/null || true
+        cp /root/fa.out /root/nvcc-time.csv /root/b11cache/logs/*.log "$OUT"/ 2>/dev/null || true
         for f in /root/b11cache/builds/*/build.json; do
             cp "$f" "$OUT/$(basename "$(dirname "$f")").json"; done
+        find /root/b11cache -name .ninja_log -exec cp {} "$OUT"/ninja_log \; 2>/dev/null || true
+        echo "b11: flash-attn done"
     fi
     exit 0
 fi
@@ -23,8 +34,11 @@ fi
 rm -rf /root/wc-repo && cp -a . /root/wc-repo && cd /root/wc-repo
 "$PY" -m pip install -q --no-index --no-deps .gpu/tomlkit-*.whl .gpu/einops-*.whl
 export WHEELCUDA_CACHE_DIR=/root/b11cache UV_OFFLINE=1
-rm -rf "$WHEELCUDA_CACHE_DIR" /root/fa.out /root/fa.done
+rm -rf "$WHEELCUDA_CACHE_DIR" /root/fa.out /root/fa.done /root/nvcc-time.csv
 nproc; free -g | head -2; nvidia-smi -L
+if [ "${1:-start}" = flash-attn ]; then
+    export NVCC_APPEND_FLAGS="--time /root/nvcc-time.csv"
+else
 "$PY" examples/b11_build.py . "$PY" .gpu/causal_conv1d-1.7.0.tar.gz causal-conv1d-first
 "$PY" examples/b11_build.py . "$PY" .gpu/causal_conv1d-1.7.0.tar.gz causal-conv1d-profiled \
     -- --no-cache-dir
@@ -32,6 +46,7 @@ nproc; free -g | head -2; nvidia-smi -L
 cp "$WHEELCUDA_CACHE_DIR"/builds/*/build.json "$OUT"/ 2>/dev/null || true
 for f in "$WHEELCUDA_CACHE_DIR"/builds/*/build.json; do
     cp "$f" "$OUT/cc-$(basename "$(dirname "$f")").json"; done
+fi
 setsid sh -c "'$PY' examples/b11_build.py . '$PY' .gpu/flash_attn-2.8.3.tar.gz flash-attn \
     > /root/fa.out 2>&1; (cd / && '$PY' /root/wc-repo/examples/flash_attn_check.py) \
     >> /root/fa.out 2>&1; touch /root/fa.done" > /dev/null 2>&1 < /dev/null &

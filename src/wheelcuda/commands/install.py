@@ -143,7 +143,8 @@ def prepare(ctx: Context, pkgs: Sequence[str] | PackageArgs, req: pipeline.Reque
                                   editable=given.editable, requirements=given.requirements)
     return Prepared(r, tool, argv, variables, names, key, fields, tuple(pkgs), would_fetch,
                     origins, from_cache=chosen != list(pkgs), extra=tuple(extra), given=given,
-                    pins=tuple(pins), profile=tuple(profile))
+                    pins=tuple(pins), profile=tuple(profile),
+                    order=progress.longest_first(profile, packages.first_order(names)))
 
 
 def compile_summary(calls: Sequence[str]) -> str:
@@ -205,7 +206,7 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
         output = build_watch.start_log(r.layout, p.key)
         echo = output is None or report.verbosity() > 0
         # the last build's compiles, longest first: the tree's ninja starts them so
-        order = build.write_order(progress.longest_first(p.profile)) if p.profile else None
+        order = build.write_order(p.order) if p.order else None
         env = proc.child_environ(ctx.environ, {**p.variables, "WHEELCUDA_NVCC_LOG": log.name,
                                                **build_watch.build_variables(output, echo,
                                                                              ctx.environ),

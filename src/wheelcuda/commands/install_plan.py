@@ -10,7 +10,7 @@ import os
 import platform
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -53,6 +53,9 @@ class Prepared:
     #: the compiles of this package's last build (the key's, else another key's of the
     #: same names): what the build's jobs and order are measured from
     profile: tuple[progress.Compile, ...] = ()
+    #: each source's seconds, for the tree's ninja to start the longest first: the
+    #: profile's, else the recipe's guess; empty: the build's own order
+    order: Mapping[str, float] = field(default_factory=dict)
 
 
 def fetch_text(r: pipeline.Resolved) -> str | None:
@@ -265,6 +268,11 @@ def explain(p: Prepared) -> str:
               for k, v in p.variables.items()]
     lines += [f"keep       {k}={r.ctx.environ[k]}   (yours)" for k, origin in p.origins.items()
               if origin.startswith("yours")]
+    if p.order:
+        top = sorted(p.order, key=lambda f: -p.order[f])[:3]
+        lines.append(f"order      {len(p.order)} compiles longest first ({', '.join(top)}...), "
+                     + ("as this package's last build measured them" if p.profile else
+                        "as the recipe table guesses them (its first build measures them)"))
     if not p.given.cacheable:
         why = " and ".join(w for w, on in (("-e installs lead back into their folder",
                                             p.given.editable),

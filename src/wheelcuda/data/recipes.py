@@ -17,6 +17,7 @@ __all__ = ["DEFAULT_JOB_GB", "RECIPES", "Recipe"]
 DEFAULT_JOB_GB = 4.0
 
 _EMPTY: Mapping[str, str] = MappingProxyType({})
+_EMPTY_ORDER: Mapping[str, float] = MappingProxyType({})
 
 
 @dataclass(frozen=True)
@@ -35,10 +36,26 @@ class Recipe:
     note: str = ""
     #: Prefixes of the package's own variables: any the user sets enter the cache key.
     prefixes: tuple[str, ...] = ()
+    #: The first guess of each source's compile time (seconds, by base name), for the
+    #: order the tree's ninja starts compiles in until the package's own build measured
+    #: them (standalone/_ninja.py): longest first.
+    order: Mapping[str, float] = field(default_factory=lambda: _EMPTY_ORDER)
 
 
 def _m(**kw: str) -> Mapping[str, str]:
     return MappingProxyType(kw)
+
+
+def _flash_attn_order() -> Mapping[str, float]:
+    """flash-attn 2.8.x's 72 kernel files (hdim x dtype x causal for forward, backward and
+    split-KV forward), a guess of their seconds for one arch: the backward pass more than
+    the forward ones, a bigger head dimension more than a smaller one. setup.py lists
+    forward, backward, split: ninja would start the split-KV files last."""
+    kinds = {"flash_bwd": 3.0, "flash_fwd_split": 1.5, "flash_fwd": 1.0}
+    return MappingProxyType({
+        f"{kind}_hdim{hdim}_{dtype}{causal}_sm80.cu": round(60 * weight * (0.5 + hdim / 256), 1)
+        for kind, weight in kinds.items() for hdim in (32, 64, 96, 128, 192, 256)
+        for dtype in ("fp16", "bf16") for causal in ("", "_causal")})
 
 
 _FORCE_CUDA = _m(FORCE_CUDA="1")
@@ -61,7 +78,7 @@ RECIPES: Mapping[str, Recipe] = MappingProxyType({
     # core's job and every split of the optimizer.
     "flash-attn": Recipe(prefixes=("FLASH_ATTENTION_", "FLASH_ATTN_"),
                          env=_m(FLASH_ATTENTION_FORCE_BUILD="TRUE"),
-                         arch_var="FLASH_ATTN_CUDA_ARCHS", job_gb=5.5,
+                         arch_var="FLASH_ATTN_CUDA_ARCHS", job_gb=5.5, order=_flash_attn_order(),
                          note="build from source; its own arch variable; heavy compile jobs"),
     # Builds CUDA only when a GPU is visible, FORCE_CUDA=1, or TORCH_CUDA_ARCH_LIST is set.
     "xformers": Recipe(prefixes=("XFORMERS_", "FORCE_CUDA"), no_gpu_env=_FORCE_CUDA, job_gb=6.0,

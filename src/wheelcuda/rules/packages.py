@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from ..data.recipes import DEFAULT_JOB_GB, RECIPES
 from . import arch as archmod
 
-__all__ = ["job_gb", "prefixes", "recipe_env", "user_wins"]
+__all__ = ["first_order", "job_gb", "prefixes", "recipe_env", "user_wins"]
 
 
 def recipe_env(names: Sequence[str | None], archs: Sequence[archmod.Arch], gpu_seen: bool
@@ -30,6 +30,12 @@ def recipe_env(names: Sequence[str | None], archs: Sequence[archmod.Arch], gpu_s
 def job_gb(names: Sequence[str | None]) -> float:
     """The heaviest per-job memory among the packages (for MAX_JOBS)."""
     return max([DEFAULT_JOB_GB] + [RECIPES[n].job_gb for n in names if n and n in RECIPES])
+
+
+def first_order(names: Sequence[str | None]) -> dict[str, float]:
+    """The recipes' guess of each source's compile seconds, for the longest-first order
+    of a package's first build (pure)."""
+    return {f: s for n in names if n and n in RECIPES for f, s in RECIPES[n].order.items()}
 
 
 def user_wins(wanted: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:

@@ -288,11 +288,12 @@ def measured_job_gb(compiles: Sequence[Compile], archs: int) -> float | None:
     return round(max(units) * MEASURED_MARGIN / 1024**2, 2)
 
 
-def longest_first(compiles: Sequence[Compile]) -> dict[str, float]:
+def longest_first(compiles: Sequence[Compile], guess: Mapping[str, float] | None = None
+                  ) -> dict[str, float]:
     """Each source's wall time in a kept profile, by base name (the longest run when a
     file was compiled twice): the order the tree's ninja starts torch's compiles in
-    (standalone/_ninja.py) (pure)."""
+    (standalone/_ninja.py); the recipe's ``guess`` when no build measured them (pure)."""
     seconds: dict[str, float] = {}
     for c in compiles:
         seconds[c.name] = max(seconds.get(c.name, 0.0), c.wall)
-    return seconds
+    return seconds or dict(guess or {})

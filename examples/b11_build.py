@@ -9,6 +9,14 @@ one's own wall time; and the floor: CPU seconds / cores, or the longest compile 
 whichever is larger (no schedule can beat it).
 
     usage: python examples/b11_build.py REPO PYTHON SDIST [LABEL] [-- INSTALL ARGS...]
+           python examples/b11_build.py --analyse BUILD_JSON JOBS [NVCC_TIME_CSV]
+
+``--analyse`` reads what a build kept (its build.json, with the profile) and says where
+its time went: the compiles' span, how many ran at once over it, what the same files
+would take on JOBS slots in the order they started and longest first (a list schedule
+of the measured walls: a model, which assumes a file's time does not change with what
+runs beside it), and, from nvcc's own phase times (``nvcc --time``), the seconds of each
+phase (cudafe++, cicc, ptxas, the host compiler) over all files and in the longest one.
 
 The cache is ``$WHEELCUDA_CACHE_DIR`` (a fresh one unless set): run it twice with the
 same cache and another key (``-- --no-deps --no-cache-dir``, say) to build with the
@@ -46,8 +54,75 @@ def _profile(cache: Path) -> tuple[list[dict[str, object]], dict[str, object]]:
     return list(data.get("profile") or []), data
 
 
+def schedule(walls: list[float], jobs: int) -> float:
+    """The span of ``walls`` started in this order on ``jobs`` slots, each as soon as
+    one is free (ninja's way)."""
+    free = [0.0] * max(1, jobs)
+    for wall in walls:
+        slot = min(range(len(free)), key=free.__getitem__)
+        free[slot] += wall
+    return max(free)
+
+
+def phases(csv_path: Path) -> dict[str, dict[str, float]]:
+    """Seconds per nvcc phase: {"all": {phase: s}, file: {phase: s}} from ``nvcc --time``
+    (lines "file , phase , inputs , output , arch , tool , metric , unit"; calls that
+    ran at once append to one file, so a torn line is skipped)."""
+    out: dict[str, dict[str, float]] = {"all": {}}
+    for line in csv_path.read_text(errors="replace").splitlines()[1:]:
+        cells = [c.strip() for c in line.split(",")]
+        if len(cells) != 8 or cells[7] != "ms":
+            continue
+        try:
+            seconds = float(cells[6]) / 1000
+        except ValueError:
+            continue
+        name = Path(cells[0]).name or "(driver)"
+        phase = cells[1].split(" (")[0] if cells[1].startswith("gcc (pre") else cells[1]
+        for where in ("all", name):
+            bucket = out.setdefault(where, {})
+            bucket[phase] = round(bucket.get(phase, 0.0) + seconds, 1)
+    return out
+
+
+def analyse(record: Path, jobs: int, csv_path: Path | None) -> dict[str, object]:
+    rows = json.loads(record.read_text()).get("profile") or []
+    started = sorted(rows, key=lambda r: float(r["start"]))
+    begin = float(started[0]["start"])
+    end = max(float(r["start"]) + float(r["wall"]) for r in rows)
+    # how many compiles ran at once, sampled each second of the span
+    busy = [sum(1 for r in rows if float(r["start"]) <= begin + t < float(r["start"])
+                + float(r["wall"])) for t in range(int(end - begin) + 1)]
+    walls = [float(r["wall"]) for r in started]
+    longest = max(rows, key=lambda r: float(r["wall"]))
+    result: dict[str, object] = {
+        "compiles": len(rows), "span_s": round(end - begin, 1),
+        "cpu_s": round(sum(float(r["cpu"]) for r in rows), 1),
+        "mean_running": round(sum(busy) / len(busy), 1),
+        "last_quarter_running": round(sum(busy[-len(busy) // 4:]) / max(1, len(busy) // 4), 1),
+        "longest": Path(str(longest["file"])).name, "longest_s": float(longest["wall"]),
+        "longest_started_at_s": round(float(longest["start"]) - begin, 1),
+        "model_as_started_s": round(schedule(walls, jobs), 1),
+        "model_longest_first_s": round(schedule(sorted(walls, reverse=True), jobs), 1),
+        "largest_peak_gib": round(max(int(r.get("peak_kb") or 0) for r in rows) / 1024**2, 2),
+        "splits": sorted({int(r.get("split") or 1) for r in rows}),
+        "first_started": [Path(str(r["file"])).name for r in started[:4]],
+        "last_ended": [Path(str(r["file"])).name for r in sorted(
+            rows, key=lambda r: float(r["start"]) + float(r["wall"]))[-4:]],
+    }
+    if csv_path is not None and csv_path.is_file():
+        times = phases(csv_path)
+        result["phases_all_s"] = times["all"]
+        result["phases_longest_s"] = times.get(str(result["longest"]), {})
+    return result
+
+
 def main() -> int:
     args = sys.argv[1:]
+    if args[:1] == ["--analyse"]:
+        csv_path = Path(args[3]) if len(args) > 3 else None
+        print(json.dumps(analyse(Path(args[1]), int(args[2]), csv_path), indent=1))
+        return 0
     extra = args[args.index("--") + 1:] if "--" in args else []
     args = args[:args.index("--")] if "--" in args else args
     repo, python, sdist = args[0], args[1], args[2]

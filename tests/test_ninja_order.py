@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from wheelcuda.rules import jobs, progress
+from wheelcuda.rules import jobs, packages, progress
 from wheelcuda.standalone import _ninja
 
 #: A manifest as torch's cpp_extension writes it (torch 2.14.1, two .cu and a .cpp).
@@ -171,3 +171,16 @@ def test_longest_first_takes_each_files_longest_run() -> None:
     profile = [_compile("/x/a.cu", 1.0, wall=5.0), _compile("/y/a.cu", 1.0, wall=9.0),
                _compile("b.cu", 1.0, wall=3.0)]
     assert progress.longest_first(profile) == {"a.cu": 9.0, "b.cu": 3.0}
+
+
+def test_a_first_build_takes_the_recipes_guess() -> None:
+    """No profile yet: the recipe's guess orders the build; a profile replaces it whole
+    (a file it did not measure goes after the measured ones, in the build's own order)."""
+    guess = packages.first_order(["flash-attn"])
+    assert len(guess) == 72  # flash-attn 2.8.3's kernel files: 3 kinds x 6 hdims x 2 x 2
+    assert progress.longest_first([], guess) == guess
+    top = max(guess, key=guess.__getitem__)
+    assert top.startswith("flash_bwd_hdim256")
+    assert progress.longest_first([_compile("a.cu", 1.0, wall=5.0)], guess) == {"a.cu": 5.0}
+    assert packages.first_order(["causal-conv1d", None]) == {}
+

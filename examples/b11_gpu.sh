@@ -21,6 +21,9 @@ if [ "${1:-start}" = poll ]; then
     tail -4 /root/fa.out 2>/dev/null || echo "b11: no flash-attn run here"
     uptime; free -g | sed -n 2p
     echo "compiles done: $(cat /root/b11cache/logs/*.jsonl 2>/dev/null | grep -c '"end"')"
+    # what it measured so far comes back with every poll: a machine given back between
+    # two calls takes the build with it
+    cp /root/b11cache/logs/*.jsonl /root/nvcc-time.csv "$OUT"/ 2>/dev/null || true
     if [ -e /root/fa.done ]; then
         cp /root/fa.out /root/nvcc-time.csv /root/b11cache/logs/*.log "$OUT"/ 2>/dev/null || true
         for f in /root/b11cache/builds/*/build.json; do

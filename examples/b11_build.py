@@ -11,7 +11,8 @@ whichever is larger (no schedule can beat it).
     usage: python examples/b11_build.py REPO PYTHON SDIST [LABEL] [-- INSTALL ARGS...]
            python examples/b11_build.py --analyse BUILD_JSON JOBS [NVCC_TIME_CSV]
 
-``--analyse`` reads what a build kept (its build.json, with the profile) and says where
+``--analyse`` reads what a build kept (its build.json, with the profile, or the events
+file of one still running) and says where
 its time went: the compiles' span, how many ran at once over it, what the same files
 would take on JOBS slots in the order they started and longest first (a list schedule
 of the measured walls: a model, which assumes a file's time does not change with what
@@ -85,8 +86,17 @@ def phases(csv_path: Path) -> dict[str, dict[str, float]]:
     return out
 
 
+def _rows(record: Path) -> list[dict[str, object]]:
+    """The compiles of a build.json's profile, or of a build's events file (``.jsonl``,
+    while it runs: each compile's end event, its start its end less its wall)."""
+    if record.suffix != ".jsonl":
+        return list(json.loads(record.read_text()).get("profile") or [])
+    ends = [json.loads(line) for line in record.read_text().splitlines() if '"end"' in line]
+    return [{**e, "start": float(e["t"]) - float(e["wall"])} for e in ends]
+
+
 def analyse(record: Path, jobs: int, csv_path: Path | None) -> dict[str, object]:
-    rows = json.loads(record.read_text()).get("profile") or []
+    rows = _rows(record)
     started = sorted(rows, key=lambda r: float(r["start"]))
     begin = float(started[0]["start"])
     end = max(float(r["start"]) + float(r["wall"]) for r in rows)

@@ -35,7 +35,7 @@ export WHEELCUDA_TEST_TORCH_VENV := $(abspath $(TORCH_VENV))
 export WHEELCUDA_TEST_WHEELS_VENV := $(abspath $(WHEELS_VENV))
 export WHEELCUDA_TEST_CU128_VENV := $(abspath $(CU128_VENV))
 
-.PHONY: dev torch-venv wheels-venv cu128-venv cu128-full-venv clang-cu128 lint unit test live corpus demo bench causal-conv1d uv-add-causal-conv1d gpu-toolkits clean settings-docs
+.PHONY: dev torch-venv wheels-venv cu128-venv cu128-full-venv clang-cu128 lint unit test live corpus demo bench causal-conv1d uv-add-causal-conv1d gpu-toolkits b11 b11-flash-attn b11-poll clean settings-docs
 
 dev: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
@@ -130,6 +130,17 @@ uv-add-causal-conv1d:
 # with --toolkit redist and checked; then the example with --toolkit local.
 gpu-toolkits:
 	sh examples/gpu_redist.sh $(CURDIR) $(or $(TORCH_ENV),/opt/torch/.venv)/bin/python3 $(WHEELS)
+
+# B11, on the GPU machine: causal-conv1d and flash-attn from their sdists in .gpu/ (no
+# network there), --toolkit local, sm_90: wall, CPU, busy cores, peak memory, the floor,
+# kernels checked. flash-attn runs longer than one call: `make b11-poll` until it is done,
+# then `python examples/b11_build.py --analyse` on what it copied to $OUT.
+b11:
+	PY=$(or $(TORCH_ENV),/opt/torch/.venv)/bin/python3 sh examples/b11_gpu.sh start
+b11-flash-attn:
+	PY=$(or $(TORCH_ENV),/opt/torch/.venv)/bin/python3 sh examples/b11_gpu.sh flash-attn
+b11-poll:
+	sh examples/b11_gpu.sh poll
 
 # Real CUDA-extension packages from PyPI (corpus/packages.toml, where = "here") built by
 # each route, --arch 9.0, system toolkit hidden; results in corpus/results/here.json and

@@ -24,6 +24,11 @@ B10 the clang toolkit (CUDA 12, no nvcc) against NVIDIA's nvcc on causal-conv1d'
     compile time, size, registers here; kernel times from the H200 run
     (benchmarks/b10_clang.py; `--b10` runs only these)
 
+B11 (the GPU machine only: `make b11`, examples/b11_gpu.sh) causal-conv1d and flash-attn
+    from their sdists with --toolkit local, sm_90: wall, CPU seconds, busy cores, peak
+    memory, the floor (CPU / cores or the longest file alone), kernels checked; and
+    `examples/b11_build.py --analyse` on what it kept: where the time went
+
 B12 what watching a build costs: one real compile through the tree's nvcc with its
     progress (timed, told, two JSON lines) vs the real nvcc behind it
     (benchmarks/b12_progress.py; `--b12` runs only these)

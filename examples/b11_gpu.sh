@@ -24,6 +24,7 @@ if [ "${1:-start}" = poll ]; then
     # what it measured so far comes back with every poll: a machine given back between
     # two calls takes the build with it
     cp /root/b11cache/logs/*.jsonl /root/nvcc-time.csv "$OUT"/ 2>/dev/null || true
+    find /root/b11cache -name build.ninja -exec cp {} "$OUT"/ \; 2>/dev/null || true
     if [ -e /root/fa.done ]; then
         cp /root/fa.out /root/nvcc-time.csv /root/b11cache/logs/*.log "$OUT"/ 2>/dev/null || true
         for f in /root/b11cache/builds/*/build.json; do

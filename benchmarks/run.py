@@ -41,6 +41,7 @@ cache holding it), and about 40 minutes on 2 cores (B1's full build is 25 of the
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import shutil
@@ -354,6 +355,25 @@ def render(rows: Sequence[tuple[str, str, str, str, str]], machine: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: B11's runs on the GPU machine (examples/b11_gpu.sh: its JSON lines, with the date and
+#: the commit), quoted in every table: this machine has no GPU to run them.
+B11_RUNS = REPO / "benchmarks" / "b11_gpu.json"
+
+
+def b11_rows() -> list[tuple[str, str, str, str, str]]:
+    rows = []
+    for run in json.loads(B11_RUNS.read_text()):
+        peak = (f", peak {run['peak_used_gib']} GiB of {run['total_gib']}"
+                if run.get("peak_used_gib") is not None else "")
+        rows.append(("B11", f"{run['label']} on the H200 machine ({run['cores']} cores; "
+                            f"{run['date']}, {run['commit']}): wall vs its floor (CPU "
+                            f"{run['cpu_s']} s / {run['cores']}, or {run['longest']} alone "
+                            f"{run['longest_s']} s){peak}; kernels {run['kernels']}",
+                     f"{run['wall_s']} s / {run['floor_s']} s",
+                     f"{run['wall_s'] / run['floor_s']:.2f}", "<= 1.15"))
+    return rows
+
+
 def table(r: dict[str, float], machine: str) -> str:
     rows = [
         ("B1", "causal-conv1d build: pruned to sm_90 vs its nine targets",
@@ -395,7 +415,7 @@ def table(r: dict[str, float], machine: str) -> str:
         rows += b10_clang.b10_rows(r)
     if "b12_watched" in r:
         rows += b12_progress.b12_rows(r)
-    return render(rows, machine)
+    return render(rows + b11_rows(), machine)
 
 
 def main() -> int:

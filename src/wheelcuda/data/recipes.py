@@ -47,14 +47,17 @@ def _m(**kw: str) -> Mapping[str, str]:
 
 
 def _flash_attn_order() -> Mapping[str, float]:
-    """flash-attn 2.8.x's 72 kernel files (hdim x dtype x causal for forward, backward and
-    split-KV forward), a guess of their seconds for one arch: the backward pass more than
-    the forward ones, a bigger head dimension more than a smaller one. setup.py lists
-    forward, backward, split: ninja would start the split-KV files last."""
-    kinds = {"flash_bwd": 3.0, "flash_fwd_split": 1.5, "flash_fwd": 1.0}
+    """flash-attn 2.8.x's 72 kernel files (hdim x dtype x causal for the forward, backward
+    and split-KV forward passes), a guess of their seconds for one arch: a line through
+    files compiled alone (2-core machine, nvcc 13.0, sm_90, fp16, 2026-12-03): forward 98
+    and 137 s at hdim 32 and 128, backward 142, 185 and 208 s at 32, 128 and 256, split-KV
+    forward 177 and 214 s at 32 and 128. The split-KV files are the longest, and setup.py
+    lists them last: in its own order they run alone at the end of the build."""
+    line = {"flash_fwd_split": (165.0, 0.39), "flash_bwd": (138.0, 0.29),
+            "flash_fwd": (85.0, 0.41)}
     return MappingProxyType({
-        f"{kind}_hdim{hdim}_{dtype}{causal}_sm80.cu": round(60 * weight * (0.5 + hdim / 256), 1)
-        for kind, weight in kinds.items() for hdim in (32, 64, 96, 128, 192, 256)
+        f"{kind}_hdim{hdim}_{dtype}{causal}_sm80.cu": round(base + slope * hdim, 1)
+        for kind, (base, slope) in line.items() for hdim in (32, 64, 96, 128, 192, 256)
         for dtype in ("fp16", "bf16") for causal in ("", "_causal")})
 
 

@@ -179,7 +179,7 @@ def test_one_module_reads_the_process_environment() -> None:
     assert readers == ["context.py", "entry.py", "standalone/_clang_nvcc.py",
                        "standalone/_cxx_std.py", "standalone/_fatbinary.py",
                        "standalone/_ninja.py", "standalone/_nvcc_pool.py",
-                       "standalone/_nvcc_wrapper.py"]
+                       "standalone/_nvcc_wrapper.py", "standalone/_site.py"]
 
 
 def test_every_module_says_what_it_exports() -> None:

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from wheelcuda.rules import jobs, packages, progress
-from wheelcuda.standalone import _ninja
+from wheelcuda import standalone
+from wheelcuda.rules import jobs, packages, progress, tree
+from wheelcuda.standalone import _ninja, _site
 
 #: A manifest as torch's cpp_extension writes it (torch 2.14.1, two .cu and a .cpp).
 TORCH_MANIFEST = """ninja_required_version = 1.3
@@ -184,3 +185,42 @@ def test_a_first_build_takes_the_recipes_guess() -> None:
     assert progress.longest_first([_compile("a.cu", 1.0, wall=5.0)], guess) == {"a.cu": 5.0}
     assert packages.first_order(["causal-conv1d", None]) == {}
 
+
+def _tree_with_site(tmp_path: Path) -> tuple[Path, Path]:
+    """A tree's bin/ninja and site/sitecustomize.py, as wrapper_files lays them out."""
+    home = tmp_path / "tree"
+    for path, text in tree.wrapper_files(sys.executable, "", str(home),
+                                         tuple((name, standalone.source(name))
+                                               for name in tree.WRAPPER_MODULES)):
+        (home / path).parent.mkdir(parents=True, exist_ok=True)
+        (home / path).write_text(text)
+    (home / tree.NINJA_SHIM).chmod(0o755)
+    return home / "bin", home / "site"
+
+
+@pytest.mark.parametrize("order", [True, False])
+def test_the_trees_sitecustomize_puts_its_ninja_first(tmp_path: Path, order: bool) -> None:
+    """uv puts the build environment's bin first on PATH, where the ninja wheel is: the
+    tree's sitecustomize puts the tree's bin back in front in the build's Python, so
+    torch's plain `ninja` is the tree's; without an order it changes nothing. A
+    sitecustomize further along the path still runs."""
+    bin_dir, site = _tree_with_site(tmp_path)
+    venv_bin = tmp_path / "venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "ninja").write_text("#!/bin/sh\n")
+    (venv_bin / "ninja").chmod(0o755)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "sitecustomize.py").write_text("import os\nos.environ['OTHER_RAN'] = '1'\n")
+    path = os.pathsep.join([str(venv_bin), str(bin_dir), "/usr/bin", "/bin"])
+    env = {"PATH": path, "PYTHONPATH": os.pathsep.join([str(site), str(other)]),
+           **({"WHEELCUDA_NINJA_ORDER": str(tmp_path / "order.json")} if order else {})}
+    out = subprocess.run([sys.executable, "-c", "import os, shutil; print(shutil.which("
+                          "'ninja')); print(os.environ.get('OTHER_RAN'))"],
+                         env=env, capture_output=True, text=True, check=True).stdout.split()
+    assert out == [str((bin_dir if order else venv_bin) / "ninja"), "1"]
+
+
+def test_the_trees_sitecustomize_keeps_path_once() -> None:
+    assert _site.front("/v/bin:/t/bin:/usr/bin", "/t/bin") == "/t/bin:/v/bin:/usr/bin"
+    assert _site.front("", "/t/bin") == "/t/bin"

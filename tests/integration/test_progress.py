@@ -66,15 +66,17 @@ def test_progress_profile_and_a_failure_that_says_why(wheelcuda_cmd: str, wheels
     assert [p.suffix for p in cache.glob("logs/*")] == [".log"]  # events became the profile
     sandbox.assert_no_system_toolkit(out + r.stderr)
 
-    # another key of the same package (another arch): its build starts torch's compiles
-    # in the order the first build measured, through the tree's ninja
+    # another key of the same package (another arch), through uv (which puts the build
+    # environment's bin first on PATH): its build starts torch's compiles in the order
+    # the first build measured, through the tree's ninja
     again = f"{wheelcuda_cmd} install --python {wheels_venv} --arch 8.0"
     r = sandbox.shell(f"{again} {good} -- --no-deps --target {tmp_path}/t3", tmp_path,
-                      extra_env=env, timeout=1200)
+                      extra_env={**env, "WHEELCUDA_INSTALLER": "uv"}, timeout=1200)
     sandbox.assert_ok(r)
     assert "compiled first.cu (sm_80)" in r.stderr, r.stderr
     [order] = cache.glob("builds/*/ninja-order.json")
     assert set(json.loads(order.read_text())) == {"first.cu", "second.cu"}
+    assert "started longest first); cache key" in r.stderr, r.stderr
 
     bad = _project(tmp_path / "bad", "__global__ void second(float* x) {\n"
                                      "  x[0] = undeclared_thing;\n}\n")

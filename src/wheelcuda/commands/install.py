@@ -155,8 +155,10 @@ def compile_summary(calls: Sequence[str]) -> str:
         return ""
     splits = sorted({w.split("=", 1)[1] for words in compiles for w in words
                      if w.startswith("--split-compile=")}, key=lambda v: (len(v), v))
+    ordered = any(c.startswith(_ninja.LOG_MARK) for c in calls)
     return f"{len(compiles)} nvcc compiles" + (
-        f", split-compile {'/'.join(splits)}" if splits else "")
+        f", split-compile {'/'.join(splits)}" if splits else "") + (
+        ", started longest first" if ordered else "")
 
 
 def _upstream(r: pipeline.Resolved, specs: Sequence[str]) -> str:
@@ -210,8 +212,7 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
         env = proc.child_environ(ctx.environ, {**p.variables, "WHEELCUDA_NVCC_LOG": log.name,
                                                **build_watch.build_variables(output, echo,
                                                                              ctx.environ),
-                                               **({_ninja.ORDER_VAR: str(order)} if order
-                                                  else {})},
+                                               **buildplan.order_variables(ctx, r, order)},
                                  drop=[*sharing.TEAM_VARS, _progress.VAR])
         start = time.monotonic()
         # uv holds <venv>/.lock for a whole install and waits for it in silence (pip

@@ -264,8 +264,10 @@ JOBSERVER: Final = Setting(
 NVCC_LOG: Final = Setting(
     "WHEELCUDA_NVCC_LOG", "path",
     "The file the tree's compilers append each call to, marking the calls whose standard "
-    "they raised or whose archs they left unpruned.",
-    ("_nvcc_wrapper.py", "_cxx_std.py"), "internal", setters=("commands/install.py",))
+    "they raised or whose archs they left unpruned (and the tree's ninja, that it put the "
+    "compiles longest first).",
+    ("_nvcc_wrapper.py", "_cxx_std.py", "_ninja.py"), "internal",
+    setters=("commands/install.py",))
 PROGRESS: Final = Setting(
     "WHEELCUDA_PROGRESS", "path",
     "The file the tree's compilers append a JSON line to for each compile's start and end.",
@@ -273,8 +275,9 @@ PROGRESS: Final = Setting(
 NINJA_ORDER: Final = Setting(
     "WHEELCUDA_NINJA_ORDER", "path",
     "A JSON file of each source's compile seconds in the package's last build; the tree's "
-    "ninja starts torch's longest compiles first.",
-    ("_ninja.py",), "internal", setters=("commands/install.py",))
+    "ninja starts torch's longest compiles first (the tree's sitecustomize puts its bin "
+    "first on PATH while it is set).",
+    ("_ninja.py", "_site.py"), "internal", setters=("pipeline/buildplan.py",))
 CLANG_VERSION: Final = Setting(
     "WHEELCUDA_CLANG_VERSION", "text",
     "clang's version, for the clang toolkit's `nvcc --version`.",

@@ -10,17 +10,20 @@ published serves the other.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from ..context import Context
 from ..probe import gpus, machine, setup_vars
 from ..rules import arch as archmod
-from ..rules import jobs, packages
+from ..rules import jobs, packages, tree
 from ..rules.checks import Kind, Severity
+from ..standalone import _ninja
 from . import Resolved
 
-__all__ = ["BUILD_BASE_VAR", "build_base", "package_variables", "run_variables", "warnings"]
+__all__ = ["BUILD_BASE_VAR", "build_base", "order_variables", "package_variables",
+           "run_variables", "warnings"]
 
 #: setuptools reads extra configuration from the file this names (its
 #: ``setuptools.dist.Distribution.find_config_files``): wheelcuda moves ``build/`` there.
@@ -63,6 +66,19 @@ def run_variables(ctx: Context, r: Resolved, names: Sequence[str | None],
     variables.update(jobs.for_build(measured_gb or packages.job_gb(names), ctx.environ,
                                     machine.cores(), machine.available_memory()))
     return variables
+
+
+def order_variables(ctx: Context, r: Resolved, order: Path | None) -> dict[str, str]:
+    """The compile order for the tree's ninja (``order``: the file of each source's
+    seconds), and the tree's ``site`` folder first in PYTHONPATH, whose sitecustomize puts
+    the tree's bin back in front of the build environment's on PATH (uv and pip put
+    theirs first, and the ninja wheel lies there: standalone/_site.py); nothing without
+    an order or a tree."""
+    if order is None or r.home is None:
+        return {}
+    site = str(r.home.path / os.path.dirname(tree.SITE))
+    kept = [p for p in (ctx.environ.get("PYTHONPATH") or "").split(os.pathsep) if p]
+    return {_ninja.ORDER_VAR: str(order), "PYTHONPATH": os.pathsep.join([site, *kept])}
 
 
 def build_base(ctx: Context, config: Path) -> dict[str, str]:

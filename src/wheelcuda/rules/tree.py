@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from ..data import catalog
 from .checks import release
 
-__all__ = ["FORMAT", "HOST_SHIM", "MANIFEST", "NINJA_SHIM", "REAL_NVCC", "STUB", "WRAPPER",
+__all__ = ["FORMAT", "HOST_SHIM", "MANIFEST", "NINJA_SHIM", "REAL_NVCC", "SITE", "STUB", "WRAPPER",
            "WRAPPER_MODULES", "WRAPPER_SOURCE", "Link", "TreePlan", "os_listdir", "plan_tree",
            "tree_key", "version_json", "wrapper_files", "wrapper_python"]
 
@@ -137,10 +137,13 @@ REAL_NVCC = "bin/.nvcc-real"
 HOST_SHIM = "bin/wheelcuda-c++"
 #: The ninja shim: torch's compile statements longest first (standalone/_ninja.py).
 NINJA_SHIM = "bin/ninja"
-#: The standalone modules the wrapper imports, copied beside it into bin/, and the
-#: ninja shim's program.
+#: What puts the tree's bin (its ninja) first on PATH again inside a build's Python
+#: processes (standalone/_site.py): ``wheelcuda install`` names its folder in PYTHONPATH.
+SITE = "site/sitecustomize.py"
+#: The standalone modules the wrapper imports, copied beside it into bin/, the ninja
+#: shim's program, and the tree's sitecustomize (to SITE).
 WRAPPER_MODULES = ("_nvcc_pool.py", "_cxx_std.py", "_progress.py", "_nvcc_table.py",
-                   "_ninja.py")
+                   "_ninja.py", "_site.py")
 
 
 def wrapper_files(python: str, source: str, home: str,
@@ -176,7 +179,7 @@ def wrapper_files(python: str, source: str, home: str,
         " \"$@\"", ""])
     names = {n for n, _ in modules}
     return ((WRAPPER, trampoline), (WRAPPER_SOURCE, source),
-            *((f"bin/{name}", text) for name, text in modules),
+            *((SITE if name == "_site.py" else f"bin/{name}", text) for name, text in modules),
             *(((HOST_SHIM, shim),) if "_cxx_std.py" in names else ()),
             *(((NINJA_SHIM, ninja),) if "_ninja.py" in names else ()))
 

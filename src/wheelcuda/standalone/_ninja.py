@@ -26,9 +26,12 @@ import os
 import re
 import sys
 
-__all__ = ["ORDER_VAR", "main", "next_ninja", "reorder"]
+__all__ = ["LOG_MARK", "ORDER_VAR", "main", "next_ninja", "ordered_count", "reorder"]
 
 ORDER_VAR = "WHEELCUDA_NINJA_ORDER"
+#: The line written to WHEELCUDA_NVCC_LOG (the build's call log, which install reads) when
+#: a manifest was put in order: install's summary says so.
+LOG_MARK = "# wheelcuda: ninja ordered"
 #: The rules torch's cpp_extension names its compile statements with.
 _TORCH_RULES = ("compile", "cuda_compile", "sycl_compile")
 _WORD = re.compile(r"(?:\$.|[^\s$])+")
@@ -78,6 +81,11 @@ def reorder(text: str, seconds: dict[str, float]) -> str | None:
     for slot, i in zip(slots, ranked, strict=True):
         blocks[slot] = compiles[i]
     return "".join(blocks)
+
+
+def ordered_count(text: str) -> int:
+    """How many of torch's compile statements a manifest holds (pure)."""
+    return sum(1 for b in _blocks(text) if _source(b) is not None)
 
 
 def _manifest(argv: list[str]) -> str | None:
@@ -145,6 +153,13 @@ def main() -> None:
                 with open(tmp, "w", encoding="utf-8") as f:
                     f.write(ordered)
                 os.replace(tmp, manifest)
+                count = ordered_count(ordered)
+                sys.stderr.write(f"wheelcuda: ninja starts {count} compiles longest first "
+                                 "(their seconds in the last build, or the recipe table's "
+                                 "guess)\n")
+                if os.environ.get("WHEELCUDA_NVCC_LOG"):
+                    with open(os.environ["WHEELCUDA_NVCC_LOG"], "a", encoding="utf-8") as f:
+                        f.write(f"{LOG_MARK} {count} compiles\n")
     os.execv(real, [real, *argv])  # noqa: S606 - argv list
 
 

@@ -95,6 +95,7 @@ def _write(tmp: Path, tree: plan.TreePlan, ctx: Context, cc: str) -> dict[str, A
         dest.parent.mkdir(parents=True, exist_ok=True)
         os.symlink(link.target, dest)
     for rel, text in tree.files:
+        (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp / rel).write_text(text)
         if rel in tree.executables:
             (tmp / rel).chmod(0o755)

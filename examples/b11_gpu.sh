@@ -15,14 +15,17 @@ set -eu
 PY=${PY:-/opt/torch/.venv/bin/python3}
 OUT=${OUT:-/tmp}
 if [ "${1:-start}" = poll ]; then
+    # what it measured so far is copied to $OUT every 10 s, which comes back even from a
+    # call cut short by its limit: a machine given back takes the build with it
     waited=0
     while [ ! -e /root/fa.done ] && [ "$waited" -lt "${2:-540}" ]; do
-        sleep 10; waited=$((waited + 10)); done
+        sleep 10; waited=$((waited + 10))
+        cp /root/b11cache/logs/*.jsonl /root/nvcc-time.csv "$OUT"/ 2>/dev/null || true
+        uptime > "$OUT"/uptime.txt
+    done
     tail -4 /root/fa.out 2>/dev/null || echo "b11: no flash-attn run here"
     uptime; free -g | sed -n 2p
     echo "compiles done: $(cat /root/b11cache/logs/*.jsonl 2>/dev/null | grep -c '"end"')"
-    # what it measured so far comes back with every poll: a machine given back between
-    # two calls takes the build with it
     cp /root/b11cache/logs/*.jsonl /root/nvcc-time.csv "$OUT"/ 2>/dev/null || true
     find /root/b11cache -name build.ninja -exec cp {} "$OUT"/ \; 2>/dev/null || true
     if [ -e /root/fa.done ]; then

@@ -4,7 +4,7 @@ the Python processes of a build that has a compile order.
 The tree's ``bin/ninja`` (_ninja.py) orders torch's compiles only if torch finds it: torch
 runs plain ``ninja`` through PATH. uv puts the build environment's own scripts folder
 first on PATH for every build, ``--no-build-isolation`` included (the target venv's
-``bin``; seen with uv 0.9 here), and pip does so for an isolated build; the ``ninja``
+``bin``; seen with uv 0.13.9 here), and pip does so for an isolated build; the ``ninja``
 wheel torch builds need lies there, so the tree's was never run. ``wheelcuda install``
 names this folder in PYTHONPATH when it sets ``WHEELCUDA_NINJA_ORDER``: Python imports
 this file at start-up (the ``site`` module imports ``sitecustomize``), and it moves the

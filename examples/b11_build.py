@@ -97,6 +97,8 @@ def _rows(record: Path) -> list[dict[str, object]]:
 
 def analyse(record: Path, jobs: int, csv_path: Path | None) -> dict[str, object]:
     rows = _rows(record)
+    if not rows:
+        return {"compiles": 0}
     started = sorted(rows, key=lambda r: float(r["start"]))
     begin = float(started[0]["start"])
     end = max(float(r["start"]) + float(r["wall"]) for r in rows)
@@ -109,7 +111,8 @@ def analyse(record: Path, jobs: int, csv_path: Path | None) -> dict[str, object]
         "compiles": len(rows), "span_s": round(end - begin, 1),
         "cpu_s": round(sum(float(r["cpu"]) for r in rows), 1),
         "mean_running": round(sum(busy) / len(busy), 1),
-        "last_quarter_running": round(sum(busy[-len(busy) // 4:]) / max(1, len(busy) // 4), 1),
+        "last_quarter_running": round(sum(tail := busy[-max(1, len(busy) // 4):]) / len(tail),
+                                      1),
         "longest": Path(str(longest["file"])).name, "longest_s": float(longest["wall"]),
         "longest_started_at_s": round(float(longest["start"]) - begin, 1),
         "model_as_started_s": round(schedule(walls, jobs), 1),

@@ -14,6 +14,7 @@ from tests import fakes
 from tests.test_cli import fail, run
 from wheelcuda.commands import install
 from wheelcuda.probe import source
+from wheelcuda.standalone import _ninja
 
 
 @pytest.fixture
@@ -203,6 +204,9 @@ def test_compile_summary_counts_compiles_and_split() -> None:
     assert install.compile_summary(log) == "2 nvcc compiles, split-compile 2"
     assert install.compile_summary(["-c a.cu -o a.o"]) == "1 nvcc compiles"
     assert install.compile_summary(["--version"]) == ""
+    # the tree's ninja put the compiles in order: it marks the log
+    assert install.compile_summary([*log, f"{_ninja.LOG_MARK} 2 compiles"]) == \
+        "2 nvcc compiles, split-compile 2, started longest first"
 
 
 @pytest.mark.parametrize(("var", "value"), [

@@ -10,10 +10,12 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from wheelcuda import standalone
+from wheelcuda.pipeline import buildplan
 from wheelcuda.rules import jobs, packages, progress, tree
 from wheelcuda.standalone import _ninja, _site
 
@@ -224,3 +226,22 @@ def test_the_trees_sitecustomize_puts_its_ninja_first(tmp_path: Path, order: boo
 def test_the_trees_sitecustomize_keeps_path_once() -> None:
     assert _site.front("/v/bin:/t/bin:/usr/bin", "/t/bin") == "/t/bin:/v/bin:/usr/bin"
     assert _site.front("", "/t/bin") == "/t/bin"
+
+
+def test_the_order_goes_with_the_site_folder_alone(tmp_path: Path) -> None:
+    """install's order variables: the file, and the tree's site folder as the whole
+    PYTHONPATH (a build never gets the user's: it could import another torch); nothing
+    without an order or a tree."""
+    r = SimpleNamespace(home=SimpleNamespace(path=tmp_path / "tree"))
+    order = tmp_path / "ninja-order.json"
+    assert buildplan.order_variables(r, order) == {  # type: ignore[arg-type]
+        "WHEELCUDA_NINJA_ORDER": str(order), "PYTHONPATH": str(tmp_path / "tree" / "site")}
+    assert buildplan.order_variables(r, None) == {}  # type: ignore[arg-type]
+    assert buildplan.order_variables(SimpleNamespace(home=None), order) == {}  # type: ignore[arg-type]
+    assert _site.ORDER_VAR == _ninja.ORDER_VAR  # the copy in the tree reads the same name
+    assert tree.SITE.startswith("site/")
+
+
+def test_the_trees_sitecustomize_keeps_an_empty_entry() -> None:
+    """An empty PATH entry means the current folder: kept where it was."""
+    assert _site.front("/v/bin::/t/bin", "/t/bin") == "/t/bin:/v/bin:"

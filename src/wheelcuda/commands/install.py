@@ -207,12 +207,13 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
                                                            p.extra), from_cache=True)
         output = build_watch.start_log(r.layout, p.key)
         echo = output is None or report.verbosity() > 0
-        # the last build's compiles, longest first: the tree's ninja starts them so
+        # each source's seconds (the last build's, else the recipe's guess): the tree's
+        # ninja starts the longest first
         order = build.write_order(p.order) if p.order else None
         env = proc.child_environ(ctx.environ, {**p.variables, "WHEELCUDA_NVCC_LOG": log.name,
                                                **build_watch.build_variables(output, echo,
                                                                              ctx.environ),
-                                               **buildplan.order_variables(ctx, r, order)},
+                                               **buildplan.order_variables(r, order)},
                                  drop=[*sharing.TEAM_VARS, _progress.VAR])
         start = time.monotonic()
         # uv holds <venv>/.lock for a whole install and waits for it in silence (pip

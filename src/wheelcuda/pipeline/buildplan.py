@@ -68,7 +68,7 @@ def run_variables(ctx: Context, r: Resolved, names: Sequence[str | None],
     return variables
 
 
-def order_variables(ctx: Context, r: Resolved, order: Path | None) -> dict[str, str]:
+def order_variables(r: Resolved, order: Path | None) -> dict[str, str]:
     """The compile order for the tree's ninja (``order``: the file of each source's
     seconds), and the tree's ``site`` folder first in PYTHONPATH, whose sitecustomize puts
     the tree's bin back in front of the build environment's on PATH (uv and pip put
@@ -76,9 +76,10 @@ def order_variables(ctx: Context, r: Resolved, order: Path | None) -> dict[str, 
     an order or a tree."""
     if order is None or r.home is None:
         return {}
-    site = str(r.home.path / os.path.dirname(tree.SITE))
-    kept = [p for p in (ctx.environ.get("PYTHONPATH") or "").split(os.pathsep) if p]
-    return {_ninja.ORDER_VAR: str(order), "PYTHONPATH": os.pathsep.join([site, *kept])}
+    # the folder alone: a build never gets the user's PYTHONPATH (proc.child_environ
+    # drops it), which could import another torch than the one the key names
+    return {_ninja.ORDER_VAR: str(order),
+            "PYTHONPATH": str(r.home.path / os.path.dirname(tree.SITE))}
 
 
 def build_base(ctx: Context, config: Path) -> dict[str, str]:

@@ -8,11 +8,11 @@ folder, so a long kernel listed last runs alone at the end while the other cores
 (flash-attn's last minutes ran a few long files with the load under 5 of 16).
 
 With ``WHEELCUDA_NINJA_ORDER`` naming a JSON file ``{"source basename": seconds}`` (the
-wall times of the package's last build, which ``wheelcuda install`` writes from the
-profile kept with the key), the compile statements of a manifest torch wrote are put
-longest first, the rest after them in their own order; then the next ``ninja`` on PATH
-runs with the same arguments. Anything else (another generator's manifest, ``-t``
-tools, no order) runs as it is.
+wall times of the package's last build, from the profile kept with the key, else the
+recipe table's guess; ``wheelcuda install`` writes it), the compile statements of a
+manifest torch wrote are put longest first, the rest after them in their own order; then
+the next ``ninja`` on PATH runs with the same arguments. Anything else (another
+generator's manifest, ``-t`` tools, no order) runs as it is.
 
 Standalone: copied into each tree's bin/ beside the nvcc wrapper; the standard library
 only.

@@ -275,9 +275,8 @@ PROGRESS: Final = Setting(
 NINJA_ORDER: Final = Setting(
     "WHEELCUDA_NINJA_ORDER", "path",
     "A JSON file of each source's compile seconds (the package's last build, else the "
-    "recipe table's guess); the tree's "
-    "ninja starts torch's longest compiles first (the tree's sitecustomize puts its bin "
-    "first on PATH while it is set).",
+    "recipe table's guess); the tree's ninja starts torch's longest compiles first (the "
+    "tree's sitecustomize puts its bin first on PATH while it is set).",
     ("_ninja.py", "_site.py"), "internal", setters=("pipeline/buildplan.py",))
 CLANG_VERSION: Final = Setting(
     "WHEELCUDA_CLANG_VERSION", "text",

@@ -70,10 +70,10 @@ def run_variables(ctx: Context, r: Resolved, names: Sequence[str | None],
 
 def order_variables(r: Resolved, order: Path | None) -> dict[str, str]:
     """The compile order for the tree's ninja (``order``: the file of each source's
-    seconds), and the tree's ``site`` folder first in PYTHONPATH, whose sitecustomize puts
-    the tree's bin back in front of the build environment's on PATH (uv and pip put
-    theirs first, and the ninja wheel lies there: standalone/_site.py); nothing without
-    an order or a tree."""
+    seconds), and the tree's ``site`` folder as PYTHONPATH, whose sitecustomize puts the
+    tree's bin back in front of the build environment's on PATH (uv puts its own first,
+    and the ninja wheel lies there: standalone/_site.py); nothing without an order or a
+    tree."""
     if order is None or r.home is None:
         return {}
     # the folder alone: a build never gets the user's PYTHONPATH (proc.child_environ

@@ -177,8 +177,8 @@ def test_longest_first_takes_each_files_longest_run() -> None:
 
 
 def test_a_first_build_takes_the_recipes_guess() -> None:
-    """No profile yet: the recipe's guess orders the build; a profile replaces it whole
-    (a file it did not measure goes after the measured ones, in the build's own order)."""
+    """No profile yet: the recipe's guess orders the build; a profile of other files
+    (no file in common) replaces it whole."""
     guess = packages.first_order(["flash-attn"])
     assert len(guess) == 72  # flash-attn 2.8.3's kernel files: 3 kinds x 6 hdims x 2 x 2
     assert progress.longest_first([], guess) == guess
@@ -186,6 +186,17 @@ def test_a_first_build_takes_the_recipes_guess() -> None:
     assert top.startswith("flash_fwd_split_hdim256")  # listed last by setup.py
     assert progress.longest_first([_compile("a.cu", 1.0, wall=5.0)], guess) == {"a.cu": 5.0}
     assert packages.first_order(["causal-conv1d", None]) == {}
+
+
+def test_a_partial_profile_keeps_the_guess_for_what_it_lacks() -> None:
+    """An editable rebuild measured two files: the others keep their guess, scaled by the
+    median measured/guess ratio, so a long unmeasured file still starts early."""
+    guess = {"long.cu": 200.0, "mid.cu": 100.0, "short.cu": 10.0, "tiny.cu": 5.0}
+    profile = [_compile("mid.cu", 1.0, wall=50.0), _compile("short.cu", 1.0, wall=5.0),
+               _compile("tiny.cu", 1.0, wall=5.0)]
+    order = progress.longest_first(profile, guess)
+    assert order == {"long.cu": 100.0, "mid.cu": 50.0, "short.cu": 5.0, "tiny.cu": 5.0}
+    assert max(order, key=order.__getitem__) == "long.cu"
 
 
 def _tree_with_site(tmp_path: Path) -> tuple[Path, Path]:

@@ -292,8 +292,20 @@ def longest_first(compiles: Sequence[Compile], guess: Mapping[str, float] | None
                   ) -> dict[str, float]:
     """Each source's wall time in a kept profile, by base name (the longest run when a
     file was compiled twice): the order the tree's ninja starts torch's compiles in
-    (standalone/_ninja.py); the recipe's ``guess`` when no build measured them (pure)."""
+    (standalone/_ninja.py); the recipe's ``guess`` when no build measured them (pure).
+
+    A profile that lacks some of the guess's files (an editable rebuild compiles only
+    what changed) keeps them, at the guess scaled to this machine by the median ratio of
+    the files both know: the guess was timed on another machine, and a file left out
+    would start after every measured one, however long it is."""
     seconds: dict[str, float] = {}
     for c in compiles:
         seconds[c.name] = max(seconds.get(c.name, 0.0), c.wall)
-    return seconds or dict(guess or {})
+    guess = guess or {}
+    if not seconds:
+        return dict(guess)
+    ratios = sorted(seconds[n] / guess[n] for n in seconds if guess.get(n, 0.0) > 0.0)
+    if ratios:
+        scale = ratios[len(ratios) // 2]
+        seconds.update({n: s * scale for n, s in guess.items() if n not in seconds})
+    return seconds

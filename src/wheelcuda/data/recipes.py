@@ -48,16 +48,27 @@ def _m(**kw: str) -> Mapping[str, str]:
 
 def _flash_attn_order() -> Mapping[str, float]:
     """flash-attn 2.8.x's 72 kernel files (hdim x dtype x causal for the forward, backward
-    and split-KV forward passes), a guess of their seconds for one arch: a line through
-    files compiled alone (2-core machine, nvcc 13.0, sm_90, fp16, 2026-12-03): forward 98
-    and 137 s at hdim 32 and 128, backward 142, 185 and 208 s at 32, 128 and 256, split-KV
-    forward 177 and 214 s at 32 and 128. The split-KV files are the longest, and setup.py
-    lists them last: in its own order they run alone at the end of the build."""
-    line = {"flash_fwd_split": (165.0, 0.39), "flash_bwd": (138.0, 0.29),
-            "flash_fwd": (85.0, 0.41)}
+    and split-KV forward passes), a guess of their seconds for one arch: the CPU seconds
+    each took in a whole build on the GPU machine (16 cores, nvcc 13.0, sm_90, 16 jobs,
+    2026-12-03, fp16 and bf16 averaged; they differ by under 10%). A causal file takes
+    about 0.6 of its non-causal twin, and the time is not monotonic in hdim (split-KV
+    hdim 64 is the longest), which the earlier guess, a line in hdim through files
+    compiled alone on a 2-core machine, missed. The split-KV files are the longest, and
+    setup.py lists them last: in its own order they run alone at the end of the build.
+    A list schedule of that build's walls on 16 slots gives 1144 s in setup.py's order,
+    1067 s in the line's and 1025 s in this one's."""
+    # (non-causal, causal) seconds by kind and hdim
+    seconds = {
+        "flash_fwd_split": {32: (291, 181), 64: (376, 246), 96: (318, 205), 128: (359, 214),
+                            192: (299, 175), 256: (352, 212)},
+        "flash_bwd": {32: (207, 142), 64: (276, 175), 96: (232, 170), 128: (275, 183),
+                      192: (243, 146), 256: (339, 210)},
+        "flash_fwd": {32: (156, 109), 64: (184, 127), 96: (154, 160), 128: (218, 171),
+                      192: (155, 108), 256: (263, 176)},
+    }
     return MappingProxyType({
-        f"{kind}_hdim{hdim}_{dtype}{causal}_sm80.cu": round(base + slope * hdim, 1)
-        for kind, (base, slope) in line.items() for hdim in (32, 64, 96, 128, 192, 256)
+        f"{kind}_hdim{hdim}_{dtype}{causal}_sm80.cu": float(pair[bool(causal)])
+        for kind, by_hdim in seconds.items() for hdim, pair in by_hdim.items()
         for dtype in ("fp16", "bf16") for causal in ("", "_causal")})
 
 

@@ -128,6 +128,46 @@ def test_the_real_ninja_starts_them_in_the_shims_order(tmp_path: Path, order: bo
     assert ((build / "build.ninja").read_text() == text) is not order
 
 
+def test_the_trees_own_order_serves_a_build_no_variable_orders(tmp_path: Path) -> None:
+    """``wheelcuda env`` and the build backend set no order variable: the guess the tree
+    holds beside its ninja orders the build; the variable, when set, wins."""
+    real = _real_ninja()
+    bin_dir = _tree_bin(tmp_path)
+    (bin_dir / _ninja.DEFAULT_ORDER).write_text(json.dumps({"bwd kernel.cu": 140.0}))
+    build = tmp_path / "build"
+    for folder in (build, tmp_path / "out", tmp_path / "src"):
+        folder.mkdir()
+    for name in ("binding.cpp", "fwd.cu", "bwd kernel.cu"):
+        (tmp_path / "src" / name).write_text("")
+    text = _manifest(tmp_path, "touch $out")
+    path = f"{bin_dir}{os.pathsep}{os.path.dirname(real)}{os.pathsep}/usr/bin:/bin"
+
+    def ninja_starts(env: dict[str, str]) -> list[str]:
+        (build / "build.ninja").write_text(text)
+        done = subprocess.run(["ninja", "-j", "1"], cwd=build, env={"PATH": path, **env},
+                              capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return _starts((build / "build.ninja").read_text())
+
+    assert ninja_starts({}) == ["bwd kernel.cu", "binding.cpp", "fwd.cu"]
+    mine = tmp_path / "order.json"
+    mine.write_text(json.dumps({"fwd.cu": 9.0}))
+    assert ninja_starts({_ninja.ORDER_VAR: str(mine)}) == ["fwd.cu", "binding.cpp",
+                                                            "bwd kernel.cu"]
+
+
+def test_the_tree_holds_every_recipes_guess() -> None:
+    order = packages.every_order()
+    assert packages.first_order(["flash-attn"]).items() <= order.items()
+    files = dict(tree.wrapper_files(sys.executable, "", "/tree",
+                                    tuple((name, "") for name in tree.WRAPPER_MODULES),
+                                    json.dumps(order)))
+    assert json.loads(files[tree.NINJA_ORDER]) == order
+    assert os.path.basename(tree.NINJA_ORDER) == _ninja.DEFAULT_ORDER  # beside the shim
+    assert tree.NINJA_ORDER not in dict(tree.wrapper_files(sys.executable, "", "/tree", (),
+                                                           json.dumps(order)))
+
+
 def test_no_ninja_after_the_tree_says_so(tmp_path: Path) -> None:
     done = subprocess.run([str(_tree_bin(tmp_path) / "ninja"), "--version"],
                           env={"PATH": str(tmp_path / "tree" / "bin")}, capture_output=True,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from .. import sources, standalone
 from ..context import Context
 from ..data import catalog
 from ..probe import locate
-from ..rules import checks, pins
+from ..rules import checks, packages, pins
 from ..rules import tree as plan
 from ..rules.checks import Kind, Problem
 from ..store import toolkits
@@ -171,7 +172,8 @@ def tree_for(ctx: Context, layout: Layout, toolkit: Toolkit) -> plan.TreePlan:
     return plan.plan_tree(key, folders, plan.os_listdir, versions=versions,
                           cuda=".".join(cuda.split(".")[:3]), target_dir=catalog.target_dir(),
                           wrapper=plan.wrapper_files(ctx.executable, _wrapper_source(),
-                                                     str(layout.home(key)), _modules()),
+                                                     str(layout.home(key)), _modules(),
+                                                     _order()),
                           hidden=hidden)
 
 
@@ -186,6 +188,13 @@ def _modules() -> tuple[tuple[str, str], ...]:
     return tuple((name, standalone.source(name)) for name in plan.WRAPPER_MODULES)
 
 
+@functools.cache
+def _order() -> str:
+    """Every recipe's guess of its sources' seconds, as the tree's ninja reads it."""
+    return json.dumps(packages.every_order(), sort_keys=True) + "\n"
+
+
 def _wrapper_version() -> str:
-    blob = _wrapper_source() + "".join(text for _, text in _modules())
+    # a new guess of the order is a new tree, as a new wrapper is
+    blob = _wrapper_source() + "".join(text for _, text in _modules()) + _order()
     return hashlib.sha256(blob.encode()).hexdigest()[:12]

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from ..data.recipes import DEFAULT_JOB_GB, RECIPES
 from . import arch as archmod
 
-__all__ = ["first_order", "job_gb", "prefixes", "recipe_env", "user_wins"]
+__all__ = ["every_order", "first_order", "job_gb", "prefixes", "recipe_env", "user_wins"]
 
 
 def recipe_env(names: Sequence[str | None], archs: Sequence[archmod.Arch], gpu_seen: bool
@@ -36,6 +36,13 @@ def first_order(names: Sequence[str | None]) -> dict[str, float]:
     """The recipes' guess of each source's compile seconds, for the longest-first order
     of a package's first build (pure)."""
     return {f: s for n in names if n and n in RECIPES for f, s in RECIPES[n].order.items()}
+
+
+def every_order() -> dict[str, float]:
+    """Every recipe's guess of its sources' seconds, by base name (pure): the tree's ninja
+    orders a build that no variable orders by it (a name no other package uses, as
+    flash-attn's kernel files are, orders only its own package)."""
+    return first_order(sorted(RECIPES))
 
 
 def user_wins(wanted: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from ..data import catalog
 from .checks import release
 
-__all__ = ["FORMAT", "HOST_SHIM", "MANIFEST", "NINJA_SHIM", "REAL_NVCC", "SITE", "STUB", "WRAPPER",
-           "WRAPPER_MODULES", "WRAPPER_SOURCE", "Link", "TreePlan", "os_listdir", "plan_tree",
-           "tree_key", "version_json", "wrapper_files", "wrapper_python"]
+__all__ = ["FORMAT", "HOST_SHIM", "MANIFEST", "NINJA_ORDER", "NINJA_SHIM", "REAL_NVCC", "SITE",
+           "STUB", "WRAPPER", "WRAPPER_MODULES", "WRAPPER_SOURCE", "Link", "TreePlan", "os_listdir",
+           "plan_tree", "tree_key", "version_json", "wrapper_files", "wrapper_python"]
 
 #: Bump when the tree layout changes: old trees are then rebuilt, not reused.
 FORMAT = 2  # 2: the trampoline names the wrapper by the tree's path
@@ -137,6 +137,9 @@ REAL_NVCC = "bin/.nvcc-real"
 HOST_SHIM = "bin/wheelcuda-c++"
 #: The ninja shim: torch's compile statements longest first (standalone/_ninja.py).
 NINJA_SHIM = "bin/ninja"
+#: Every recipe's guess of its sources' seconds (data/recipes.py), beside the ninja shim:
+#: the order of a build that no variable orders (``wheelcuda env``, the build backend).
+NINJA_ORDER = "bin/.ninja-order.json"
 #: What puts the tree's bin (its ninja) first on PATH again inside a build's Python
 #: processes (standalone/_site.py): ``wheelcuda install`` names its folder in PYTHONPATH.
 SITE = "site/sitecustomize.py"
@@ -147,14 +150,15 @@ WRAPPER_MODULES = ("_nvcc_pool.py", "_cxx_std.py", "_progress.py", "_nvcc_table.
 
 
 def wrapper_files(python: str, source: str, home: str,
-                  modules: tuple[tuple[str, str], ...] = ()) -> tuple[tuple[str, str], ...]:
+                  modules: tuple[tuple[str, str], ...] = (), order: str = ""
+                  ) -> tuple[tuple[str, str], ...]:
     """``bin/nvcc``: a sh trampoline into the arch-pruning wrapper (see _nvcc_wrapper).
 
     A trampoline rather than a shebang: a shebang cannot hold a path with spaces and
     passes at most one argument to the interpreter. It names the wrapper by the tree's
     final path ``home``, not by ``$0``: through a link to ``bin/nvcc`` (``~/bin/nvcc``, a
     CMake toolchain link) ``$0`` is the link, and a ``.nvcc-wrapper.py`` beside the link
-    would run.
+    would run. ``order`` (JSON) goes to NINJA_ORDER beside the ninja shim.
     """
     wrapper = os.path.join(home, WRAPPER_SOURCE)
     # -B: the modules beside the wrapper are imported, and a tree is never written once
@@ -181,7 +185,8 @@ def wrapper_files(python: str, source: str, home: str,
     return ((WRAPPER, trampoline), (WRAPPER_SOURCE, source),
             *((SITE if name == "_site.py" else f"bin/{name}", text) for name, text in modules),
             *(((HOST_SHIM, shim),) if "_cxx_std.py" in names else ()),
-            *(((NINJA_SHIM, ninja),) if "_ninja.py" in names else ()))
+            *(((NINJA_SHIM, ninja),) if "_ninja.py" in names else ()),
+            *(((NINJA_ORDER, order),) if "_ninja.py" in names and order else ()))
 
 
 def wrapper_python(trampoline: str) -> str | None:

@@ -9,10 +9,12 @@ folder, so a long kernel listed last runs alone at the end while the other cores
 
 With ``WHEELCUDA_NINJA_ORDER`` naming a JSON file ``{"source basename": seconds}`` (the
 wall times of the package's last build, from the profile kept with the key, else the
-recipe table's guess; ``wheelcuda install`` writes it), the compile statements of a
-manifest torch wrote are put longest first, the rest after them in their own order; then
-the next ``ninja`` on PATH runs with the same arguments. Anything else (another
-generator's manifest, ``-t`` tools, no order) runs as it is.
+recipe table's guess; ``wheelcuda install`` writes it), or else by DEFAULT_ORDER beside
+this file (every recipe's guess: a build through ``wheelcuda env`` or the build backend
+sets no variable), the compile statements of a manifest torch wrote are put longest
+first, the rest after them in their own order; then the next ``ninja`` on PATH runs with
+the same arguments. Anything else (another generator's manifest, ``-t`` tools, no
+order) runs as it is.
 
 Standalone: copied into each tree's bin/ beside the nvcc wrapper; the standard library
 only.
@@ -26,9 +28,12 @@ import os
 import re
 import sys
 
-__all__ = ["LOG_MARK", "ORDER_VAR", "main", "next_ninja", "ordered_count", "reorder"]
+__all__ = ["DEFAULT_ORDER", "LOG_MARK", "ORDER_VAR", "main", "next_ninja", "ordered_count",
+           "reorder"]
 
 ORDER_VAR = "WHEELCUDA_NINJA_ORDER"
+#: The tree's own order file, beside this one (rules/tree.py NINJA_ORDER).
+DEFAULT_ORDER = ".ninja-order.json"
 #: The line written to WHEELCUDA_NVCC_LOG (the build's call log, which install reads) when
 #: a manifest was put in order: install's summary says so.
 LOG_MARK = "# wheelcuda: ninja ordered"
@@ -104,10 +109,8 @@ def _manifest(argv: list[str]) -> str | None:
     return os.path.join(folder, "build.ninja")
 
 
-def _order(environ: dict[str, str]) -> dict[str, float]:
-    path = environ.get(ORDER_VAR)
-    if not path:
-        return {}
+def _order(environ: dict[str, str], here: str) -> dict[str, float]:
+    path = environ.get(ORDER_VAR) or os.path.join(here, DEFAULT_ORDER)
     try:
         with open(path, encoding="utf-8") as f:
             data = json.load(f)
@@ -140,7 +143,7 @@ def main() -> None:
                          "  fix: pip install ninja (in the environment that builds)\n")
         sys.exit(127)
     manifest = _manifest(argv)
-    seconds = _order(dict(os.environ)) if manifest else {}
+    seconds = _order(dict(os.environ), here) if manifest else {}
     if manifest and seconds:
         # a manifest that cannot be read or written is built as it is: the order only
         # saves time, it never decides what is built

@@ -154,6 +154,8 @@ def test_the_trees_own_order_serves_a_build_no_variable_orders(tmp_path: Path) -
     mine.write_text(json.dumps({"fwd.cu": 9.0}))
     assert ninja_starts({_ninja.ORDER_VAR: str(mine)}) == ["fwd.cu", "binding.cpp",
                                                             "bwd kernel.cu"]
+    # set but empty: no order at all
+    assert ninja_starts({_ninja.ORDER_VAR: ""}) == ["binding.cpp", "fwd.cu", "bwd kernel.cu"]
 
 
 def test_the_tree_holds_every_recipes_guess() -> None:
@@ -218,13 +220,14 @@ def test_longest_first_takes_each_files_longest_run() -> None:
 
 def test_a_first_build_takes_the_recipes_guess() -> None:
     """No profile yet: the recipe's guess orders the build; a profile of other files
-    (no file in common) replaces it whole."""
+    (an editable rebuild of the binding alone) keeps the guess as it is beside them."""
     guess = packages.first_order(["flash-attn"])
     assert len(guess) == 72  # flash-attn 2.8.3's kernel files: 3 kinds x 6 hdims x 2 x 2
     assert progress.longest_first([], guess) == guess
     top = max(guess, key=guess.__getitem__)
     assert top.startswith("flash_fwd_split_") and "causal" not in top  # listed last
-    assert progress.longest_first([_compile("a.cu", 1.0, wall=5.0)], guess) == {"a.cu": 5.0}
+    assert progress.longest_first([_compile("a.cu", 1.0, wall=5.0)], guess) == \
+        {"a.cu": 5.0, **guess}
     assert packages.first_order(["causal-conv1d", None]) == {}
 
 

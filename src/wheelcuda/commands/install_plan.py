@@ -271,7 +271,8 @@ def explain(p: Prepared) -> str:
     if p.order:
         top = sorted(p.order, key=lambda f: -p.order[f])[:3]
         lines.append(f"order      {len(p.order)} compiles longest first ({', '.join(top)}...), "
-                     + ("as this package's last build measured them" if p.profile else
+                     + ("as this package's last build measured them (the recipe table's "
+                        "guess for any it did not compile)" if p.profile else
                         "as the recipe table guesses them (its first build measures them)"))
     if not p.given.cacheable:
         why = " and ".join(w for w, on in (("-e installs lead back into their folder",

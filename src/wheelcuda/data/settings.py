@@ -277,7 +277,8 @@ NINJA_ORDER: Final = Setting(
     "A JSON file of each source's compile seconds (the package's last build, else the "
     "recipe table's guess); the tree's ninja starts torch's longest compiles first (the "
     "tree's sitecustomize puts its bin first on PATH while it is set). Unset, the tree's "
-    "ninja takes the recipe table's guess it holds (bin/.ninja-order.json).",
+    "ninja takes the recipe table's guess it holds (bin/.ninja-order.json); set empty, it "
+    "orders nothing.",
     ("_ninja.py", "_site.py"), "internal", setters=("pipeline/buildplan.py",))
 CLANG_VERSION: Final = Setting(
     "WHEELCUDA_CLANG_VERSION", "text",

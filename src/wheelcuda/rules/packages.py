@@ -40,8 +40,9 @@ def first_order(names: Sequence[str | None]) -> dict[str, float]:
 
 def every_order() -> dict[str, float]:
     """Every recipe's guess of its sources' seconds, by base name (pure): the tree's ninja
-    orders a build that no variable orders by it (a name no other package uses, as
-    flash-attn's kernel files are, orders only its own package)."""
+    orders a build that no variable orders by it. A package that vendors flash-attn's
+    kernel files under the same names (xformers, vllm-flash-attn) is ordered by it too,
+    which suits it: the files are the same."""
     return first_order(sorted(RECIPES))
 
 

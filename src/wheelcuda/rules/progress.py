@@ -296,8 +296,9 @@ def longest_first(compiles: Sequence[Compile], guess: Mapping[str, float] | None
 
     A profile that lacks some of the guess's files (an editable rebuild compiles only
     what changed) keeps them, at the guess scaled to this machine by the median ratio of
-    the files both know: the guess was timed on another machine, and a file left out
-    would start after every measured one, however long it is."""
+    the files both know (as it is when they share none): the guess was timed on another
+    machine, and a file left out would start after every measured one, however long it
+    is."""
     seconds: dict[str, float] = {}
     for c in compiles:
         seconds[c.name] = max(seconds.get(c.name, 0.0), c.wall)
@@ -305,7 +306,6 @@ def longest_first(compiles: Sequence[Compile], guess: Mapping[str, float] | None
     if not seconds:
         return dict(guess)
     ratios = sorted(seconds[n] / guess[n] for n in seconds if guess.get(n, 0.0) > 0.0)
-    if ratios:
-        scale = ratios[len(ratios) // 2]
-        seconds.update({n: s * scale for n, s in guess.items() if n not in seconds})
+    scale = ratios[len(ratios) // 2] if ratios else 1.0
+    seconds.update({n: s * scale for n, s in guess.items() if n not in seconds})
     return seconds

@@ -11,10 +11,10 @@ With ``WHEELCUDA_NINJA_ORDER`` naming a JSON file ``{"source basename": seconds}
 wall times of the package's last build, from the profile kept with the key, else the
 recipe table's guess; ``wheelcuda install`` writes it), or else by DEFAULT_ORDER beside
 this file (every recipe's guess: a build through ``wheelcuda env`` or the build backend
-sets no variable), the compile statements of a manifest torch wrote are put longest
-first, the rest after them in their own order; then the next ``ninja`` on PATH runs with
-the same arguments. Anything else (another generator's manifest, ``-t`` tools, no
-order) runs as it is.
+sets no variable; an empty one turns the order off), the compile statements of a
+manifest torch wrote are put longest first, the rest after them in their own order;
+then the next ``ninja`` on PATH runs with the same arguments. Anything else (another
+generator's manifest, ``-t`` tools, no order) runs as it is.
 
 Standalone: copied into each tree's bin/ beside the nvcc wrapper; the standard library
 only.
@@ -110,7 +110,10 @@ def _manifest(argv: list[str]) -> str | None:
 
 
 def _order(environ: dict[str, str], here: str) -> dict[str, float]:
-    path = environ.get(ORDER_VAR) or os.path.join(here, DEFAULT_ORDER)
+    # set but empty: no order at all, not even the tree's own
+    path = environ[ORDER_VAR] if ORDER_VAR in environ else os.path.join(here, DEFAULT_ORDER)
+    if not path:
+        return {}
     try:
         with open(path, encoding="utf-8") as f:
             data = json.load(f)

@@ -303,8 +303,6 @@ def longest_first(compiles: Sequence[Compile], guess: Mapping[str, float] | None
     for c in compiles:
         seconds[c.name] = max(seconds.get(c.name, 0.0), c.wall)
     guess = guess or {}
-    if not seconds:
-        return dict(guess)
     ratios = sorted(seconds[n] / guess[n] for n in seconds if guess.get(n, 0.0) > 0.0)
     scale = ratios[len(ratios) // 2] if ratios else 1.0
     seconds.update({n: s * scale for n, s in guess.items() if n not in seconds})

@@ -28,8 +28,7 @@ import os
 import re
 import sys
 
-__all__ = ["DEFAULT_ORDER", "LOG_MARK", "ORDER_VAR", "main", "next_ninja", "ordered_count",
-           "reorder"]
+__all__ = ["DEFAULT_ORDER", "LOG_MARK", "ORDER_VAR", "main", "next_ninja", "reorder"]
 
 ORDER_VAR = "WHEELCUDA_NINJA_ORDER"
 #: The tree's own order file, beside this one (rules/tree.py NINJA_ORDER).
@@ -71,6 +70,12 @@ def reorder(text: str, seconds: dict[str, float]) -> str | None:
     """The manifest with torch's compile statements longest first (known times first,
     the unknown ones after them in their own order, every other statement where it
     was); None when it is not torch's or nothing would move (pure)."""
+    done = _reordered(text, seconds)
+    return done[0] if done else None
+
+
+def _reordered(text: str, seconds: dict[str, float]) -> tuple[str, int] | None:
+    """:func:`reorder`'s manifest, and how many compile statements it holds (pure)."""
     if "\ninclude " in text or "\nsubninja " in text or text.startswith(("include ",
                                                                             "subninja ")):
         return None
@@ -85,12 +90,7 @@ def reorder(text: str, seconds: dict[str, float]) -> str | None:
         return None
     for slot, i in zip(slots, ranked, strict=True):
         blocks[slot] = compiles[i]
-    return "".join(blocks)
-
-
-def ordered_count(text: str) -> int:
-    """How many of torch's compile statements a manifest holds (pure)."""
-    return sum(1 for b in _blocks(text) if _source(b) is not None)
+    return "".join(blocks), len(compiles)
 
 
 def _manifest(argv: list[str]) -> str | None:
@@ -153,13 +153,13 @@ def main() -> None:
         with contextlib.suppress(OSError, UnicodeDecodeError):
             with open(manifest, encoding="utf-8") as f:
                 text = f.read()
-            ordered = reorder(text, seconds)
-            if ordered is not None:
+            done = _reordered(text, seconds)
+            if done is not None:
+                ordered, count = done
                 tmp = f"{manifest}.wheelcuda-{os.getpid()}"
                 with open(tmp, "w", encoding="utf-8") as f:
                     f.write(ordered)
                 os.replace(tmp, manifest)
-                count = ordered_count(ordered)
                 sys.stderr.write(f"wheelcuda: ninja starts {count} compiles longest first "
                                  "(their seconds in the last build, or the recipe table's "
                                  "guess)\n")

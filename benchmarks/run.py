@@ -33,6 +33,11 @@ B12 what watching a build costs: one real compile through the tree's nvcc with i
     progress (timed, told, two JSON lines) vs the real nvcc behind it
     (benchmarks/b12_progress.py; `--b12` runs only these)
 
+B13 (the GPU machine only: examples/b13_gpu.sh) the first user's route against install:
+    causal-conv1d by `uv add` after uv-config, mamba-ssm by `uv pip install` after
+    uv-config, each against `wheelcuda install`, cold, kernels checked; flash-attn
+    modelled through the compile pool (benchmarks/b13_routes.py)
+
 Prints one table and writes it to benchmarks/results.md (quoted by the README).
 Needs `make torch-venv wheels-venv`, network for causal-conv1d's sdist (or a uv
 cache holding it), and about 40 minutes on 2 cores (B1's full build is 25 of them).
@@ -55,6 +60,7 @@ from pathlib import Path
 
 import b10_clang  # beside this script (run as benchmarks/run.py)
 import b12_progress
+import b13_routes
 
 REPO = Path(__file__).resolve().parents[1]
 WHEELCUDA = str(Path(sys.executable).parent / "wheelcuda")
@@ -100,7 +106,8 @@ def uninstall(venv: Path) -> None:
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-FETCH = ("import sys; from wheelcuda import pipeline; from wheelcuda.context import Context; "
+FETCH = ("import sys; from wheelcuda import _pipeline as pipeline; "
+         "from wheelcuda._context import Context; "
          "pipeline.resolve(Context.current(), pipeline.Request(python=sys.argv[1], arch='9.0', "
          "need_torch=True, fetch=True)).raise_first()")
 
@@ -416,7 +423,7 @@ def table(r: dict[str, float], machine: str) -> str:
         rows += b10_clang.b10_rows(r)
     if "b12_watched" in r:
         rows += b12_progress.b12_rows(r)
-    return render(rows + b11_rows(), machine)
+    return render(rows + b11_rows() + b13_routes.b13_rows(), machine)
 
 
 def main() -> int:

@@ -46,10 +46,9 @@ sys.path[:0] = [str(REPO), str(REPO / "src")]
 
 from tests.integration import sandbox
 
-from wheelcuda.probe import index, setup_vars
-from wheelcuda.rules import arch as archmod
-from wheelcuda.rules import setup_vars as setup_rules
-from wheelcuda.rules import staticmeta
+from wheelcuda._probe import setup_vars
+from wheelcuda._rules import arch as archmod
+from wheelcuda._rules import setup_vars as setup_rules
 
 PACKAGES = REPO / "corpus/packages.toml"
 RESULTS = REPO / "corpus/results"
@@ -109,14 +108,12 @@ def fetch(pkg: dict[str, Any], cache: Path) -> Path:
 
 
 def inspect(sdist: Path, arch: str) -> dict[str, Any]:
-    """What wheelcuda reads before building: uv's view of the metadata, setup.py's."""
-    meta = index.sdist_metadata(index.IndexFile(sdist.name, str(sdist)))
-    form = staticmeta.read(meta.pyproject, meta.pkg_info, archive=True, where=sdist.name)
+    """What wheelcuda reads before building: the variables its setup.py reads, and what
+    wheelcuda sets of them."""
     setup = setup_vars.read_setup_sources(str(sdist))
     reads = setup_rules.variables_read(setup.text) if setup and setup.text else []
     sets = setup_vars.wanted(str(sdist), archmod.parse(arch))
-    return {"static": form.static, "torch": form.torch, "form": form.why,
-            "reads": reads, "sets": {w.name: w.value for w in sets}}
+    return {"reads": reads, "sets": {w.name: w.value for w in sets}}
 
 
 def _venv(folder: Path, torch_python: str) -> str:
@@ -136,13 +133,17 @@ def _cu128_venv(folder: Path) -> str:
 
 
 def script(route: str, sdist: Path, w: Path, arch: str, torch_python: str,
-           runtime: list[str] | None = None) -> str:
+           runtime: list[str] | None = None, built: list[str] | None = None) -> str:
     """The route's commands. ``runtime``: the package's run-time dependencies that its
-    import needs (the builds pass --no-deps, so that no other torch comes in)."""
+    import needs (the builds pass --no-deps, so that no other torch comes in);
+    ``built``: those that are CUDA extensions themselves, installed by wheelcuda first
+    (torch-sparse imports torch-scatter)."""
     venv = w / "venv"
     a = f"--arch {arch}"
     deps = (f"\n{UV} pip install -q --python {venv} " + " ".join(f"'{d}'" for d in runtime)
             if runtime else "")
+    deps += "".join(f"\n{WHEELCUDA} install -q --python {venv} {a} '{d}' -- --no-deps"
+                    for d in built or [])
     if route == "clang":
         return (f"{_cu128_venv(venv)}{deps}\nWHEELCUDA_CLANG=/usr/bin/clang++-22 {WHEELCUDA} "
                 f"install --toolkit clang --python {venv} {a} {sdist} -- --no-deps")
@@ -199,7 +200,10 @@ def run_route(pkg: dict[str, Any], route: str, sdist: Path, arch: str, torch_pyt
               cache: Path) -> dict[str, Any]:
     w = Path(tempfile.mkdtemp(prefix=f"{route}-", dir=cache))
     start = time.monotonic()
-    body = script(route, sdist, w, arch, torch_python, pkg.get("runtime"))
+    # what install names as missing for the build (pkg["build"]), installed first as the
+    # fix it prints says; the run-time needs of its import
+    body = script(route, sdist, w, arch, torch_python,
+                  [*pkg.get("build", []), *pkg.get("runtime", [])], pkg.get("built"))
     name = pkg["name"]
     full = (f"set -e\n{body}\ncd /\n{w}/venv/bin/python -c '{PROBE}' {name}\n")
     r = sandbox.shell(full, w, extra_env=env(cache), timeout=7200)
@@ -293,24 +297,24 @@ def write_table() -> None:
         "",
         "Written by `python corpus/run.py --table` from corpus/packages.toml and the results",
         "of `make corpus` (this repository's 2-core machine, no GPU, torch 2.14.1+cu130,",
-        "`--arch 9.0`, system toolkit hidden) and `make corpus-gpu` (the H200 machine).",
+        "`--arch 9.0`, system toolkit hidden) and examples/gpu_corpus.sh (the H200 machine;",
+        "the notes say where each of its cells was run).",
         "Each route builds the package's sdist from PyPI (pinned by sha256), then imports",
         "every extension module under torch and lists its archs with cuobjdump.",
         "",
-        "- **form**: what uv learns before building (static metadata or not, read as uv",
-        "  reads it), and whether torch is among the package's requirements: together they",
-        "  decide the torch entry `uv-config` writes (match-runtime only for static + torch).",
         "- **setup.py**: the variables its setup.py reads, and what wheelcuda sets of them.",
         "",
         "- **clang toolkit (cu128)**: `wheelcuda install --toolkit clang` under torch",
         "  2.9.1+cu128 with clang 22 over NVIDIA's CUDA 12.8 wheels (docs/clang.md), on",
         "  this 2-core machine, for the packages where a cell says so (`--routes clang",
-        "  --only ...`). chamferdist and spatial-correlation-sampler build here and fail",
-        "  in the other columns: those use torch 2.14.1, whose headers need C++20.",
+        "  --only ...`).",
+        "- torch 2.14's headers need C++20: a package whose setup.py asks for C++17",
+        "  (chamferdist, spatial-correlation-sampler) is raised to C++20 by wheelcuda;",
+        "  one whose code is not C++20-clean (nerfacc) fails with this torch.",
         "",
-        "| package | version | family | form | setup.py: reads / wheelcuda sets | install | "
+        "| package | version | family | setup.py: reads / wheelcuda sets | install | "
         "uv-config + uv pip | constraints + pip | clang toolkit (cu128) |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|",
     ]
     notes = []
     for pkg in packages():
@@ -318,19 +322,16 @@ def write_table() -> None:
         seen = entry.get("seen")
         routes = entry.get("routes", {})
         if seen:
-            static = "static" if seen["static"] else "not static"
-            torch = "requires torch" if seen["torch"] else "no torch requirement"
-            form = f"{static}, {torch} ({seen['form'].split(' in ')[0]})"
             sets = ", ".join(f"`{k}={v}`" for k, v in seen["sets"].items()) or "nothing"
             reads = ", ".join(f"`{r}`" for r in seen["reads"]) or "nothing"
             setup = f"{reads} / {sets}"
         else:
-            form = setup = "-"
+            setup = "-"
         cells = [_cell(routes.get(r)) for r in COLUMNS]
         if pkg["where"] == "skip":
             cells = [f"not built: {pkg.get('note', '')}"] * len(COLUMNS)
-        lines.append(f"| {pkg['name']} | {pkg['version']} | {pkg['family']} | {form} | "
-                     f"{setup} | " + " | ".join(cells) + " |")
+        lines.append(f"| {pkg['name']} | {pkg['version']} | {pkg['family']} | {setup} | "
+                     + " | ".join(cells) + " |")
         if pkg.get("note") and pkg["where"] != "skip":
             notes.append(f"- **{pkg['name']}**: {pkg['note']}")
         for route, got in routes.items():
@@ -338,7 +339,22 @@ def write_table() -> None:
                 detail = "; ".join(x for x in (got.get("where"), got.get("check")) if x)
                 notes.append(f"- **{pkg['name']}** ({route}): {got['status']}, "
                              f"{', '.join(got.get('archs', []))}; {detail}")
+    header = next(i for i, line in enumerate(lines) if line.startswith("| package |"))
+    lines[header:header] = [_tally(results), ""]
     COMPAT.write_text("\n".join([*lines, "", *notes, ""]) if notes else "\n".join(lines) + "\n")
+
+
+def _tally(results: dict[str, Any]) -> str:
+    """How many packages each column builds, of those in the table."""
+    names = [p["name"] for p in packages()]
+    said = []
+    for route, title in zip(COLUMNS, ("install", "uv-config + uv pip", "constraints + pip",
+                                      "clang toolkit"), strict=True):
+        got = [results.get(n, {}).get("routes", {}).get(route) for n in names]
+        ok = sum(1 for g in got if g and g["status"] == "ok")
+        ran = sum(1 for g in got if g)
+        said.append(f"{title} {ok} of {len(names)} ok ({ran} run)")
+    return "Built and imported with GPU code: " + "; ".join(said) + "."
 
 
 if __name__ == "__main__":

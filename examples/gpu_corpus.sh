@@ -6,13 +6,14 @@
 # with cuobjdump, and its kernels checked against the package's own reference where it
 # ships one. Prints one `CORPUS {json}` line per package (corpus/run.py --gpu-log reads them).
 #   usage: examples/gpu_corpus.sh REPO SDISTS [NAME...]
-#   SDISTS holds the sdists, tomlkit's and einops' wheels
+#   SDISTS holds the sdists, tomlkit's and einops' wheels, and the packages' run-time
+#   dependencies as wheels (scipy for torch-cluster and torch-sparse)
 set -u
 repo=$(cd "$1" && pwd); sdists=$(cd "$2" && pwd); shift 2
 py=/opt/torch/.venv/bin/python3
 cuobjdump=/usr/local/cuda/bin/cuobjdump
-rm -rf /root/wcdeps && uv pip install -q --target /root/wcdeps "$sdists"/tomlkit-*.whl \
-    "$sdists"/einops-*.whl
+# every wheel there: wheelcuda's own needs, and what packages import at run time (scipy)
+rm -rf /root/wcdeps && uv pip install -q --no-deps --target /root/wcdeps "$sdists"/*.whl
 export PYTHONPATH="$repo/src:/root/wcdeps" WHEELCUDA_TOOLKIT=local \
        WHEELCUDA_CACHE_DIR=/root/wccache UV_OFFLINE=1 UV_CACHE_DIR=/root/uvcache
 names=${*:-"causal-conv1d mamba-ssm warp-rnnt DCNv4"}

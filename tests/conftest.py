@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from wheelcuda.probe import gpus
-from wheelcuda.probe import hostcc as hostcc_probe
+from wheelcuda._probe import gpus
+from wheelcuda._probe import hostcc as hostcc_probe
 
 
 def _clear() -> None:
@@ -38,6 +38,9 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     cache = tmp_path / "cache"
     monkeypatch.setenv("WHEELCUDA_CACHE_DIR", str(cache))
     monkeypatch.setenv("WHEELCUDA_NO_GPU_PROBE", "1")
+    # each test's compiles in a pool of their own: the machine's is shared by every build
+    # of the user here (make live runs beside make test)
+    monkeypatch.setenv("WHEELCUDA_POOL", str(tmp_path / "pool"))
     # This machine has a system CUDA 13.0 (/usr/local/cuda, /usr/local/bin/nvcc), which
     # `--toolkit auto` would find: the tests run the default (auto) with it out of sight;
     # those of the local source name theirs (forcing the wheels would hide what auto picks).

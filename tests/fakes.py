@@ -15,8 +15,8 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
-from wheelcuda.data import catalog
-from wheelcuda.data.catalog import Component
+from wheelcuda._data import catalog
+from wheelcuda._data.catalog import Component
 
 FAKE_NVCC = """#!/bin/sh
 case "$1" in

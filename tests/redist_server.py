@@ -25,7 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from tests import fakes
-from wheelcuda.data import catalog
+from wheelcuda._data import catalog
 
 PLATFORM = "linux-x86_64"
 

@@ -22,9 +22,9 @@ from tests import redist_server as rs
 from tests.test_clang_source import fake_clang
 from tests.test_cli import run
 from tests.test_install import fake_uv  # noqa: F401 (a fixture)
-from wheelcuda.backend import plan as backend_plan
-from wheelcuda.backend.config import Config, Project
-from wheelcuda.context import Context
+from wheelcuda._backend import plan as backend_plan
+from wheelcuda._backend.config import Config, Project
+from wheelcuda._context import Context
 from wheelcuda.errors import WheelcudaError
 
 GCC16 = ("#!/bin/sh\ncase \"$1\" in -dumpfullversion) echo 16.1.0;; "

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from wheelcuda._rules import arch
 from wheelcuda.errors import ArchError
-from wheelcuda.rules import arch
 
 
 @pytest.mark.parametrize(("text", "torch_form", "cmake_form"), [
@@ -77,6 +77,29 @@ def test_bad_list_in_the_environment_names_the_variable() -> None:
         arch.choose(None, "sm_banana", (), None)
     assert "TORCH_CUDA_ARCH_LIST='sm_banana'" in str(err.value)
     assert "unset TORCH_CUDA_ARCH_LIST" in str(err.value)
+
+
+def test_an_arch_no_release_knows_and_the_clang_route_are_said_as_they_are() -> None:
+    """`--arch 99.9` on the clang route said "nvcc 12.8.93 cannot build sm_999" and sent
+    people to --toolkit redist, which it had just found unreachable."""
+    codes = ["sm_75", "sm_80", "sm_90", "sm_100", "sm_120"]
+    clang = "clang 22.1.8 + ptxas 12.8.93 (0123456789ab)"
+    with pytest.raises(ArchError) as err:
+        arch.check(arch.parse("99.9"), codes, "12.8.93", clang)
+    said = str(err.value)
+    assert "sm_999: no CUDA release builds for a GPU of that compute capability" in said
+    assert "clang 22.1.8 + ptxas 12.8.93 builds" in said and "nvcc" not in said
+    assert "redist" not in said and "--arch with your GPU's compute capability" in said
+    with pytest.raises(ArchError) as err:  # a real arch the clang toolkit lacks
+        arch.check(arch.parse("12.1"), codes, "12.8.93", clang)
+    said = str(err.value)
+    assert said.startswith("clang 22.1.8 + ptxas 12.8.93 cannot build sm_121")
+    # the index's clang is the one running: not sent to fetch it again
+    assert "WHEELCUDA_CLANG=index" not in said and "redist" not in said
+    assert "a CUDA 12 toolkit whose ptxas builds it" in said
+    with pytest.raises(ArchError) as err:  # an older clang: the index's is newer
+        arch.check(arch.parse("12.1"), codes, "12.8.93", "clang 19.1.7 + ptxas 12.8.93 (ab)")
+    assert "WHEELCUDA_CLANG=index: clang 22" in str(err.value)
 
 
 def test_archs_cuda13_dropped() -> None:

@@ -19,9 +19,10 @@ from typing import Any
 import pytest
 
 from tests import fakes
-from wheelcuda import build_meta, pipeline
-from wheelcuda.backend import plan as backend_plan
-from wheelcuda.backend.config import (
+from wheelcuda import _pipeline as pipeline
+from wheelcuda import build_meta
+from wheelcuda._backend import plan as backend_plan
+from wheelcuda._backend.config import (
     Config,
     Project,
     backend_name,
@@ -29,11 +30,10 @@ from wheelcuda.backend.config import (
     parse_config,
     read_project,
 )
-from wheelcuda.context import Context, patched_environ
+from wheelcuda._context import Context, patched_environ
+from wheelcuda._probe import frontend
+from wheelcuda._store import archives, toolkits
 from wheelcuda.errors import ArchError, ComponentError, TorchError, WheelcudaError
-from wheelcuda.pipeline import acquire
-from wheelcuda.probe import frontend
-from wheelcuda.store import toolkits
 
 #: The compiler set torch 2.14.1 (cuda-toolkit==13.0.3) asks for, every part named.
 SET_13_0_3 = ['cuda-toolkit[nvcc,cccl]==13.0.3', "nvidia-nvvm==13.0.*",
@@ -618,7 +618,7 @@ def prepare_metadata_for_build_wheel(metadata_directory, config_settings=None):
     def no_fetch(*args: object, **kw: object) -> Path:
         raise AssertionError("fetched for metadata")
 
-    monkeypatch.setattr(acquire.archives, "fetch", no_fetch)
+    monkeypatch.setattr(archives, "fetch", no_fetch)
     monkeypatch.setenv("WHEELCUDA_TOOLKIT", "auto")
     hook = build_meta.__getattr__("prepare_metadata_for_build_wheel")
     assert hook(str(tmp_path / "meta"), {"wheelcuda.arch": "9.0"}) == "x-1.0.dist-info"

@@ -9,19 +9,20 @@ from typing import Any
 import pytest
 
 from tests.test_cli import run
-from wheelcuda.probe import source
-from wheelcuda.rules import buildkey
-from wheelcuda.store import wheels
-from wheelcuda.store.layout import Layout
+from wheelcuda._probe import source
+from wheelcuda._rules import buildkey
+from wheelcuda._store import wheels
+from wheelcuda._store.layout import Layout
+from wheelcuda.errors import CacheError
 
 BASE: dict[str, Any] = {
     "packages": ["causal-conv1d==1.7.0"], "torch": "2.14.1+cu130", "torch_cuda": "13.0",
-    "compiler": "13.0.88", "archs": "9.0", "prune": True, "python_tag": "cp311",
+    "compiler": "13.0.88", "archs": "9.0", "prune": True, "python": "cp311",
     "cxx11_abi": True, "variables": {"CAUSAL_CONV1D_FORCE_BUILD": "TRUE"}}
 
 
 def key(**changes: Any) -> str:
-    return buildkey.key_id(buildkey.key_fields(**{**BASE, **changes}))
+    return buildkey.BuildKey(**{**BASE, **changes}).id
 
 
 def test_same_inputs_same_key() -> None:
@@ -31,7 +32,7 @@ def test_same_inputs_same_key() -> None:
 
 @pytest.mark.parametrize("change", [
     {"torch": "2.14.2+cu130"}, {"torch_cuda": "13.1"}, {"compiler": "13.0.89"},
-    {"archs": "12.0"}, {"prune": False}, {"python_tag": "cp312"}, {"cxx11_abi": False},
+    {"archs": "12.0"}, {"prune": False}, {"python": "cp312"}, {"cxx11_abi": False},
     {"variables": {"CAUSAL_CONV1D_FORCE_BUILD": "TRUE", "NVCC_APPEND_FLAGS": "-G"}},
     {"packages": ["causal-conv1d==1.6.0"]}, {"installer_args": ["-C", "--build-option=-j1"]},
     {"machine": "aarch64"}, {"host_compiler": "gcc 13.1.0"},
@@ -83,12 +84,12 @@ def record(layout: Layout, key: str, fields: dict[str, Any], installed: list[str
 
 def test_list_and_clear(isolated: Path) -> None:
     layout = Layout(isolated)
-    fields = buildkey.key_fields(**BASE)
-    k = buildkey.key_id(fields)
+    built = buildkey.BuildKey(**BASE)
+    fields, k = built.fields(), built.id
     record(layout, k, fields, ["causal-conv1d==1.7.0"])
-    other = buildkey.key_id(buildkey.key_fields(**{**BASE, "packages": ["./ext"]}))
+    other = buildkey.BuildKey(**{**BASE, "packages": ["./ext"]}).id
     record(layout, other, fields, ["wheelcuda-demo-ext==0.1.0"])
-    scatter = buildkey.key_id(buildkey.key_fields(**{**BASE, "packages": ["torch-scatter"]}))
+    scatter = buildkey.BuildKey(**{**BASE, "packages": ["torch-scatter"]}).id
     record(layout, scatter, fields, ["torch-scatter==2.1.2"])
     (layout.build(k) / "uv").mkdir()
     (layout.build(k) / "uv" / "wheel").write_bytes(b"x" * 1000)
@@ -102,3 +103,43 @@ def test_list_and_clear(isolated: Path) -> None:
     assert layout.build(scatter).exists()
     assert run("cache", "clear").returncode == 0
     assert wheels.entries(layout) == []
+
+
+def test_a_full_disk_when_the_wheel_is_kept_is_said_and_keeps_no_half_entry(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The install is done when its wheel is copied into the cache: a full disk there
+    ended in "internal error"; now a CacheError with the fix (install says it as a
+    warning), and neither a half-copied wheel nor a record is left."""
+    import errno  # noqa: PLC0415
+    import shutil  # noqa: PLC0415
+
+    layout = Layout(tmp_path / "cache")
+    with wheels.building(layout, "k-0123") as build:
+        made = build.folder / "uv" / "built" / "demo-1.0-py3-none-any.whl"
+        made.parent.mkdir(parents=True)
+        made.write_bytes(b"wheel")
+
+        def full(src: object, dst: object) -> None:
+            Path(str(dst)).write_bytes(b"wh")  # part of it, then the disk is full
+            raise OSError(errno.ENOSPC, "No space left on device", str(dst))
+
+        monkeypatch.setattr(shutil, "copyfile", full)
+        with pytest.raises(CacheError, match="No space left on device") as caught:
+            build.done({"packages": ["demo"]}, ["demo==1.0"], 1.0, "uv", ["demo"])
+        assert caught.value.fix and "cache prune" in caught.value.fix
+        assert not list((build.folder / "wheels").glob(".tmp-*"))
+    assert not layout.build("k-0123").exists()  # no entry: the next install builds again
+
+
+def test_a_build_folder_that_cannot_be_written_is_said_with_its_fix(tmp_path: Path) -> None:
+    """A full or read-only disk under the key's folder: the build base and the order
+    file ended in "internal error ... this is a bug"; now the path, why, and the fix."""
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("")  # what a file system that refuses the write does, as root too
+    with pytest.raises(CacheError, match=r"cannot write .*not-a-folder/setuptools\.cfg"):
+        wheels.write_build_base(blocked)
+    build = wheels.Build(Layout(tmp_path / "cache"), "k-0123")
+    build.folder = blocked
+    with pytest.raises(CacheError) as caught:
+        build.write_order({"a.cu": 3.0})
+    assert caught.value.fix and "WHEELCUDA_CACHE_DIR" in caught.value.fix

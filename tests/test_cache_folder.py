@@ -71,7 +71,8 @@ def _unshare_works() -> bool:
 @pytest.mark.skipif(not _unshare_works(), reason="needs root and unshare -m")
 def test_a_complete_cache_read_only_serves(tmp_path: Path, isolated: Path) -> None:
     """The tree and the memo are there; the cache is mounted read-only: env answers as
-    before (it used to fail, naming the folder it could not write)."""
+    before (it used to fail, naming the folder it could not write). doctor says what
+    install would meet: it cannot write its build there (they once disagreed)."""
     py = fakes.user_env(tmp_path)
     first = run("env", "--python", str(py), "--arch", "9.0")
     assert first.returncode == 0, first.stderr
@@ -81,9 +82,11 @@ def test_a_complete_cache_read_only_serves(tmp_path: Path, isolated: Path) -> No
               f"mount -o remount,bind,ro {isolated} && "
               f"{sys.executable} -m wheelcuda env --python {py} "
               "--arch 9.0 && "
-              f"{sys.executable} -m wheelcuda doctor --python {py} --arch 9.0")
+              f"{{ {sys.executable} -m wheelcuda doctor --python {py} --arch 9.0; "
+              "echo \"doctor exited $?\"; }")
     again = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True,
                            text=True, env=env, check=False)
     assert again.returncode == 0, again.stderr
     assert again.stdout.startswith(first.stdout), (first.stdout, again.stdout)
-    assert "OK: a build would work" in again.stdout
+    assert "doctor exited 1" in again.stdout and "NOT OK" in again.stdout, again.stdout
+    assert "point WHEELCUDA_CACHE_DIR at a folder of yours on a writable disk" in again.stdout

@@ -5,14 +5,15 @@ wheels and the builds are in tests/integration/test_clang.py."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
-from wheelcuda.data import clang as clang_data
-from wheelcuda.rules import clangfit
-from wheelcuda.standalone import _clang_nvcc as cn
-from wheelcuda.standalone import _fatbinary as fb
-from wheelcuda.standalone._nvcc_args import Refused, translate
+from wheelcuda._data import clang as clang_data
+from wheelcuda._rules import clangfit
+from wheelcuda._standalone import _clang_nvcc as cn
+from wheelcuda._standalone import _fatbinary as fb
+from wheelcuda._standalone._nvcc_args import Refused, translate
 
 HOME = "/cache/homes/cu12.8-x"
 #: what torch 2.9.1's ninja rule runs for a .cu (cpp_extension), with the arch pruned
@@ -57,6 +58,18 @@ def test_torchs_ninja_rule_becomes_one_clang_compile() -> None:
 def test_gpu_targets_in_each_spelling(args: list[str], sass: list[str], ptx: list[str]) -> None:
     t = translate([*args, "-c", "k.cu"])
     assert (t.sass, t.ptx) == (sass, ptx)
+
+
+def test_a_cuda_compile_includes_nvccs_host_min_and_max_first() -> None:
+    """Host code calling max(int, int) builds with nvcc (its crt headers declare it
+    __host__ __device__) and failed with clang, whose CUDA headers give it to device code
+    only: every CUDA compile includes the toolkit's header of the host ones; a host-only
+    .cpp does not need it."""
+    argv = cn.command(translate(["-c", "k.cu", "-arch=sm_90"]), "clang++", HOME, "/r/h.h")
+    assert argv[argv.index("-include") + 1] == "/r/h.h" and argv.index("-include") < \
+        argv.index("k.cu")
+    assert "-include" not in cn.command(translate(["-c", "k.cpp"]), "clang++", HOME, "/r/h.h")
+    assert "__attribute__((host))" in cn.HOST_MATH_TEXT  # device code keeps clang's own
 
 
 def test_ptx_only_targets_keep_no_sass() -> None:
@@ -330,3 +343,26 @@ def test_comma_lists_as_nvcc_reads_them() -> None:
     assert t.link == ["-L/l1", "-L/l2", "-lfoo", "-lbar"]
     assert t.inputs == [("K.CU", "cuda")]
     assert translate(["k.o", "libx.so.1", "noext", "-o", "k"]).mode == "link"
+
+
+def test_a_clang_that_is_gone_is_said_at_the_first_question(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The clang toolkit's nvcc answered ``--version`` from its variables, so a tree whose
+    clang was removed passed torch's and CMake's first question (and doctor's), and
+    failed only at the first compile. It now says so at once, exit 1."""
+    monkeypatch.setenv("WHEELCUDA_CLANG", str(tmp_path / "gone" / "clang++"))
+    monkeypatch.setenv("WHEELCUDA_CLANG_VERSION", "22.1.1")
+    monkeypatch.setenv("WHEELCUDA_PTXAS_VERSION", "12.8.93")
+    monkeypatch.setattr("sys.argv", ["nvcc", "--version"])
+    with pytest.raises(SystemExit) as stopped:
+        cn.main()
+    assert stopped.value.code == 1
+    err = capsys.readouterr().err
+    assert f"cannot run {tmp_path}/gone/clang++: it is not there" in err and "fix:" in err
+    here = tmp_path / "clang++"
+    here.write_text("#!/bin/sh\n")
+    here.chmod(0o755)
+    monkeypatch.setenv("WHEELCUDA_CLANG", str(here))
+    cn.main()
+    assert "release 12.8" in capsys.readouterr().out

@@ -12,14 +12,14 @@ import pytest
 
 from tests import fakes
 from tests.test_redist_pipeline import cu128, run
-from wheelcuda.rules import pins
+from wheelcuda._rules import pins
 
 __all__ = ["cu128"]  # the fixture, from there
 
 
 def fake_clang(folder: Path, version: str, *, wrappers: bool = True,
                nvptx: bool = True) -> Path:
-    """A clang++ that answers what probe/clang.py asks (it compiles nothing)."""
+    """A clang++ that answers what _probe/clang.py asks (it compiles nothing)."""
     resource = folder / f"resource-{version}"
     (resource / "include").mkdir(parents=True)
     if wrappers:
@@ -114,7 +114,7 @@ def test_a_torch_older_than_cuda_12_4_is_told_why(tmp_path: Path, isolated: Path
 def test_the_store_keeps_only_the_headers_it_is_told_to(tmp_path: Path) -> None:
     """curand's library goes, its headers stay, the other wheels are kept whole (the
     clang set); the header sets keep only their own wheels' headers."""
-    from wheelcuda.store import toolkits  # noqa: PLC0415
+    from wheelcuda._store import toolkits  # noqa: PLC0415
 
     clang = tmp_path / "clang"  # the real wheels' layout (tests/layouts.py)
     fakes.cu12_wheel(clang, "nvidia-curand-cu12")
@@ -132,7 +132,7 @@ def test_the_header_trim_takes_the_real_cu12_layout(tmp_path: Path) -> None:
     CUDA 12 torch); a RECORD may name a file twice (INSTALLER, in a wheel repacked from
     an installed distribution: the second unlink found it gone), and nvidia/__init__.py
     belongs to every wheel's RECORD (the removal of one takes it from all)."""
-    from wheelcuda.store import toolkits  # noqa: PLC0415
+    from wheelcuda._store import toolkits  # noqa: PLC0415
 
     headers = tmp_path / "headers"
     for name in ("nvidia-cublas-cu12", "nvidia-cusparse-cu12", "nvidia-cusolver-cu12"):

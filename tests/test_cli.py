@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests import fakes
+from wheelcuda._rules import environ, uvtorch
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -82,6 +83,109 @@ def test_foreign_cuda_home_is_named(good: Path) -> None:
     doc = run("doctor", "--python", str(good), "--arch", "9.0",
               env={"CUDA_HOME": "/opt/cuda-12.4"})
     assert "WARNING: CUDA_HOME=/opt/cuda-12.4 is set" in doc.stdout
+
+
+def test_doctor_says_the_compile_cache(good: Path, tmp_path: Path) -> None:
+    """Off: not a word. Named and missing: a warning with its fix (compiles run without it,
+    never fail). Found: its version, and which of sccache's stores is set, never a value
+    (a remote store's may hold a key)."""
+    report = json.loads(run("doctor", "--python", str(good), "--arch", "9.0", "--json").stdout)
+    assert report["compile_cache"] is None
+    doc = run("doctor", "--python", str(good), "--arch", "9.0",
+              env={"WHEELCUDA_COMPILE_CACHE": str(tmp_path / "nope")})
+    assert doc.returncode == 0, doc.stdout
+    assert f"WARNING: WHEELCUDA_COMPILE_CACHE={tmp_path / 'nope'}: no such program" in doc.stdout
+    fake = tmp_path / "sccache"
+    fake.write_text("#!/bin/sh\necho 'sccache 0.16.0'\n")
+    fake.chmod(0o755)
+    env = {"WHEELCUDA_COMPILE_CACHE": str(fake),
+           "SCCACHE_REDIS_ENDPOINT": "redis://user:s3cret@127.0.0.1:6379"}
+    doc = run("doctor", "--python", str(good), "--arch", "9.0", env=env)
+    assert "sccache 0.16.0" in doc.stdout and "as SCCACHE_REDIS_ENDPOINT says" in doc.stdout
+    assert "s3cret" not in doc.stdout
+    report = json.loads(run("doctor", "--python", str(good), "--arch", "9.0", "--json",
+                            env=env).stdout)
+    assert report["compile_cache"]["stores"] == ["SCCACHE_REDIS_ENDPOINT"]
+    assert "s3cret" not in json.dumps(report)
+
+
+def _exports(text: str) -> dict[str, str]:
+    """``export NAME='value'`` lines read back by a real sh."""
+    done = subprocess.run(["sh", "-c", f"{text}\nenv -0"], capture_output=True, check=True,
+                          env={"PATH": "/usr/bin:/bin"})
+    return dict(item.split("=", 1) for item in done.stdout.decode().split("\0") if item)
+
+
+def test_env_exports_what_an_isolated_build_needs(good: Path, isolated: Path) -> None:
+    """After env, the seed's own `uv pip install causal-conv1d` (isolation on) took PyPI's
+    newest torch into its build environment and fetched a GitHub wheel: env now exports
+    build constraints holding torch to the target's, for uv and pip alike, and the
+    recipes' switches."""
+    r = run("env", "--python", str(good), "--arch", "9.0")
+    assert r.returncode == 0, r.stderr
+    got = _exports(r.stdout)
+    ours = got["UV_BUILD_CONSTRAINT"]
+    assert got["PIP_BUILD_CONSTRAINT"] == ours and ours.startswith(str(isolated / "constraints"))
+    assert Path(ours).read_text().splitlines()[-1] == "torch==2.14.1"
+    assert got["CAUSAL_CONV1D_FORCE_BUILD"] == "TRUE" and got["MAMBA_FORCE_BUILD"] == "TRUE"
+    assert got["FLASH_ATTN_CUDA_ARCHS"] == "90"  # follows the archs, as TORCH_CUDA_ARCH_LIST
+    assert "UV_INDEX" not in got and "PIP_EXTRA_INDEX_URL" not in got  # torch from PyPI
+
+
+def test_env_keeps_the_users_constraints_and_switches(good: Path, tmp_path: Path) -> None:
+    """A user's own build constraints come first and stay; ours comes once, however often
+    env runs; a switch the user set is theirs."""
+    mine = tmp_path / "mine.txt"
+    mine.write_text("numpy<3\n")
+    env = fakes.pythonpath_env()
+    env.update(WHEELCUDA_CACHE_DIR=os.environ["WHEELCUDA_CACHE_DIR"],
+               UV_BUILD_CONSTRAINT=str(mine), CAUSAL_CONV1D_FORCE_BUILD="FALSE")
+    wc = f"{sys.executable} -m wheelcuda env --python {good} --arch 9.0"
+    script = f'eval "$({wc})" && eval "$({wc})" && env -0'
+    done = subprocess.run(["sh", "-c", script], capture_output=True, env=env, check=True)
+    got = dict(item.split("=", 1) for item in done.stdout.decode().split("\0") if item)
+    uv, pip = got["UV_BUILD_CONSTRAINT"].split(), got["PIP_BUILD_CONSTRAINT"].split()
+    assert uv[0] == str(mine) and len(uv) == 2 and pip == uv[1:]
+    assert got["CAUSAL_CONV1D_FORCE_BUILD"] == "FALSE"
+
+
+def test_isolated_builds_get_pytorchs_index_for_a_torch_from_there() -> None:
+    """torch 2.11.0+cu128 is found only on PyTorch's own index: pip's build environments
+    get it after the user's own indexes, and the next env takes out the one it added
+    (pure). uv gets no variable: UV_INDEX would put PyTorch's index before PyPI for every
+    package of every later uv command."""
+    index = uvtorch.torch_index("2.11.0+cu128", None)
+    assert index == "https://download.pytorch.org/whl/cu128"
+    mine = "https://mirror.example/simple"
+    got = environ.isolated({"PIP_EXTRA_INDEX_URL": mine,
+                            "UV_BUILD_CONSTRAINT": "/mine.txt /cache/constraints/old.txt"},
+                           constraints="/cache/constraints/new.txt",
+                           constraints_dir="/cache/constraints", switches={},
+                           arch_vars={}, index=index)
+    assert got == {"UV_BUILD_CONSTRAINT": "/mine.txt /cache/constraints/new.txt",
+                   "PIP_BUILD_CONSTRAINT": "/cache/constraints/new.txt",
+                   "PIP_EXTRA_INDEX_URL": f"{mine} {index}", "WHEELCUDA_ENV_INDEX": index}
+    # env again, for a cu126 venv: cu128 goes, the user's stays; then a torch from PyPI
+    cu126 = "https://download.pytorch.org/whl/cu126"
+    again = environ.isolated({**got}, constraints=None, constraints_dir="/c", switches={},
+                             arch_vars={}, index=cu126)
+    assert again["PIP_EXTRA_INDEX_URL"] == f"{mine} {cu126}"
+    plain = environ.isolated({**again}, constraints=None, constraints_dir="/c", switches={},
+                             arch_vars={}, index=None)
+    assert plain == {"PIP_EXTRA_INDEX_URL": mine, "WHEELCUDA_ENV_INDEX": ""}
+    assert environ.isolated({}, constraints=None, constraints_dir="/c", switches={},
+                            arch_vars={}, index=None) == {}
+
+
+def test_env_leaves_out_constraints_whose_path_holds_a_space(good: Path, tmp_path: Path) -> None:
+    """uv and pip split UV_BUILD_CONSTRAINT and PIP_BUILD_CONSTRAINT on spaces: a cache
+    under `my cache` would name two files that do not exist to every later install."""
+    cache = tmp_path / "my cache"
+    r = run("env", "--python", str(good), "--arch", "9.0", env={"WHEELCUDA_CACHE_DIR": str(cache)})
+    assert r.returncode == 0, r.stderr
+    got = _exports(r.stdout)
+    assert "UV_BUILD_CONSTRAINT" not in got and "PIP_BUILD_CONSTRAINT" not in got
+    assert "holds a space" in r.stderr and "--build-constraint '" in r.stderr
 
 
 # --- bad input: each gives exit 1, a message with the fix, and no traceback ---------

@@ -14,12 +14,12 @@ import pytest
 
 from tests import fakes
 from tests.test_cli import fail, run
-from wheelcuda import cli
-from wheelcuda.commands import COMMANDS
-from wheelcuda.context import Context
+from wheelcuda import _cli as cli
+from wheelcuda._commands import COMMANDS
+from wheelcuda._context import Context
+from wheelcuda._probe.given import read_package_args
+from wheelcuda._rules import installer
 from wheelcuda.errors import WheelcudaError
-from wheelcuda.probe.given import read_package_args
-from wheelcuda.rules import installer
 
 WIDE = {"COLUMNS": "80"}  # argparse wraps to the terminal; tests read 80 columns
 

@@ -1,5 +1,5 @@
 """A build's C++ standard raised to the one torch's headers need (_cxx_std.py,
-rules/cxxstd.py): torch 2.14's headers stop on ``-std=c++17`` (chamferdist 1.0.3,
+_rules/cxxstd.py): torch 2.14's headers stop on ``-std=c++17`` (chamferdist 1.0.3,
 spatial-correlation-sampler 0.5.0 failed under every route). The real build:
 tests/integration/test_install.py."""
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from wheelcuda.rules import cxxstd, environ
-from wheelcuda.standalone import _cxx_std
+from wheelcuda._rules import cxxstd, environ
+from wheelcuda._standalone import _cxx_std
 
 
 @pytest.mark.parametrize(("given", "wanted", "raised"), [
@@ -61,7 +61,25 @@ def test_the_variables_a_build_gets() -> None:
     # run twice (eval "$(wheelcuda env)" again): the real one stays the user's
     again = environ.build_environ("/h", (), {**mine}, "/homes", cxx_std=20)
     assert again[cxxstd.REAL_CXX_VAR] == "g++-12"
-    assert "CXX" not in environ.build_environ("/h", (), {}, "/homes")
+    # no standard to raise (WHEELCUDA_CXX_STD=keep): the shim still runs every host
+    # compile, so that it waits for its turn in the compile pool and is told
+    kept = environ.build_environ("/h", (), {}, "/homes")
+    assert kept["CXX"] == "/h/bin/wheelcuda-c++" and cxxstd.VAR not in kept
+    # a tree at a path with a space: no shim (CXX is split on whitespace)
+    assert "CXX" not in environ.build_environ("/h h", (), {}, "/homes", cxx_std=20)
+
+
+@pytest.mark.parametrize(("cxx", "real"), [
+    ("/other/homes/cu13-x/bin/wheelcuda-c++", "c++"),      # another tree's shim
+    ("ccache /h/bin/wheelcuda-c++", "ccache c++"),          # CXX="ccache $CXX" after env
+    ("ccache /other/bin/wheelcuda-c++ -m64", "ccache c++ -m64"),
+    ("ccache g++-12", "ccache g++-12"),                     # a launcher of the user's own
+])
+def test_a_shim_in_the_users_cxx_is_never_what_the_shim_runs(cxx: str, real: str) -> None:
+    """The shim runs WHEELCUDA_REAL_CXX: a shim there would run itself for ever (ccache in
+    front of this tree's), or another tree's compilers, and the key would name it."""
+    got = environ.build_environ("/h", (), {"CXX": cxx}, "/homes", cxx_std=20)
+    assert got["CXX"] == "/h/bin/wheelcuda-c++" and got[cxxstd.REAL_CXX_VAR] == real
 
 
 def test_the_names_agree() -> None:
@@ -76,7 +94,7 @@ def test_the_names_agree() -> None:
 def test_the_key_holds_the_compiler_the_shim_runs() -> None:
     """After `eval "$(wheelcuda env)"` CXX is a tree's shim, a path of this machine: the
     key holds the compiler it runs instead, so the same build keeps its key."""
-    from wheelcuda.rules import buildkey  # noqa: PLC0415
+    from wheelcuda._rules import buildkey  # noqa: PLC0415
 
     shimmed = {"CXX": "/home/u/.cache/wheelcuda/homes/cu13-abc/bin/wheelcuda-c++",
                cxxstd.REAL_CXX_VAR: "g++-12"}

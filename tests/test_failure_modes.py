@@ -30,15 +30,16 @@ import pytest
 from tests import fakes
 from tests.test_builds import BASE, record
 from tests.test_cli import fail, run
-from wheelcuda import cli, pipeline
-from wheelcuda.commands import home as home_command
-from wheelcuda.context import Context
-from wheelcuda.probe import installer as installer_probe
-from wheelcuda.probe import source
-from wheelcuda.rules import buildkey
-from wheelcuda.rules import tree as plan
-from wheelcuda.store import toolkits, trees, wheels
-from wheelcuda.store.layout import Layout
+from wheelcuda import _cli as cli
+from wheelcuda import _pipeline as pipeline
+from wheelcuda._commands import home as home_command
+from wheelcuda._context import Context
+from wheelcuda._probe import installer as installer_probe
+from wheelcuda._probe import source
+from wheelcuda._rules import buildkey
+from wheelcuda._rules import tree as plan
+from wheelcuda._store import toolkits, trees, wheels
+from wheelcuda._store.layout import Layout
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -46,10 +47,13 @@ REPO = Path(__file__).resolve().parents[1]
 SPEC = "==13.0.3"
 
 FAKE_UV = """# A fake uv: records each call; a fetch (--target) unpacks the fake compiler set or
-# nothing; an install creates its cache folder as uv does and exits with CODE.
+# nothing; an install creates its cache folder as uv does and exits with CODE. Asked
+# which release it would take, it cannot say (as offline), and records nothing.
 import json, os, sys
 sys.path[:0] = [{repo!r}, {src!r}]
 args = sys.argv[1:]
+if args[:2] == ["pip", "compile"]:
+    sys.exit("error: the fake uv resolves nothing")
 with open({log!r}, "a") as f:
     f.write(json.dumps(args) + "\\n")
 if "--target" in args:
@@ -303,8 +307,8 @@ def test_clear_leaves_a_key_a_build_holds(isolated: Path) -> None:
     """Before: ``cache clear`` renamed and deleted every key folder, also the one a
     running install was building into (its UV_CACHE_DIR vanished mid-build)."""
     layout = Layout(isolated)
-    fields = buildkey.key_fields(**BASE)
-    key = buildkey.key_id(fields)
+    built = buildkey.BuildKey(**BASE)
+    fields, key = built.fields(), built.id
     record(layout, key, fields, ["causal-conv1d==1.7.0"])
     guard = filelock.FileLock(str(layout.lock(layout.builds, key)), timeout=0)
     guard.acquire()
@@ -552,7 +556,7 @@ def test_warm_path_survives_a_removed_working_folder(tmp_path: Path) -> None:
     gone = tmp_path / "gone"
     gone.mkdir()
     code = (f"import os, sys; os.chdir({str(gone)!r}); os.rmdir({str(gone)!r}); "
-            "from wheelcuda.entry import main; sys.exit(main(['env', '--arch', '9.0']))")
+            "from wheelcuda._entry import main; sys.exit(main(['env', '--arch', '9.0']))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        env=fakes.pythonpath_env(), check=False)
     assert "Traceback" not in r.stderr, r.stderr
@@ -607,6 +611,8 @@ def test_two_installs_of_one_key_build_once(tmp_path: Path) -> None:
     assert "waiting for a build of ext-" in second  # said while it waited
     assert "another install built this key" in second
     assert "from wheelcuda's wheel cache (nothing compiled)" in second
+    # runs that went well and compiled nothing keep no log (one per run piled up)
+    assert not list((Path(os.environ["WHEELCUDA_CACHE_DIR"]) / "logs").glob("*.log"))
 
 
 def test_a_tree_whose_python_is_gone_is_found_and_replaced(tmp_path: Path,
@@ -644,3 +650,68 @@ def test_a_tree_whose_python_is_gone_is_found_and_replaced(tmp_path: Path,
     assert again.returncode == 0 and Path(again.stdout.strip()) != tree
     assert trees.python_gone(Path(again.stdout.strip())) is None
     assert "removed" in run("cache", "prune").stderr and not tree.exists()
+
+
+def test_doctor_and_install_agree_on_a_read_only_cache(tmp_path: Path) -> None:
+    """With the cache on a read-only mount, doctor said "OK: a build would work" and
+    install then failed writing it. Both now say the cache cannot be written, with the
+    fix (a real write: root passes a read-only mode bit, not a read-only mount)."""
+    from tests.integration import sandbox  # noqa: PLC0415
+
+    if not sandbox.can_hide():
+        pytest.skip("needs unshare -m (root)")
+    py = fakes.user_env(tmp_path)
+    cache = Path(os.environ["WHEELCUDA_CACHE_DIR"])
+    cache.mkdir(parents=True, exist_ok=True)
+    run("home", "--python", str(py))  # the tree exists: a read-only cache still serves env
+    wc = f"{sys.executable} -m wheelcuda"
+    script = (f"mount --bind {cache} {cache} && mount -o remount,bind,ro {cache} {cache} && "
+              f"{{ {wc} doctor --python {py} --arch 9.0; echo DOCTOR=$?; "
+              f"{wc} install --python {py} --arch 9.0 {tmp_path}/nothing-here; "
+              f"echo INSTALL=$?; {wc} env --python {py} --arch 9.0 >/dev/null; echo ENV=$?; }}")
+    env = {**fakes.pythonpath_env(), "WHEELCUDA_CACHE_DIR": str(cache)}
+    (tmp_path / "nothing-here").mkdir()
+    (tmp_path / "nothing-here/pyproject.toml").write_text('[project]\nname = "x"\nversion = "1"\n')
+    r = subprocess.run(["unshare", "-m", "sh", "-c", script], env=env, capture_output=True,
+                       text=True, check=False, timeout=300)
+    said = r.stdout + r.stderr
+    assert "DOCTOR=1" in said and "INSTALL=1" in said, said
+    assert said.count("a build cannot write wheelcuda's cache: cannot write in") >= 2, said
+    assert "Read-only file system" in said and "Traceback" not in said
+    assert "OK: a build would work" not in said
+    assert "ENV=0" in said  # env names the tree it has: nothing to write
+
+
+def test_doctor_checks_the_trees_uv_settings_name(tmp_path: Path, isolated: Path) -> None:
+    """Found by a new user: prune removed the clang a project's tree ran, `uv sync` then
+    failed with `cannot run …/clang++: No such file or directory`, and doctor in the
+    project said "OK: a build would work" (it checked only the tree's Python). It now
+    checks each tree uv's settings here name as a build would meet it: there, whole,
+    and its nvcc answering."""
+    py = fakes.user_env(tmp_path / "venv")
+    layout = Layout(isolated)
+    layout.private(layout.homes)
+    broken = layout.homes / "cu12.8-clanggone"
+    (broken / "bin").mkdir(parents=True)
+    (broken / plan.MANIFEST).write_text(json.dumps({"format": plan.FORMAT}))
+    (broken / "bin/nvcc").write_text(
+        "#!/bin/sh\necho 'nvcc (wheelcuda, clang toolkit): error: cannot run "
+        "/gone/clang++: it is not there (or not executable)' >&2\nexit 1\n")
+    (broken / "bin/nvcc").chmod(0o755)
+    missing = layout.homes / "cu13.0-neverthere"
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "uv.toml").write_text(
+        f'[extra-build-variables.causal-conv1d]\nCUDA_HOME = "{broken}"\n'
+        f'[extra-build-variables.flash-attn]\nCUDA_HOME = "{missing}"\n')
+    env = {**fakes.pythonpath_env(), "WHEELCUDA_CACHE_DIR": str(isolated)}
+    doctor = subprocess.run([sys.executable, "-m", "wheelcuda", "doctor", "--json", "--python",
+                             str(py), "--arch", "9.0"], capture_output=True, text=True,
+                            env=env, cwd=project, check=False)
+    report = json.loads(doctor.stdout)
+    said = {p["message"]: p["fix"] for p in report["problems"]}
+    clang = next(m for m in said if str(broken) in m)
+    assert "causal-conv1d" in clang and "its nvcc fails" in clang and "cannot run" in clang
+    gone = next(m for m in said if str(missing) in m)
+    assert "flash-attn" in gone and "it does not exist" in gone
+    assert "wheelcuda uv-config --write uv.toml causal-conv1d" in said[clang]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from wheelcuda.probe import fatbin
+from wheelcuda._probe import fatbin
 
 NVCC = Path("/usr/local/cuda-13.0/bin/nvcc")
 KERNEL = """__global__ void k(float* x) { x[threadIdx.x] *= 2.0f; }

@@ -2,7 +2,7 @@
 closed port on 127.0.0.1), a clang that serves (a fake: it answers what is asked of it),
 and an installer that lays out the CUDA 12 wheels as PyPI's are (tests/layouts.py).
 
-doctor, ``install --explain`` and install read one decision (pipeline/fetchplan.py):
+doctor, ``install --explain`` and install read one decision (_pipeline/fetchplan.py):
 doctor names clang as the source and what the archives would have brought,
 ``--explain``'s cache key is the key install keeps, and ``fetch`` says it fetches. The
 real path (the real clang, wheels and uv): tests/integration/test_clang.py and `make
@@ -126,7 +126,7 @@ def test_no_fetch_names_both_ways(first_user: tuple[Path, dict[str, str]]) -> No
 
 
 def test_the_answer_names_no_credentials() -> None:
-    from wheelcuda.store import transfer  # noqa: PLC0415
+    from wheelcuda._store import transfer  # noqa: PLC0415
 
     said = transfer.answers("http://alice:s3cr3t@127.0.0.1:9/redistrib_12.8.1.json")
     assert said is not None and "s3cr3t" not in said and "alice" not in said

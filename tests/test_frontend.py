@@ -1,4 +1,4 @@
-"""Which environment a wheel under build is for (probe/frontend.py): read from the
+"""Which environment a wheel under build is for (_probe/frontend.py): read from the
 frontend's command line and environment, as /proc shows the backend's parent."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests import fakes
-from wheelcuda.context import Context
-from wheelcuda.probe import frontend
+from wheelcuda._context import Context
+from wheelcuda._probe import frontend
 
 
 def _venv(path: Path, torch: str | None = None) -> Path:

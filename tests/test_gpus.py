@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from wheelcuda.context import Context
-from wheelcuda.probe import gpus
-from wheelcuda.probe.gpus import Gpu, GpuProbe
+from wheelcuda._context import Context
+from wheelcuda._probe import gpus
+from wheelcuda._probe.gpus import Gpu, GpuProbe
 
 QUERY = "--query-gpu=index,name,compute_cap,driver_version"
 RTX = "0, NVIDIA RTX PRO 6000 Blackwell Server Edition, 12.0, 580.95.05"

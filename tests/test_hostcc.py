@@ -10,12 +10,12 @@ from typing import NoReturn
 
 import pytest
 
-from wheelcuda.context import Context
-from wheelcuda.probe import hostcc as hostcc_probe
-from wheelcuda.rules import hostcc
-from wheelcuda.rules.checks import Problem
-from wheelcuda.rules.hostcc import HostLimits
-from wheelcuda.values import HostCompiler
+from wheelcuda._context import Context
+from wheelcuda._probe import hostcc as hostcc_probe
+from wheelcuda._rules import hostcc
+from wheelcuda._rules.checks import Problem
+from wheelcuda._rules.hostcc import HostLimits
+from wheelcuda._values import HostCompiler
 
 #: The environment `make wheels-venv` makes with NVIDIA's CUDA 13 wheels (the path make
 #: exports, else the repository's default; as tests/integration/conftest.py finds it).

@@ -12,18 +12,20 @@ import pytest
 
 from tests import fakes
 from tests.test_cli import fail, run
-from wheelcuda.commands import install
-from wheelcuda.probe import source
-from wheelcuda.standalone import _ninja
+from wheelcuda._commands import install
+from wheelcuda._probe import source
+from wheelcuda._standalone import _progress
 
 
 @pytest.fixture
 def fake_uv(tmp_path: Path) -> dict[str, str]:
-    """A `uv` first on PATH that records that it ran: a build would have started."""
+    """A `uv` first on PATH that records that it ran: a build would have started. Asked
+    which release it would take (a read), it cannot say, as offline."""
     bin_dir = tmp_path / "fakebin"
     bin_dir.mkdir()
     uv = bin_dir / "uv"
-    uv.write_text(f"#!/bin/sh\necho \"$@\" >> {tmp_path}/uv-called\nexit 0\n")
+    uv.write_text(f"#!/bin/sh\ncase \"$*\" in \"pip compile\"*) exit 2 ;; esac\n"
+                  f"echo \"$@\" >> {tmp_path}/uv-called\nexit 0\n")
     uv.chmod(0o755)
     return {"PATH": f"{bin_dir}:{os.environ['PATH']}", "WHEELCUDA_INSTALLER": "uv"}
 
@@ -201,12 +203,17 @@ def test_run_without_command_is_a_usage_error() -> None:
 def test_compile_summary_counts_compiles_and_split() -> None:
     log = ["-O3 -c a.cu -o a.o -gencode=arch=compute_90,code=sm_90 --split-compile=2",
            "-dc b.cu -o b.o --split-compile=2", "--version", "a.o b.o -o x.so -shared"]
-    assert install.compile_summary(log) == "2 nvcc compiles, split-compile 2"
-    assert install.compile_summary(["-c a.cu -o a.o"]) == "1 nvcc compiles"
-    assert install.compile_summary(["--version"]) == ""
-    # the tree's ninja put the compiles in order: it marks the log
-    assert install.compile_summary([*log, f"{_ninja.LOG_MARK} 2 compiles"]) == \
-        "2 nvcc compiles, split-compile 2, started longest first"
+    assert install.compile_summary(log, "13.0.88") == \
+        "2 CUDA compiles by nvcc 13.0.88, split-compile 2"
+    assert install.compile_summary(["-c a.cu -o a.o"], "13.0.88") == \
+        "1 CUDA compile by nvcc 13.0.88"
+    assert install.compile_summary(["--version"], "13.0.88") == ""
+    # the pool started a compile before one that came earlier: it marks the log
+    assert install.compile_summary([*log, f"{_progress.AHEAD_MARK} b.cu"], "13.0.88") == \
+        "2 CUDA compiles by nvcc 13.0.88, split-compile 2, started longest first"
+    # the clang toolkit is named as what compiles, never as nvcc
+    assert install.compile_summary(log[:1], "clang 22.1.8 + ptxas 12.8.93 (0123456789ab)") \
+        == "1 CUDA compile by clang 22.1.8 + ptxas 12.8.93, split-compile 2"
 
 
 @pytest.mark.parametrize(("var", "value"), [
@@ -247,3 +254,52 @@ def test_an_sdist_without_its_headers_is_named_after_the_failed_build(
     assert "demo_ext-1.0.tar.gz does not hold rasterize_points.h, which its build needs " \
            "(src/ext.cpp names it)" in r.stderr
     assert "stdio.h" not in r.stderr.split("does not hold")[1]
+
+
+@pytest.mark.parametrize("unreachable", [None, "could not connect"])
+def test_a_failure_on_the_clang_route_names_the_route_and_what_else_builds(
+        unreachable: str | None) -> None:
+    """A compile error on the clang route says that clang compiled (it takes most of
+    what nvcc takes, not all) and which NVIDIA nvcc would build instead: never NVIDIA's
+    archives when they were just found unreachable; nothing on NVIDIA's own nvcc."""
+    from types import SimpleNamespace  # noqa: PLC0415
+
+    from wheelcuda._values import SourceName  # noqa: PLC0415
+
+    def resolved(source: SourceName) -> object:
+        return SimpleNamespace(toolkit=SimpleNamespace(source=source),
+                               compiler="clang 22.1.8 + ptxas 12.8.93 (0123456789ab)",
+                               fetch=SimpleNamespace(unreachable=unreachable))
+
+    said = install._route_note(resolved(SourceName.CLANG))  # type: ignore[arg-type]
+    assert said.startswith("these came from the clang toolkit (clang 22.1.8 + ptxas "
+                           "12.8.93, CUDA 12 without NVIDIA's nvcc)")
+    assert "--toolkit /path/to/cuda-12.x" in said
+    assert ("--toolkit redist" in said) is (unreachable is None)
+    assert install._route_note(resolved(SourceName.REDIST)) == ""  # type: ignore[arg-type]
+
+
+def test_build_requirements_the_source_declares_are_named_before_the_build(
+        tmp_path: Path, fake_uv: dict[str, str]) -> None:
+    """install builds without isolation, so nothing installs what a source declares for
+    its build: inplace-abn 1.1.0's setup_requires=["setuptools_scm"] gave it the version
+    0.0.0, and uv refused the wheel ("metadata version `0.0.0` does not match"). Named,
+    with the command that installs it, before anything runs; torch is not asked for
+    (the environment's is the build's)."""
+    py = fakes.user_env(tmp_path)
+    src = tmp_path / "inplace-abn"
+    src.mkdir()
+    (src / "setup.py").write_text(
+        "from setuptools import setup\nsetup(name='inplace-abn', use_scm_version=True,\n"
+        "      setup_requires=['setuptools_scm', 'torch'])\n")
+    (src / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=64", "torch", "cython<3", "ninja", '
+        '"tomli; python_version < \'3.11\'"]\n')
+    bin_dir = Path(fake_uv["PATH"].split(":")[0])
+    (bin_dir / "ninja").write_text("#!/bin/sh\n")  # a system ninja serves as the wheel
+    (bin_dir / "ninja").chmod(0o755)
+    r = run("install", "--python", str(py), "--arch", "9.0", str(src), env=fake_uv)
+    fail(r, "the build needs cython<3 (for inplace-abn); setuptools_scm (for inplace-abn), "
+            f"missing in {py}", f"uv pip install --python {py} 'cython<3' setuptools_scm")
+    assert "torch" not in r.stderr.split("missing in")[0] and "tomli" not in r.stderr
+    no_build(tmp_path)

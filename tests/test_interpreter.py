@@ -19,13 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from wheelcuda import pipeline, proc
-from wheelcuda.context import Context
+from wheelcuda import _pipeline as pipeline
+from wheelcuda import _proc as proc
+from wheelcuda._context import Context
+from wheelcuda._probe import interpreter
+from wheelcuda._store import memo, paths
+from wheelcuda._store.layout import Layout
+from wheelcuda._values import Target
 from wheelcuda.errors import InterpreterError
-from wheelcuda.probe import interpreter
-from wheelcuda.store import memo, paths
-from wheelcuda.store.layout import Layout
-from wheelcuda.values import Target
 
 #: Our own site-packages: a target venv must never see it.
 OURS = sysconfig.get_paths()["purelib"]

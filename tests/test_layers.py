@@ -23,37 +23,37 @@ PKG = SRC / "wheelcuda"
 ALLOWED = {
     # programs run inside builds or by another Python (copied into trees, the clang
     # toolkit, or passed as text): the standard library and each other only, below all
-    "standalone": {"standalone"},
+    "_standalone": {"_standalone"},
     # the value types (torch, the target, the inventory, the host compiler): the bottom
-    "values": {"data", "errors"},
-    "data": {"data", "errors", "standalone"},
-    "rules": {"values", "data", "rules", "errors", "standalone"},
-    "probe": {"report", "values", "data", "rules", "probe", "errors", "proc", "context",
-              "standalone"},
-    "store": {"report", "values", "data", "rules", "probe", "store", "errors", "proc",
-              "context", "standalone"},
-    "sources": {"report", "values", "data", "rules", "probe", "store", "sources", "errors",
-                "context"},
-    "pipeline": {"report", "values", "data", "rules", "probe", "store", "sources", "errors",
-                 "proc", "context", "standalone"},
-    "commands": {"report", "values", "data", "rules", "probe", "store", "sources", "errors",
-                 "proc", "context", "pipeline", "commands", "warm", "standalone"},
-    "api": {"pipeline", "context", "rules", "errors", "values"},
+    "_values": {"_data", "errors"},
+    "_data": {"_data", "errors", "_standalone"},
+    "_rules": {"_values", "_data", "_rules", "errors", "_standalone"},
+    "_probe": {"_report", "_values", "_data", "_rules", "_probe", "errors", "_proc", "_context",
+              "_standalone"},
+    "_store": {"_report", "_values", "_data", "_rules", "_probe", "_store", "errors", "_proc",
+              "_context", "_standalone"},
+    "_sources": {"_report", "_values", "_data", "_rules", "_probe", "_store", "_sources", "errors",
+                "_context"},
+    "_pipeline": {"_report", "_values", "_data", "_rules", "_probe", "_store", "_sources", "errors",
+                 "_proc", "_context", "_standalone"},
+    "_commands": {"_report", "_values", "_data", "_rules", "_probe", "_store", "_sources", "errors",
+                 "_proc", "_context", "_pipeline", "_commands", "_warm", "_standalone"},
+    "api": {"_pipeline", "_context", "_rules", "errors", "_values"},
     # the PEP 517 backend: what install decides, for the build environment's Python
-    "build_meta": {"report", "values", "data", "rules", "probe", "store", "errors", "context",
-                   "pipeline", "backend"},
+    "build_meta": {"_report", "_values", "_data", "_rules", "_probe", "_store", "errors",
+                   "_context", "_pipeline", "_backend"},
     # what it decides: its config settings, the wrapped backend, the build's plan
-    "backend": {"report", "values", "data", "rules", "probe", "store", "errors", "context",
-                "pipeline", "backend"},
-    "cli": {"report", "commands", "context", "errors", "__init__"},
-    "entry": {"warm", "cli"},
+    "_backend": {"_report", "_values", "_data", "_rules", "_probe", "_store", "errors", "_context",
+                "_pipeline", "_backend"},
+    "_cli": {"_report", "_commands", "_context", "errors", "__init__"},
+    "_entry": {"_warm", "_cli"},
     # the warm replay of ``wheelcuda env``: the cache's files, and context's flag parse,
     # imported only when WHEELCUDA_NO_WARM is set (warm._no_warm: it costs milliseconds)
-    "warm": {"store", "context"},
-    "proc": {"errors"},
+    "_warm": {"_store", "_context"},
+    "_proc": {"errors"},
     # how wheelcuda speaks: the logger and the error frame (stdlib logging underneath)
-    "report": {"context", "errors", "rules"},
-    "context": set(),
+    "_report": {"_context", "errors", "_rules"},
+    "_context": set(),
     "errors": set(),
 }
 
@@ -129,7 +129,7 @@ def test_imports_follow_the_layers(module: str) -> None:
     assert not bad, f"{module} ({layer}) may not import {bad}"
 
 
-@pytest.mark.parametrize("path", sorted((PKG / "standalone").glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted((PKG / "_standalone").glob("*.py")), ids=lambda p: p.name)
 def test_standalone_programs_import_the_standard_library_alone(path: Path) -> None:
     """Copied flat into a tree's bin/ or the clang toolkit, or run by another Python, they
     find only the standard library and each other (``import _nvcc_table`` beside them)."""
@@ -143,8 +143,8 @@ def test_standalone_programs_import_the_standard_library_alone(path: Path) -> No
 
 
 def test_nothing_imports_the_cli_but_the_entry_point() -> None:
-    users = sorted(m for m, targets in _graph().items() if "wheelcuda.cli" in targets)
-    assert users == ["wheelcuda.entry"]
+    users = sorted(m for m, targets in _graph().items() if "wheelcuda._cli" in targets)
+    assert users == ["wheelcuda._entry"]
 
 
 def test_no_import_cycles() -> None:
@@ -170,31 +170,39 @@ def test_no_import_cycles() -> None:
 
 
 def test_one_module_reads_the_process_environment() -> None:
-    """context.py builds the Context everything else is handed; entry.py is the warm
+    """_context.py builds the Context everything else is handed; _entry.py is the warm
     path, which runs before anything (dataclasses included) may be imported; the nvcc
     wrapper, the tree's ninja and the clang toolkit's nvcc and fatbinary run inside
     builds, standalone."""
     readers = sorted(str(p.relative_to(PKG)) for p in PKG.rglob("*.py")
                      if "os.environ" in p.read_text() or "os.getenv" in p.read_text())
-    assert readers == ["context.py", "entry.py", "standalone/_clang_nvcc.py",
-                       "standalone/_cxx_std.py", "standalone/_fatbinary.py",
-                       "standalone/_ninja.py", "standalone/_nvcc_pool.py",
-                       "standalone/_nvcc_wrapper.py", "standalone/_site.py"]
+    assert readers == ["_context.py", "_entry.py", "_standalone/_clang_nvcc.py",
+                       "_standalone/_cxx_std.py", "_standalone/_fatbinary.py",
+                       "_standalone/_nvcc_wrapper.py", "_standalone/_pool.py"]
 
 
-def test_every_module_says_what_it_exports() -> None:
-    """``__all__`` in every module (the public surface said), less the two run as scripts:
-    ``__main__`` and the nvcc wrapper, whose text is copied into each tree."""
-    lacking = sorted(str(p.relative_to(PKG)) for p in PKG.rglob("*.py")
-                     if p.name not in ("__main__.py", "_nvcc_wrapper.py")
-                     and not any(isinstance(n, (ast.Assign, ast.AnnAssign))
-                                 and "__all__" in ast.dump(n)
-                                 for n in ast.parse(p.read_text()).body))
-    assert not lacking, lacking
+def test_the_public_surface_is_the_api_the_backend_and_the_errors() -> None:
+    """Public modules say what they export (``__all__``); everything else is private, as
+    in pypa/build: an underscore package or module, and tests may import it."""
+    public = sorted(p.name for p in PKG.glob("*.py") if not p.name.startswith("_"))
+    assert public == ["api.py", "build_meta.py", "errors.py"]
+    assert all(p.name.startswith("_") for p in PKG.iterdir() if p.is_dir()
+               and (p / "__init__.py").exists())
+    for path in [PKG / "__init__.py", *(PKG / name for name in public)]:
+        assert any(isinstance(n, (ast.Assign, ast.AnnAssign)) and "__all__" in ast.dump(n)
+                   for n in ast.parse(path.read_text()).body), path
 
 
-def test_no_module_is_longer_than_400_lines() -> None:
-    """Rooms with one job each: the largest module under 400 lines."""
-    long = sorted((len(p.read_text().splitlines()), str(p.relative_to(PKG)))
-                  for p in PKG.rglob("*.py"))
-    assert long[-1][0] < 400, long[-3:]
+def test_functions_stay_short_and_modules_follow_their_concern() -> None:
+    """Functions are capped, not modules: a module holds one concern however long it
+    needs (the anchors' largest are near 1,000 lines), and one split only to stay under a
+    number (the old 400-line cap split nvcc's argument table and doctor in two) reads
+    worse. A function of more than 90 lines is doing several things."""
+    functions = sorted((n.end_lineno - n.lineno + 1, f"{p.relative_to(PKG)}:{n.name}")
+                       for p in PKG.rglob("*.py") for n in ast.walk(ast.parse(p.read_text()))
+                       if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                       and n.end_lineno is not None)
+    assert functions[-1][0] <= 90, functions[-3:]
+    modules = sorted((len(p.read_text().splitlines()), str(p.relative_to(PKG)))
+                     for p in PKG.rglob("*.py"))
+    assert modules[-1][0] < 1000, modules[-3:]

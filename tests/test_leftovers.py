@@ -132,6 +132,8 @@ def test_doctor_without_torch_gives_no_compiler_advice(tmp_path: Path) -> None:
     assert f"ERROR: torch is not installed in {py}" in r.stdout
     assert "cuda-toolkit" not in r.stdout and "MISSING" not in r.stdout, r.stdout
     assert "not judged: torch is not installed" in r.stdout
+    # no torch, no CUDA release: the section names none it would then not judge
+    assert "CUDA components\n" in r.stdout and "CUDA 13 components" not in r.stdout
 
 
 def test_doctor_in_an_isolated_uv_project_notes_the_build_needs(tmp_path: Path) -> None:

@@ -14,18 +14,18 @@ from pathlib import Path
 import pytest
 
 from tests import fakes
-from wheelcuda import pipeline
-from wheelcuda.context import Context
-from wheelcuda.data import catalog
+from wheelcuda import _pipeline as pipeline
+from wheelcuda._context import Context
+from wheelcuda._data import catalog
+from wheelcuda._probe import localcuda, locate
+from wheelcuda._rules import localfit
+from wheelcuda._rules import tree as plan_rules
+from wheelcuda._rules.localfit import Candidate
+from wheelcuda._sources import local
+from wheelcuda._store import prune, shims, trees
+from wheelcuda._store.layout import Layout
+from wheelcuda._values import Target, Torch
 from wheelcuda.errors import ComponentError
-from wheelcuda.probe import localcuda, locate
-from wheelcuda.rules import localfit
-from wheelcuda.rules import tree as plan_rules
-from wheelcuda.rules.localfit import Candidate
-from wheelcuda.sources import local
-from wheelcuda.store import prune, shims, trees
-from wheelcuda.store.layout import Layout
-from wheelcuda.values import Target, Torch
 
 TD = catalog.target_dir()
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests import fakes
-from wheelcuda.data import catalog
-from wheelcuda.probe import locate
-from wheelcuda.probe import torch as torchinfo
-from wheelcuda.rules import checks
+from wheelcuda._data import catalog
+from wheelcuda._probe import locate
+from wheelcuda._probe import torch as torchinfo
+from wheelcuda._rules import checks
 
 
 def test_cu13_set_found_with_versions(tmp_path: Path) -> None:

@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 
 from tests import fakes
-from wheelcuda import api, pipeline
-from wheelcuda.context import Context
+from wheelcuda import _pipeline as pipeline
+from wheelcuda import api
+from wheelcuda._context import Context
+from wheelcuda._rules.checks import Kind
+from wheelcuda._store import paths, trees
+from wheelcuda._store.trees import Home
 from wheelcuda.errors import CacheError
-from wheelcuda.rules.checks import Kind
-from wheelcuda.store import paths, trees
-from wheelcuda.store.trees import Home
 
 
 def _setup(tmp_path: Path) -> str:

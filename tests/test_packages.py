@@ -6,12 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from wheelcuda.context import Context
-from wheelcuda.data import recipes
+from wheelcuda._context import Context
+from wheelcuda._probe import installer as installer_probe
+from wheelcuda._probe import source
+from wheelcuda._rules import arch, installer, jobs, packages
 from wheelcuda.errors import ToolError
-from wheelcuda.probe import installer as installer_probe
-from wheelcuda.probe import source
-from wheelcuda.rules import arch, installer, jobs, packages
 
 GB = 1024**3
 
@@ -49,59 +48,16 @@ def test_user_environment_wins() -> None:
     assert packages.user_wins(wanted, {"CAUSAL_CONV1D_FORCE_BUILD": "FALSE"}) == {"MAX_JOBS": "2"}
 
 
-def test_job_memory_is_the_heaviest() -> None:
-    assert packages.job_gb(["causal-conv1d"]) == recipes.DEFAULT_JOB_GB
-    heavy = recipes.RECIPES["flash-attn"].job_gb
-    assert packages.job_gb(["causal-conv1d", "flash-attn"]) == heavy > recipes.DEFAULT_JOB_GB
-
-
-@pytest.mark.parametrize(("cores", "memory", "job", "want"), [
-    (16, 125 * GB, 4.0, 16),   # the GPU machine: cores bound
-    (2, 24 * GB, 4.0, 2),      # this machine
-    (64, 32 * GB, 8.0, 4),     # flash-attn on a big box with little memory: memory bound
-    (8, 1 * GB, 4.0, 1),       # never zero
-    (8, None, 4.0, 8),         # memory unknown: cores
-])
-def test_max_jobs(cores: int, memory: int | None, job: float, want: int) -> None:
-    assert jobs.max_jobs(cores, memory, job) == want
-
-
-@pytest.mark.parametrize(("cores", "memory", "job", "jobs_", "want"), [
-    (2, 24 * GB, 4.0, 2, (4, 2, 2)),        # this machine: both calls may split, 2 each
-    (16, 125 * GB, 4.0, 16, (32, 15, 16)),  # the GPU machine: 15 of 16 calls may split
-    (16, 125 * GB, 4.0, 4, (32, 4, 16)),    # the user's MAX_JOBS=4: all of them
-    (64, 32 * GB, 8.0, 4, (128, 0, 64)),    # memory holds the jobs only: no split
-    (8, None, 4.0, 8, (16, 0, 8)),          # memory unknown: no split
-])
-def test_pool(cores: int, memory: int | None, job: float, jobs_: int,
-              want: tuple[int, int, int]) -> None:
-    assert jobs.pool(cores, memory, job, jobs_) == want
-
-
-def test_for_build_keeps_the_users_values() -> None:
-    machine = (2, 24 * GB)
-    assert jobs.for_build(4.0, {"MAX_JOBS": "3", "WHEELCUDA_SPLIT_COMPILE": "1"}, *machine) == {}
-    chosen = jobs.for_build(4.0, {"MAX_JOBS": "1"}, *machine)
-    assert chosen == {"WHEELCUDA_JOBSERVER": ":4:1:2"}  # sized for the user's one job
-    assert set(jobs.for_build(4.0, {"MAX_JOBS": ""}, *machine)) == {"MAX_JOBS",
-                                                                     "WHEELCUDA_JOBSERVER"}
-    assert set(jobs.for_build(4.0, {}, *machine, split=False)) == {"MAX_JOBS"}
-    assert jobs.for_build(4.0, {"WHEELCUDA_JOBSERVER": "/p:1:1:1"}, *machine) == {
-        "MAX_JOBS": "2"}
-
-
-def test_for_build_names_the_pool_folder_it_is_given() -> None:
-    chosen = jobs.for_build(4.0, {}, 16, 125 * GB, pool_dir="/tmp/jobs-0-ab:c")
-    assert chosen == {"MAX_JOBS": "16", "WHEELCUDA_JOBSERVER": "/tmp/jobs-0-ab:c:32:15:16"}
-
-
 def test_job_counts_that_are_not_counts_are_problems() -> None:
     assert jobs.problems({"MAX_JOBS": "4", "WHEELCUDA_SPLIT_COMPILE": ""}) == []
     (bad,) = jobs.problems({"MAX_JOBS": "abc"})
     assert "MAX_JOBS='abc'" in bad.message and bad.fix
-    assert jobs.problems({"WHEELCUDA_JOBSERVER": "/tmp/a:b:32:15:16"}) == []
-    (bad,) = jobs.problems({"WHEELCUDA_JOBSERVER": "/tmp/a:8"})
-    assert "FOLDER:THREADS:SPLITS:CAP" in bad.message
+    (bad,) = jobs.problems({"WHEELCUDA_MEMORY": "half"})
+    assert "is not a size" in bad.message and "WHEELCUDA_MEMORY=64G" in bad.fix
+
+
+def test_the_recipes_arch_variables() -> None:
+    assert packages.arch_variables() == {"FLASH_ATTN_CUDA_ARCHS"}
 
 
 def test_installer_argv() -> None:

@@ -6,8 +6,8 @@ import json
 import os
 from collections.abc import Sequence
 
-from wheelcuda.data import catalog
-from wheelcuda.rules import tree as plan
+from wheelcuda._data import catalog
+from wheelcuda._rules import tree as plan
 
 CU13 = "/site/nvidia/cu13"
 LISTING: dict[str, list[tuple[str, bool]]] = {

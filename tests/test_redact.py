@@ -1,4 +1,4 @@
-"""One redactor (rules/redact.py) for what wheelcuda prints, writes and sends: userinfo
+"""One redactor (_rules/redact.py) for what wheelcuda prints, writes and sends: userinfo
 and token-like query values never leave this machine; a request keeps them."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 
 from tests.test_cli import run
 from tests.test_team import Machines
-from wheelcuda.probe import credentials, index, web
-from wheelcuda.rules import buildkey, redact, sharekey, sharing
+from wheelcuda._probe import credentials, index, web
+from wheelcuda._rules import buildkey, redact, sharekey, sharing
 
 
 @pytest.mark.parametrize(("given", "shown"), [
@@ -24,9 +24,16 @@ from wheelcuda.rules import buildkey, redact, sharekey, sharing
     ("https://a.blob.core.windows.net/c/w.whl?sv=2022&sig=SIG", "https://a.blob.core.windows.net/c/w.whl?sv=2022&sig=***"),
     ("http://u:p@[::1]:8080/simple/", "http://[::1]:8080/simple/"),
     ("http://[fe80::1]/simple/?api_key=K", "http://[fe80::1]/simple/?api_key=***"),
-    ("https://team:pa/ss@word@host/simple", "https://host"),  # a "/" in it: no parse
+    ("https://team:pa/ss@word@host/simple", "https://host/simple"),  # "/" and "@" in it
     ("https://team:s3/cret@host:x/simple", "https://host:x"),  # no parse: scheme and host
     ("https://host/simple/?page=2", "https://host/simple/?page=2"),
+    # a password with "/" that starts with digits parses as a port: user:12 is no host
+    ("https://user:12/x@host/simple", "https://host/simple"),
+    ("https://host/pkg@1.0/simple/", "https://host/pkg@1.0/simple/"),  # "@" in a path
+    ("https://tok@host/pkg@1.0/simple/", "https://host/pkg@1.0/simple/"),  # and userinfo
+    # an ssh URL keeps its user name, not a token in its query
+    ("git+ssh://git@host/r.git?token=S", "git+ssh://git@host/r.git?token=***"),
+    ("git+ssh://git@host/r.git", "git+ssh://git@host/r.git"),
     ("./relative/folder", "./relative/folder"),
 ])
 def test_what_a_url_shows(given: str, shown: str) -> None:
@@ -58,6 +65,20 @@ def test_a_request_keeps_the_query_and_the_brackets() -> None:
     assert req.get_header("Authorization", "").startswith("Basic ")
 
 
+@pytest.mark.parametrize(("given", "sent"), [
+    # userinfo and an "@" in the path: the request goes to the host, not to "1.0"
+    ("https://tok@host/pkg@1.0/simple/", "https://host/pkg@1.0/simple/"),
+    ("https://u:p@host:8443/r.git@v1", "https://host:8443/r.git@v1"),
+    # a password holding "/" is no userinfo to urllib, pip or uv: sent as they send it
+    ("https://user:12/x@host/simple", "https://user:12/x@host/simple"),
+])
+def test_a_request_goes_where_urllib_says(given: str, sent: str) -> None:
+    """The URL a request is sent to and the credentials in its header are read alike
+    (urllib's userinfo): a userinfo found by another rule sent the request elsewhere."""
+    assert redact.without_userinfo(given) == sent
+    assert web.request(given).full_url == sent
+
+
 def test_an_index_page_keeps_the_query(tmp_path: Path) -> None:
     """The project goes into the path of `.../simple?private_token=T`, the token stays in
     the query: the page is found."""
@@ -82,15 +103,15 @@ def test_an_index_keeps_its_query_token() -> None:
 
 def test_the_key_holds_no_token_and_travels_without_one() -> None:
     base = {"torch": "2.14.1", "torch_cuda": "13.0", "compiler": "13.0.88", "archs": "9.0",
-            "prune": True, "python_tag": "cp311", "cxx11_abi": True, "variables": {}}
-    one = buildkey.key_fields(packages=["git+https://bob:A@host/x.git"], **base,
+            "prune": True, "python": "cp311", "cxx11_abi": True, "variables": {}}
+    one = buildkey.BuildKey(packages=["git+https://bob:A@host/x.git"], **base,
                               installer_args=["--extra-index-url",
                                               "https://h/simple?private_token=A"])
-    two = buildkey.key_fields(packages=["git+https://bob:B@host/x.git"], **base,
+    two = buildkey.BuildKey(packages=["git+https://bob:B@host/x.git"], **base,
                               installer_args=["--extra-index-url",
                                               "https://h/simple?private_token=B"])
-    assert one == two and buildkey.key_id(one) == buildkey.key_id(two)
-    travels = json.dumps(sharekey.share_fields({**one, "installer_args": [
+    assert one == two and one.id == two.id
+    travels = json.dumps(sharekey.share_fields({**one.fields(), "installer_args": [
         "https://alice:A@h/simple?private_token=A"]}))
     assert "private_token=***" in travels and "alice" not in travels and ":A@" not in travels
 

@@ -20,16 +20,16 @@ import pytest
 
 from tests import fakes
 from tests import redist_server as rs
-from wheelcuda.context import Context
-from wheelcuda.data import catalog
-from wheelcuda.data import redist as data
+from wheelcuda._context import Context
+from wheelcuda._data import catalog
+from wheelcuda._data import redist as data
+from wheelcuda._probe import locate
+from wheelcuda._rules import redist as rules
+from wheelcuda._sources import redist as source
+from wheelcuda._store import archives, prune, redistroots, toolkits
+from wheelcuda._store.layout import Layout
+from wheelcuda._values import Torch
 from wheelcuda.errors import ComponentError
-from wheelcuda.probe import locate
-from wheelcuda.rules import redist as rules
-from wheelcuda.sources import redist as source
-from wheelcuda.store import archives, prune, redistroots, toolkits
-from wheelcuda.store.layout import Layout
-from wheelcuda.values import Torch
 
 NVCC_URL = "cuda_nvcc/linux-x86_64/cuda_nvcc-linux-x86_64-12.8.93-archive.tar.xz"
 MANIFEST = "redistrib_12.8.1.json"
@@ -467,10 +467,10 @@ def test_unsafe_archives_are_refused(tmp_path: Path, layout: Layout, entries: li
 _CHILD = """
 import sys
 from pathlib import Path
-from wheelcuda.store import archives
-from wheelcuda.store.layout import Layout
-from wheelcuda.store import prune
-from wheelcuda.store import redistroots
+from wheelcuda._store import archives
+from wheelcuda._store.layout import Layout
+from wheelcuda._store import prune
+from wheelcuda._store import redistroots
 want = archives.Want("12.8", manifest=sys.argv[2], machine="x86_64")
 print(archives.fetch(Layout(Path(sys.argv[1])), want, note=lambda _: None))
 """

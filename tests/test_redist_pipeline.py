@@ -18,10 +18,10 @@ import pytest
 from tests import fakes, layouts
 from tests import redist_server as rs
 from tests.test_localcuda import toolkit
-from wheelcuda import pipeline
-from wheelcuda.context import Context
-from wheelcuda.rules import checks
-from wheelcuda.values import Torch
+from wheelcuda import _pipeline as pipeline
+from wheelcuda._context import Context
+from wheelcuda._rules import checks
+from wheelcuda._values import Torch
 
 
 def run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -171,8 +171,8 @@ def test_doctor_says_what_it_fetches_and_the_cu130_way(cu128: Path, tmp_path: Pa
     text = " ".join(r.stdout.split())
     assert "source redist: to fetch: release 12.8.1, linux-x86_64, 81 MB, from " \
            f"{server.url}" in text
-    assert "WARNING: torch 2.9.1+cu128 needs a CUDA 12.8 compiler; `wheelcuda install` " \
-           "and `env` fetch it from NVIDIA's archives (release 12.8.1" in text
+    assert "WARNING: torch 2.9.1+cu128 needs a CUDA 12.8 compiler; `wheelcuda install`, " \
+           "`env` and `uv-config` fetch it from NVIDIA's archives (release 12.8.1" in text
     assert f"fix: wheelcuda fetch --python {cu128} " in text
     assert "list 12.0 (from visible GPUs)" in text
     move = (f"uv pip install --python {cu128} --reinstall torch==2.9.1 torchvision==0.24.1 "
@@ -324,7 +324,7 @@ def test_uv_config_for_a_cu12_torch(cu128: Path, server: rs.Server, isolated: Pa
         layouts.wheel(links, name)
     fakes.sdist(links, "torch-scatter", "2.1.2")
     uv = Path(sys.executable).parent / "uv"
-    env = {"WHEELCUDA_TOOLKIT": "auto", "UV_OFFLINE": "1", "UV_NO_INDEX": "1",
+    env = {"WHEELCUDA_TOOLKIT": "auto", "UV_OFFLINE": "1",
            "UV_FIND_LINKS": str(links), "UV_CACHE_DIR": str(tmp_path / "uv-cache"),
            "PATH": f"{uv.parent}:/usr/bin:/bin",
            "WHEELCUDA_REDIST_MANIFEST": f"{server.url}redistrib_12.8.1.json"}

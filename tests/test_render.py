@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from wheelcuda.rules import render
+from wheelcuda._rules import render
 
 #: Values that break naive quoting; each must come back byte for byte.
 TRICKY = {

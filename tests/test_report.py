@@ -9,8 +9,9 @@ import pytest
 
 from tests import fakes
 from tests.test_cli import run
-from wheelcuda import build_meta, report
-from wheelcuda.context import Context
+from wheelcuda import _report as report
+from wheelcuda import build_meta
+from wheelcuda._context import Context
 from wheelcuda.errors import ArchError
 
 

@@ -1,4 +1,4 @@
-"""The registry of ``WHEELCUDA_*`` variables (data/settings.py) against the sources and the
+"""The registry of ``WHEELCUDA_*`` variables (_data/settings.py) against the sources and the
 docs: every name the code spells is registered, every registered one is used, the
 names modules keep come from it, the docs' tables are what it generates, and every
 flag is read one way (``1``, ``true``, ``yes``, ``on``)."""
@@ -13,31 +13,35 @@ from pathlib import Path
 import pytest
 
 from tests.test_cli_help import parsers
-from wheelcuda import cli, context, report, warm
-from wheelcuda.backend import config as backend_config
-from wheelcuda.context import Context
-from wheelcuda.data import clang as clang_data
-from wheelcuda.data import redist as redist_data
-from wheelcuda.data import settings as registry
-from wheelcuda.pipeline import acquire, request
-from wheelcuda.probe import gpus, installer, localcuda
-from wheelcuda.rules import cxxstd, jobs, settings_doc, sharing, uvconfig
-from wheelcuda.store import archives, paths
-from wheelcuda.values import Torch
+from wheelcuda import _cli as cli
+from wheelcuda import _context as context
+from wheelcuda import _report as report
+from wheelcuda import _warm as warm
+from wheelcuda._backend import config as backend_config
+from wheelcuda._context import Context
+from wheelcuda._data import clang as clang_data
+from wheelcuda._data import redist as redist_data
+from wheelcuda._data import settings as registry
+from wheelcuda._pipeline import fetchplan, request
+from wheelcuda._probe import gpus, installer, localcuda
+from wheelcuda._rules import cxxstd, jobs, settings_doc, sharing, uvconfig
+from wheelcuda._standalone import _build, _pool
+from wheelcuda._store import archives, paths
+from wheelcuda._values import Torch
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "src" / "wheelcuda"
 NAME = re.compile(r"WHEELCUDA_[A-Z0-9_]+")
 #: The programs that run inside builds on the standard library alone: they spell their
 #: names themselves (by file name: they may live in a subpackage).
-STANDALONE = {p.name for p in (PKG / "standalone").glob("_*.py")}
+STANDALONE = {p.name for p in (PKG / "_standalone").glob("_*.py")}
 #: Modules that keep a name as a literal, and why.
 LITERAL = {
-    "store/paths.py": "the warm path imports it before anything heavier (no dataclasses)",
-    "report.py": "its layer may not import data/",
+    "_store/paths.py": "the warm path imports it before anything heavier (no dataclasses)",
+    "_report.py": "its layer may not import data/",
 }
 #: Where the registry itself and its docs live: not counted as uses.
-OWN = {"data/settings.py", "rules/settings_doc.py"}
+OWN = {"_data/settings.py", "_rules/settings_doc.py"}
 
 
 def _sources() -> dict[str, str]:
@@ -105,7 +109,10 @@ def test_module_constants_come_from_the_registry() -> None:
             (gpus._NO_PROBE, registry.NO_GPU_PROBE), (clang_data.NAMED_VAR, registry.CLANG),
             (clang_data.ROOT_VAR, registry.LLVM_ROOT), (localcuda.ROOT_VAR, registry.LOCAL_ROOT),
             (archives.ALLOW_HTTP_VAR, registry.ALLOW_HTTP), (cxxstd.VAR, registry.CXX_STD),
-            (cxxstd.REAL_CXX_VAR, registry.REAL_CXX), (jobs.POOL, registry.JOBSERVER),
+            (cxxstd.REAL_CXX_VAR, registry.REAL_CXX), (jobs.JOB_GB_VAR, registry.JOB_GB),
+            (_pool.FOLDER_VAR, registry.POOL), (_pool.MEMORY_VAR, registry.MEMORY),
+            (_pool.JOB_GB_VAR, registry.JOB_GB), (_build.QUIET_VAR, registry.NO_PROGRESS),
+            (_build.PROGRESS_VAR, registry.PROGRESS),
             (uvconfig.KEY, registry.BUILD_KEY), (uvconfig.OWNED, registry.SET),
             # the literals of the modules that may not import the registry (LITERAL)
             (paths.ENV_VAR, registry.CACHE_DIR), (paths.STORE_VAR, registry.STORE_DIR),
@@ -205,4 +212,4 @@ def test_no_warm_off_spellings_keep_it(value: str) -> None:
 def test_allow_http_takes_every_spelling(value: str, allowed: bool) -> None:
     torch = Torch("2.9.1+cu128", "12.8", "/site/torch", None)
     ctx = Context.of({registry.ALLOW_HTTP.name: value})
-    assert acquire.redist_want(ctx, request.Request(), torch).allow_http is allowed
+    assert fetchplan.redist_want(ctx, request.Request(), torch).allow_http is allowed

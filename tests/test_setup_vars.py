@@ -1,5 +1,5 @@
 """Reading a source's setup.py for the variables that make it build from source
-instead of downloading a prebuilt wheel: rules/setup_vars.py decides, probe/setup_vars.py
+instead of downloading a prebuilt wheel: _rules/setup_vars.py decides, _probe/setup_vars.py
 reads the source."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import Literal
 
 import pytest
 
-from wheelcuda.probe import setup_vars as probe
-from wheelcuda.rules import arch, packages
-from wheelcuda.rules import setup_vars as rules
+from wheelcuda._probe import setup_vars as probe
+from wheelcuda._rules import arch, packages
+from wheelcuda._rules import setup_vars as rules
 
 # --- excerpts of real setup.py files (PyPI sdists, read for these tests) ---------------
 
@@ -127,7 +127,7 @@ def test_real_setup_py_builds_from_source(text: str, expected: dict[str, str]) -
 
 
 def test_the_recipe_table_agrees_for_flash_attn() -> None:
-    """Same value as rules/packages.py gives the recipe's arch_var."""
+    """Same value as _rules/packages.py gives the recipe's arch_var."""
     recipe = packages.recipe_env(["flash-attn"], ARCHS, True)
     decided = rules.build_from_source(rules.reads(FLASH_ATTN), ARCHS)
     assert decided["FLASH_ATTN_CUDA_ARCHS"] == recipe["FLASH_ATTN_CUDA_ARCHS"]
@@ -231,7 +231,7 @@ def test_arch_form_follows_the_default(default: str, expected: str) -> None:
 
 
 def test_bare_numbers_merge_suffixes() -> None:
-    """As rules/packages.py: 9.0 and 9.0a are one number."""
+    """As _rules/packages.py: 9.0 and 9.0a are one number."""
     assert rules.arch_value("X_CUDA_ARCHS", arch.parse("9.0;9.0a;8.0+PTX")) == "80;90"
 
 

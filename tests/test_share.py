@@ -25,10 +25,10 @@ from tests.pypi_server import (
     sha256,
     tiny_wheel,
 )
-from wheelcuda.probe import credentials
-from wheelcuda.probe.index import IndexFile
-from wheelcuda.rules import sharekey, sharing
-from wheelcuda.store import share, wheelfile
+from wheelcuda._probe import credentials
+from wheelcuda._probe.index import IndexFile
+from wheelcuda._rules import sharekey, sharing
+from wheelcuda._store import share, wheelfile
 
 FIELDS: dict[str, Any] = {
     "packages": ["sha256:abc"], "torch": "2.9.1+cu128", "torch_cuda": "12.8",
@@ -309,7 +309,7 @@ def test_each_hit_is_tried_until_one_serves(tmp_path: Path) -> None:
     """Two wheels under this key's label: the preferred one (cp311) says another project
     inside, the py3 one is right. The right one is taken; the wrong one is said, and
     removed."""
-    from wheelcuda.store import teamindex  # noqa: PLC0415
+    from wheelcuda._store import teamindex  # noqa: PLC0415
 
     evil = _renamed_inside(labelled(tmp_path / "a"), tmp_path / "evil", "evil-pkg")
     right = labelled(tmp_path / "b", tag="py3-none-any")
@@ -330,7 +330,7 @@ def test_a_page_from_the_network_never_points_at_this_machine(tmp_path: Path,
                                                                kind: str) -> None:
     """PEP 691 and PEP 503 alike: a file:// (or any non-http) link on a remote page is
     dropped, as if it were not there; an http one stays."""
-    from wheelcuda.probe import index as index_probe  # noqa: PLC0415
+    from wheelcuda._probe import index as index_probe  # noqa: PLC0415
 
     names = ["demo_pkg-1.0.0-py3-none-any.whl", "demo_pkg-1.0.1-py3-none-any.whl",
              "demo_pkg-1.0.2-py3-none-any.whl"]

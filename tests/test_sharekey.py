@@ -10,18 +10,17 @@ from typing import Any
 import pytest
 from packaging.version import Version
 
-from wheelcuda.rules import buildkey, sharekey
+from wheelcuda._rules import buildkey, sharekey
 
 
 def fields(**changes: Any) -> dict[str, Any]:
-    base: dict[str, Any] = buildkey.key_fields(
-        packages=["sha256:abc"], torch="2.9.1+cu128", torch_cuda="12.8", compiler="12.8.93",
-        archs="9.0", prune=True, python_tag="cp311", cxx11_abi=True,
-        variables={"B": "2", "A": "1"}, installer_args=["--no-deps", "-Cfoo=bar"],
-        machine="x86_64", host_compiler="gcc 12.2.0")
-    base["names"] = ["causal-conv1d"]
-    base.update(changes)
-    return base
+    base: dict[str, Any] = {
+        "packages": ["sha256:abc"], "torch": "2.9.1+cu128", "torch_cuda": "12.8",
+        "compiler": "12.8.93", "archs": "9.0", "prune": True, "python": "cp311",
+        "cxx11_abi": True, "variables": {"B": "2", "A": "1"},
+        "installer_args": ["--no-deps", "-Cfoo=bar"], "machine": "x86_64",
+        "host_compiler": "gcc 12.2.0", "names": ("causal-conv1d",), "libc": "glibc 2.36"}
+    return buildkey.BuildKey(**{**base, **changes}).fields()
 
 
 def test_share_fields_are_the_subset_that_crosses_machines() -> None:
@@ -31,7 +30,7 @@ def test_share_fields_are_the_subset_that_crosses_machines() -> None:
         "compiler_release": "12.8", "archs": "9.0", "prune": True, "python": "cp311",
         "cxx11_abi": True, "variables": {"A": "1", "B": "2"},
         "installer_args": ["-Cfoo=bar"], "machine": "x86_64", "cxx_std": "the build's own",
-        "libc": None}
+        "libc": "glibc 2.36"}
 
 
 @pytest.mark.parametrize("change", [
@@ -121,8 +120,8 @@ def test_install_and_the_backend_name_the_compiler_one_way() -> None:
     would bring) travels as clang, an nvcc tree as its release, nothing as torch's CUDA."""
     from types import SimpleNamespace  # noqa: PLC0415
 
-    from wheelcuda import pipeline  # noqa: PLC0415
-    from wheelcuda.values import Inventory  # noqa: PLC0415
+    from wheelcuda import _pipeline as pipeline  # noqa: PLC0415
+    from wheelcuda._values import Inventory  # noqa: PLC0415
 
     clang = "clang 22.1.8 + ptxas 12.8.93 (0123456789ab)"
     nothing = SimpleNamespace(compiler=None)
@@ -145,9 +144,36 @@ def test_install_and_the_backend_name_the_compiler_one_way() -> None:
 
 def test_the_c_library_travels_in_the_key() -> None:
     """A wheel built against glibc 2.39 does not load on 2.31: another label."""
-    from wheelcuda.probe import machine  # noqa: PLC0415
+    from wheelcuda._probe import machine  # noqa: PLC0415
 
     base = {"packages": ["x==1"], "torch": "2.14.1", "torch_cuda": "13.0", "compiler": "13.0"}
     assert sharekey.share_id({**base, "libc": "glibc 2.39"}) != \
         sharekey.share_id({**base, "libc": "glibc 2.31"})
     assert machine.libc().startswith("glibc 2.")
+
+
+def test_a_key_of_another_format_is_said_to_be_one() -> None:
+    """A field added to the key made every wheel shared before it silently never match;
+    the key file says its format, and a wheel of another is named as such (written
+    before the field existed: format 1)."""
+    wanted = fields()
+    carried = {"share_id": sharekey.share_id(wanted), "fields": sharekey.share_fields(wanted)}
+    assert sharekey.other_format(carried) is None and sharekey.matches(carried, wanted)
+    newer = {**carried, "format": sharekey.KEY_FORMAT + 1}
+    assert sharekey.other_format(newer) == sharekey.KEY_FORMAT + 1
+    assert not sharekey.matches(newer, wanted)
+    assert sharekey.other_format({**carried, "format": "two"}) == -1
+
+
+def test_the_key_is_one_value_whose_id_leaves_out_what_travels_alone() -> None:
+    """Fields were added to the key after hashing in three places; the key is one frozen
+    value now: its id covers what tells this machine's builds apart, the C library and
+    the compiler's release travel with the shared key only."""
+    one = buildkey.BuildKey(packages=("x",), torch="2.14.1", torch_cuda="13.0",
+                            compiler="13.0.88", archs="9.0", python="cp311", cxx11_abi=True,
+                            libc="glibc 2.36")
+    other_libc = buildkey.BuildKey(**{**one.__dict__, "libc": "glibc 2.41"})
+    assert one.id == other_libc.id and one.shared() != other_libc.shared()
+    assert one.fields()["compiler_release"] == "13.0" == one.shared()["compiler_release"]
+    before_fetch = buildkey.BuildKey(**{**one.__dict__, "compiler": "13.0", "release": "13.0"})
+    assert before_fetch.shared() == one.shared()  # machine B, no compiler yet: the same key

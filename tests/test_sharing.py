@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from wheelcuda.context import Context
+from wheelcuda._context import Context
+from wheelcuda._probe import shareconf, source, wheeltags
+from wheelcuda._rules import prebuilt, sharekey, sharing
 from wheelcuda.errors import ConfigError
-from wheelcuda.probe import shareconf, source, wheeltags
-from wheelcuda.rules import prebuilt, sharekey, sharing
 
 A, B, C = "https://a.example/simple/", "https://b.example/simple/", "http://127.0.0.1:1/"
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from wheelcuda._store import stub
 from wheelcuda.errors import ComponentError, ToolError
-from wheelcuda.store import stub
 
 ENV = dict(os.environ)
 

@@ -25,13 +25,14 @@ from pathlib import Path
 import pytest
 
 from tests import fakes
-from wheelcuda import pipeline, proc
-from wheelcuda.context import Context
+from wheelcuda import _pipeline as pipeline
+from wheelcuda import _proc as proc
+from wheelcuda._context import Context
+from wheelcuda._probe import interpreter
+from wheelcuda._probe.interpreter import Choice
+from wheelcuda._store.layout import Layout
+from wheelcuda._values import Target
 from wheelcuda.errors import InterpreterError
-from wheelcuda.probe import interpreter
-from wheelcuda.probe.interpreter import Choice
-from wheelcuda.store.layout import Layout
-from wheelcuda.values import Target
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -13,10 +13,11 @@ import pytest
 import tomlkit
 
 from tests import fakes
+from wheelcuda._probe import uvlock
+from wheelcuda._rules import uvconfig, uvtorch
+from wheelcuda._store import named, toolkits
+from wheelcuda._store.layout import Layout
 from wheelcuda.errors import ConfigError
-from wheelcuda.probe import uvlock
-from wheelcuda.rules import uvconfig, uvtorch
-from wheelcuda.store import toolkits
 
 FAKE_UV = "import sys\nprint('uv {version} (fake)')\n"
 
@@ -31,7 +32,8 @@ def sdists(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyP
     fakes.sdist(folder, "torch-scatter", "2.1.2")  # 2.1, no torch requirement
     fakes.sdist(folder, "flash-attn", "2.8.3", metadata_version="2.4", requires=["torch"],
                 dynamic=["requires-dist"])
-    monkeypatch.setenv("UV_NO_INDEX", "1")
+    empty = tmp_path_factory.mktemp("no-index")  # in place of PyPI
+    monkeypatch.setenv("UV_DEFAULT_INDEX", empty.as_uri())
     monkeypatch.setenv("UV_FIND_LINKS", str(folder))
     return folder
 
@@ -97,8 +99,9 @@ def test_prints_settings_for_the_store_tree(env_py: Path, store: Path, isolated:
     assert r.returncode == 0, r.stderr
     data = settings_of(r.stdout)
     deps = data["extra-build-dependencies"]
-    assert deps["causal-conv1d"] == [{"requirement": "torch", "match-runtime": True}]
-    assert deps["torch-scatter"] == ["torch==2.14.1"]  # no torch run-time dependency
+    # torch's exact version for every package: uv takes it whatever the metadata says
+    assert deps["causal-conv1d"] == ["torch==2.14.1"]
+    assert deps["torch-scatter"] == ["torch==2.14.1"]
     cc = data["extra-build-variables"]["causal-conv1d"]
     home = Path(cc["CUDA_HOME"])
     assert home.parent == isolated / "homes"
@@ -149,7 +152,7 @@ def test_write_into_pyproject_warns_and_keeps_tool_uv(env_py: Path, store: Path,
     r = run("uv-config", "--python", str(env_py), "--arch", "9.0", "--write", str(pyproject),
             "causal-conv1d", env=_uv(tmp_path))
     assert r.returncode == 0, r.stderr
-    assert "do not commit them" in r.stderr
+    assert "before committing it, take them out" in r.stderr and "uv.toml" not in r.stderr
     data = settings_of(pyproject.read_text())["tool"]["uv"]
     assert data["environments"] == ["sys_platform == 'linux'"]
     assert data["index"] == [{"url": "https://example.org/simple"}]
@@ -181,7 +184,7 @@ def test_read_only_file_is_refused(env_py: Path, tmp_path: Path,
                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """os.access says no for a file without write bits (to anyone but root, who runs
     these tests here: so the answer is given; the refusal is what is tested)."""
-    from wheelcuda.store import userfiles  # noqa: PLC0415
+    from wheelcuda._store import userfiles  # noqa: PLC0415
 
     del env_py
     ro = tmp_path / "uv.toml"
@@ -213,7 +216,7 @@ def test_folder_without_static_name_is_explained(env_py: Path, tmp_path: Path) -
     (folder / "setup.py").write_text("from setuptools import setup\nsetup(name='dyn')\n")
     (folder / "pyproject.toml").write_text('[build-system]\nrequires = ["setuptools"]\n')
     fail(run("uv-config", "--python", str(env_py), str(folder), env=_uv(tmp_path)),
-         "no static [project] name", "must declare static metadata", "wheelcuda install")
+         "no static [project] name", "uv applies per-package settings only to", "wheelcuda install")
 
 
 def test_torch_index_is_written_for_build_environments(env_py: Path, store: Path,
@@ -228,17 +231,6 @@ def test_torch_index_is_written_for_build_environments(env_py: Path, store: Path
     assert r.returncode == 0, r.stderr
     assert settings_of(r.stdout)["index"] == [{"name": "wheelcuda-torch",
                                                "url": "https://mirror.example/whl/cu130"}]
-
-
-def test_cuda_alone_names_every_package_that_needs_torchs_version(
-        env_py: Path, tmp_path: Path) -> None:
-    """--cuda knows no torch version: packages that need the pin form are named before
-    any fetch (torch-scatter's PKG-INFO 2.1; causal-conv1d's fake sdist here is static
-    and requires torch, so it alone would be fine)."""
-    r = run("uv-config", "--cuda", "13.0", "--arch", "9.0", "causal-conv1d", "torch-scatter",
-            "flash-attn", env=_uv(tmp_path), cwd=tmp_path)
-    fail(r, "torch-scatter, flash-attn: uv refuses match-runtime for them", "uv lock")
-    assert "fetching" not in r.stderr
 
 
 def test_no_torch_anywhere(tmp_path: Path) -> None:
@@ -396,7 +388,7 @@ def test_a_linked_file_stays_a_link(env_py: Path, store: Path, tmp_path: Path) -
 
 
 def test_a_value_the_user_changed_is_theirs(env_py: Path, store: Path, tmp_path: Path) -> None:
-    """Ownership kept by name is not enough. A `MAX_JOBS = "4"  # 16 OOMs`
+    """Ownership kept by name is not enough. A `MAX_JOBS = "1"  # 16 OOMs`
     the user edited was set back on the next --write, and --remove deleted it."""
     del store
     uv_toml = tmp_path / "uv.toml"
@@ -404,10 +396,10 @@ def test_a_value_the_user_changed_is_theirs(env_py: Path, store: Path, tmp_path:
             "causal-conv1d")
     assert run(*args, env=_uv(tmp_path)).returncode == 0
     ours = settings_of(uv_toml.read_text())["extra-build-variables"]["causal-conv1d"]
-    assert ours["MAX_JOBS"] != "4"
+    assert ours["MAX_JOBS"] != "1"
     doc = tomlkit.parse(uv_toml.read_text())
     table = doc["extra-build-variables"]["causal-conv1d"]
-    table["MAX_JOBS"] = "4"
+    table["MAX_JOBS"] = "1"
     table["MAX_JOBS"].comment("16 OOMs")
     uv_toml.write_text(tomlkit.dumps(doc))
     copy = tmp_path / "copy" / "uv.toml"  # --remove right after the edit: kept, and said
@@ -415,18 +407,18 @@ def test_a_value_the_user_changed_is_theirs(env_py: Path, store: Path, tmp_path:
     copy.write_text(uv_toml.read_text())
     removed = run("uv-config", "--remove", "--write", str(copy), env=_uv(tmp_path))
     assert removed.returncode == 0, removed.stderr
-    assert "kept extra-build-variables.causal-conv1d.MAX_JOBS = '4' (changed by you)" \
+    assert "kept extra-build-variables.causal-conv1d.MAX_JOBS = '1' (changed by you)" \
         in removed.stderr
     assert settings_of(copy.read_text())["extra-build-variables"]["causal-conv1d"] == {
-        "MAX_JOBS": "4"}
+        "MAX_JOBS": "1"}
     again = run(*args, env=_uv(tmp_path))
     assert again.returncode == 0, again.stderr
-    assert "MAX_JOBS is changed by you ('4'; wheelcuda's:" in again.stderr
-    assert 'MAX_JOBS = "4" # 16 OOMs' in uv_toml.read_text()
+    assert "MAX_JOBS is changed by you ('1'; wheelcuda's:" in again.stderr
+    assert 'MAX_JOBS = "1" # 16 OOMs' in uv_toml.read_text()
     removed = run("uv-config", "--remove", "--write", str(uv_toml), env=_uv(tmp_path))
     assert removed.returncode == 0, removed.stderr  # the user's since the last --write
     left = settings_of(uv_toml.read_text())["extra-build-variables"]["causal-conv1d"]
-    assert left == {"MAX_JOBS": "4"}
+    assert left == {"MAX_JOBS": "1"}
 
 
 def test_crlf_stays_crlf_and_a_hard_link_stays_a_link(env_py: Path, store: Path,
@@ -507,3 +499,45 @@ def test_a_torch_entry_the_user_edited_is_theirs() -> None:
     assert old["extra-build-dependencies"]["mamba-ssm"] == ["torch==2.15.0"]
     uvconfig.remove(old, pyproject=False)
     assert "extra-build-dependencies" not in old
+
+
+def test_the_settings_written_name_their_tree_for_prune(env_py: Path, store: Path,
+                                                        isolated: Path, tmp_path: Path) -> None:
+    """``cache prune`` keeps a tree while uv settings hold its path (_store/named.py):
+    --write records its file; printed settings record the files uv reads here."""
+    del store
+    uv_toml = tmp_path / "uv.toml"
+    r = run("uv-config", "--python", str(env_py), "--arch", "9.0", "--write", str(uv_toml),
+            "causal-conv1d", env=_uv(tmp_path))
+    assert r.returncode == 0, r.stderr
+    home = Path(settings_of(uv_toml.read_text())["extra-build-variables"]["causal-conv1d"]
+                ["CUDA_HOME"])
+    layout = Layout(isolated)
+    assert named.naming(layout, home) == f"the uv settings in {uv_toml} name it"
+    uv_toml.unlink()
+    project = tmp_path / "project"
+    project.mkdir()
+    printed = run("uv-config", "--python", str(env_py), "--arch", "9.0", "causal-conv1d",
+                  env=_uv(tmp_path), cwd=project)
+    assert printed.returncode == 0, printed.stderr
+    assert named.naming(layout, home) is None  # nothing holds the path yet
+    (project / "uv.toml").write_text(printed.stdout)  # saved as the note says
+    assert named.naming(layout, home) == f"the uv settings in {project / 'uv.toml'} name it"
+
+
+def test_a_sources_own_switches_reach_uvs_settings(env_py: Path, store: Path,
+                                                   tmp_path: Path) -> None:
+    """chamferdist builds its CUDA code only with FORCE_CUDA=1 when torch sees no GPU:
+    install read it from the sdist's setup.py and set it, uv-config took the recipe table
+    alone, and the same sdist built CPU-only through uv (no GPU code in the wheel). Both
+    take the same variables now."""
+    del store
+    setup = ('import os\nfrom setuptools import setup\n'
+             'force_cuda = os.getenv("FORCE_CUDA", "0") == "1"\nsetup()\n')
+    sdist = fakes.tarball(tmp_path / "pointops-1.0.tar.gz",
+                          {"PKG-INFO": "Metadata-Version: 2.1\nName: pointops\nVersion: 1.0\n",
+                           "setup.py": setup})
+    r = run("uv-config", "--python", str(env_py), "--arch", "9.0", str(sdist),
+            env=_uv(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert settings_of(r.stdout)["extra-build-variables"]["pointops"]["FORCE_CUDA"] == "1"

@@ -1,6 +1,6 @@
-"""Which torch entry uv accepts for a package: its metadata form read as uv
-reads it (rules/staticmeta.py), from a folder, an sdist, or an index on 127.0.0.1
-(PEP 691 JSON and PEP 503 HTML), and the entry and index uv-config writes for it."""
+"""What uv-config reads of uv's world: package names, an index on 127.0.0.1 (PEP 691
+JSON and PEP 503 HTML), uv's order of indexes, a project's local folders, and the torch
+entry and index it writes."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import base64
 import hashlib
 import http.server
 import json
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,51 +19,36 @@ import pytest
 import tomlkit
 
 from tests import fakes
-from wheelcuda.context import Context
+from wheelcuda._context import Context
+from wheelcuda._probe import index, uvforms
+from wheelcuda._rules import uvconfig, uvtorch
 from wheelcuda.errors import ConfigError
-from wheelcuda.probe import index, uvforms
-from wheelcuda.rules import staticmeta, uvconfig, uvtorch
 
 STATIC = b'[project]\nname = "ext"\nversion = "1.0"\ndependencies = ["torch>=2"]\n'
 
 
-@pytest.mark.parametrize(("pyproject", "pkg_info", "archive", "static", "torch"), [
-    (STATIC, None, False, True, True),
-    (b'[project]\nname = "ext"\nversion = "1.0"\n', None, False, True, False),
-    (b'[project]\nname = "ext"\nversion = "1"\ndynamic = ["dependencies"]\n', None, False,
-     False, None),
-    # a folder's version may not be dynamic; an archive's may (its file name says it)
-    (b'[project]\nname = "ext"\ndynamic = ["version"]\n', None, False, False, False),
-    (b'[project]\nname = "ext"\ndynamic = ["version"]\n', None, True, True, False),
-    (None, b"Metadata-Version: 2.1\nName: x\nVersion: 1\nRequires-Dist: torch\n", True,
-     False, True),
-    (None, b"Metadata-Version: 2.2\nName: x\nVersion: 1\nRequires-Dist: torch\n", True,
-     True, True),
-    (None, b"Metadata-Version: 2.4\nName: x\nVersion: 1\nRequires-Dist: torch\n"
-           b"Dynamic: requires-dist\n", True, False, True),
-    (None, b"Metadata-Version: 2.2\nName: x\nVersion: 1\nRequires-Dist: torch; "
-           b'extra == "cuda"\n', True, True, False),
-    # a folder's PKG-INFO is not read (uv does not)
-    (None, b"Metadata-Version: 2.2\nName: x\nVersion: 1\nRequires-Dist: torch\n", False,
-     False, None),
-    (b"not toml [", None, False, False, None),
-])
-def test_forms_as_uv_judges_them(pyproject: bytes | None, pkg_info: bytes | None,
-                                 archive: bool, static: bool, torch: bool | None) -> None:
-    form = staticmeta.read(pyproject, pkg_info, archive=archive, where="x")
-    assert (form.static, form.torch) == (static, torch), form.why
+def test_the_torch_entry_is_the_exact_version_wherever_one_is_known() -> None:
+    """uv takes ``torch==X`` for any package; match-runtime only for static metadata that
+    requires torch, and not when torch is outside the resolution (torchsort failed so with
+    --no-deps): it is written only when torch's version is not known (--cuda)."""
+    entry, why = uvtorch.torch_entry("2.11.0+cu128")
+    assert entry == "torch==2.11.0+cu128" and "any package" in why
+    entry, why = uvtorch.torch_entry(None)
+    assert entry == uvtorch.match_runtime() and "--cuda" in why and "uv lock" in why
 
 
-def test_the_entry_uv_accepts() -> None:
-    static_torch = staticmeta.Form(True, True, "PKG-INFO 2.2 in x")
-    assert uvtorch.torch_entry(static_torch, "2.11.0+cu128", "x")[0] == \
-        uvtorch.match_runtime()
-    for form in (staticmeta.Form(False, True, "PKG-INFO 2.1"),
-                 staticmeta.Form(True, False, "PKG-INFO 2.2"), staticmeta.unknown("offline")):
-        entry, why = uvtorch.torch_entry(form, "2.11.0+cu128", "x")
-        assert entry == "torch==2.11.0+cu128", why
-    with pytest.raises(ConfigError, match="needs torch's exact version"):
-        uvtorch.torch_entry(staticmeta.Form(False, True, "PKG-INFO 2.1"), None, "x")
+def test_names_of_what_uv_config_covers(tmp_path: Path) -> None:
+    (tmp_path / "ext").mkdir()
+    (tmp_path / "ext" / "pyproject.toml").write_bytes(STATIC)
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "setup.py").write_text("from setuptools import setup\nsetup()\n")
+    ctx = Context.of({"HOME": str(tmp_path)}, cwd=str(tmp_path))
+    assert [p.name for p in uvforms.read(["Causal_Conv1d==1.7.0", "ext"], ctx)] == [
+        "causal-conv1d", "ext"]
+    with pytest.raises(ConfigError, match="no static \\[project\\] name"):
+        uvforms.read(["old"], ctx)
+    with pytest.raises(ConfigError, match="neither a package name"):
+        uvforms.read(["not a name!"], ctx)
 
 
 def test_torch_index() -> None:
@@ -149,20 +136,6 @@ def test_index_read_on_loopback(server: str, json_api: bool) -> None:
     _Index.json_api = json_api
     found = index.newest_sdist(index.files(server, "EXT"), "ext")
     assert found is not None and found.filename == "ext-1.0.tar.gz" and found.sha256
-    meta = index.sdist_metadata(found)
-    form = staticmeta.read(meta.pyproject, meta.pkg_info, archive=True, where=meta.where)
-    assert form.matches_runtime, form.why
-    ctx = Context.of({"UV_INDEX": server, "UV_NO_INDEX": "1", "HOME": "/nonexistent"})
-    (package,) = uvforms.read(["ext"], ctx)
-    assert package.form.matches_runtime and "ext-1.0.tar.gz" in package.form.why
-
-
-def test_unreachable_index_is_unknown_not_an_error(tmp_path: Path) -> None:
-    ctx = Context.of({"UV_DEFAULT_INDEX": "http://127.0.0.1:9/simple", "HOME": str(tmp_path)},
-                     cwd=str(tmp_path))
-    (package,) = uvforms.read(["ext"], ctx)
-    assert package.form.static is None and "could not connect" in package.form.why
-    assert uvtorch.torch_entry(package.form, "2.14.1", "ext")[0] == "torch==2.14.1"
 
 
 def test_indexes_in_uvs_order(tmp_path: Path) -> None:
@@ -171,7 +144,7 @@ def test_indexes_in_uvs_order(tmp_path: Path) -> None:
     ctx = Context.of({"UV_INDEX": "x=https://u/simple", "UV_EXTRA_INDEX_URL": "https://e/s",
                       "UV_FIND_LINKS": "/w1,/w2"}, cwd=str(tmp_path))
     assert [(p.url, p.flat) for p in uvforms.indexes(ctx)] == [
-        ("https://u/simple", False), ("https://a/simple", False), ("https://e/s", False),
+        ("https://u/simple", False), ("https://e/s", False), ("https://a/simple", False),
         (index.PYPI, False), ("/w1", True), ("/w2", True)]
     # a default index replaces PyPI; offline, only what is on this machine is read
     (tmp_path / "uv.toml").write_text('[[index]]\nurl = "https://mirror/simple"\n'
@@ -180,6 +153,47 @@ def test_indexes_in_uvs_order(tmp_path: Path) -> None:
     assert [p.url for p in uvforms.indexes(ctx)][-3:] == ["https://mirror/simple", "/w1",
                                                           "/w2"]
     assert [p.url for p in uvforms.indexes(offline)] == ["file:///srv/simple", "/w1", "/w2"]
+
+
+def test_the_order_is_the_real_uvs(tmp_path: Path) -> None:
+    """Four local indexes, each with its own release of one package, named by UV_INDEX,
+    UV_EXTRA_INDEX_URL, a uv.toml's [[index]] and its extra-index-url: the real uv takes
+    the package from the first index that has it (its default strategy), so the release
+    it resolves says which index came first. wheelcuda's order must say the same (the
+    sdist a key is made from must be the one uv installs), dropping one index at a time."""
+    urls = {}
+    for name, version in (("env-index", "4.0"), ("env-extra", "3.0"), ("file-index", "2.0"),
+                          ("file-extra", "1.0")):
+        folder = tmp_path / name
+        whl = fakes.wheel(folder / "files", "order-probe", version, {"order_probe.py": ""})
+        (folder / "simple/order-probe").mkdir(parents=True)
+        (folder / "simple/order-probe/index.html").write_text(
+            f'<a href="../../files/{whl.name}">{whl.name}</a>\n')
+        urls[name] = (folder / "simple").as_uri()
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "req.in").write_text("order-probe\n")
+    uv = str(Path(sys.executable).parent / "uv")
+    names = list(urls)
+    for first in range(len(names)):
+        kept = names[first:]
+        (tmp_path / "uv.toml").write_text(
+            (f'[[index]]\nurl = "{urls["file-index"]}"\n' if "file-index" in kept else "")
+            + (f'extra-index-url = ["{urls["file-extra"]}"]\n' if "file-extra" in kept else ""))
+        env = {"UV_DEFAULT_INDEX": (tmp_path / "empty").as_uri(),
+               **({"UV_INDEX": urls["env-index"]} if "env-index" in kept else {}),
+               **({"UV_EXTRA_INDEX_URL": urls["env-extra"]} if "env-extra" in kept else {})}
+        done = subprocess.run([uv, "pip", "compile", "-q", "--no-header", "--no-config",
+                               "--config-file", str(tmp_path / "uv.toml"), "req.in",
+                               "--python-version", "3.11"], cwd=tmp_path, text=True,
+                              capture_output=True, check=True,
+                              env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path),
+                                   "UV_CACHE_DIR": str(tmp_path / "uv-cache"), **env})
+        ctx = Context.of({**env, "UV_CONFIG_FILE": str(tmp_path / "uv.toml")},
+                         cwd=str(tmp_path))
+        ours = next(p.url for p in uvforms.indexes(ctx) if p.url in urls.values())
+        release = dict(zip(names, ("4.0", "3.0", "2.0", "1.0"), strict=True))[kept[0]]
+        assert done.stdout.split()[0] == f"order-probe=={release}", done.stderr
+        assert ours == urls[kept[0]], (kept, done.stdout)
 
 
 def test_project_folders_are_covered(tmp_path: Path) -> None:
@@ -216,39 +230,39 @@ def test_credentials_are_sent_never_shown(server: str) -> None:
     _Index.auth = "Basic " + base64.b64encode(b"alice:s3cret").decode()
     with_auth = server.replace("http://", "http://alice:s3cret@")
     assert index.newest_sdist(index.files(with_auth, "ext"), "ext") is not None
-    ctx = Context.of({"UV_INDEX": with_auth.replace("s3cret", "wrong"), "UV_NO_INDEX": "1"})
-    (package,) = uvforms.read(["ext"], ctx)
-    assert "HTTP 401" in package.form.why and "wrong" not in package.form.why
-    assert "alice" not in package.form.why
+    wrong = with_auth.replace("s3cret", "wrong")
+    with pytest.raises(index.IndexUnreadable) as caught:
+        index.files(wrong, "ext")
+    said = str(caught.value)
+    assert "401" in said and "wrong" not in said and "alice" not in said
 
 
-def test_hostile_pages_and_cut_archives_are_unknown(server: str) -> None:
-    """A page from the network that points at this machine's files is not followed; an
-    sdist cut short is 'could not read', not a crash."""
+def test_hostile_pages_are_not_followed(server: str) -> None:
+    """A page from the network that points at this machine's files is not followed."""
     hostile = server.replace("/simple", "/hostile")
     found = index.files(hostile, "ext")
     assert [f.filename for f in found] == ["ext-0.9.tar.gz"]
-    (package,) = uvforms.read(["ext"], Context.of({"UV_INDEX": hostile, "UV_NO_INDEX": "1"}))
-    assert package.form.static is None and "cannot read the sdist" in package.form.why
 
 
 def test_a_pinned_requirement_is_keyed_by_its_sdist(tmp_path: Path) -> None:
     """Before: ``pkg==1.0`` from another index, or another sdist with the
     same name and version, was served from the wheel cache. The key now holds the sdist's
     sha256 on the index uv takes it from (or the indexes searched)."""
+    (tmp_path / "empty").mkdir()
+    nothing = {"UV_DEFAULT_INDEX": (tmp_path / "empty").as_uri()}  # no PyPI
     seen = []
     for n in ("a", "b"):
         links = tmp_path / n
         links.mkdir()
         (links / "demo_ext-1.0.tar.gz").write_bytes(f"an sdist from {n}".encode())
-        ctx = Context.of({"UV_NO_INDEX": "1", "UV_FIND_LINKS": str(links)}, str(tmp_path))
+        ctx = Context.of({**nothing, "UV_FIND_LINKS": str(links)}, str(tmp_path))
         seen.append(uvforms.pinned_source("demo-ext==1.0", ctx))
     assert seen[0] != seen[1] and all(s and s.startswith("sha256:") for s in seen)
-    ctx = Context.of({"UV_NO_INDEX": "1", "UV_FIND_LINKS": str(tmp_path / "a")}, str(tmp_path))
+    ctx = Context.of({**nothing, "UV_FIND_LINKS": str(tmp_path / "a")}, str(tmp_path))
     assert uvforms.pinned_source("demo-ext==1.0", ctx) == seen[0]  # stable
     assert uvforms.pinned_source("demo-ext", ctx) is None  # not exact: not kept anyway
     assert uvforms.pinned_source("./folder", ctx) is None
-    nowhere = Context.of({"UV_NO_INDEX": "1", "UV_FIND_LINKS": str(tmp_path / "none"),
+    nowhere = Context.of({**nothing, "UV_FIND_LINKS": str(tmp_path / "none"),
                           "UV_INDEX": "https://user:s3cret@idx.invalid/simple"}, str(tmp_path))
     found = uvforms.pinned_source("demo-ext==1.0", nowhere)
     assert found is not None and found.startswith("indexes:") and "s3cret" not in found

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from wheelcuda import proc
+from wheelcuda import _proc as proc
+from wheelcuda._store import fs
 from wheelcuda.errors import CacheError, ToolError
-from wheelcuda.store import fs
 
 
 @pytest.fixture

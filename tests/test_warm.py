@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -13,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from tests import fakes
-from wheelcuda import warm
-from wheelcuda.store import memo, paths
+from wheelcuda import _warm as warm
+from wheelcuda._store import memo, named, paths
 
 ENV = {"PATH": "/usr/bin", "HOME": "/home/u"}
 
@@ -93,7 +94,7 @@ def test_record_then_replay_until_a_stamped_file_changes(tmp_path: Path) -> None
     watched.mkdir()
     (tmp_path / "cache").mkdir(mode=0o700)
     warm.record(["env"], env, "export A='1'\n", "wheelcuda: note\n",
-                paths.stamps([str(watched)]))
+                paths.stamps([str(watched)]), home=str(tmp_path / "homes" / "tree"))
     assert _replay(["env"], env) == (True, "export A='1'\n", "wheelcuda: note\n")
     assert _replay(["env", "--arch", "9.0"], env)[0] is False  # other arguments
     assert _replay(["env"], {**env, "CC": "clang"})[0] is False  # other environment
@@ -106,7 +107,7 @@ def test_no_replay_from_a_folder_others_can_write(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     env = {**ENV, "WHEELCUDA_CACHE_DIR": str(cache)}
     cache.mkdir(mode=0o700)
-    warm.record(["env"], env, "export A='1'\n", "", [])
+    warm.record(["env"], env, "export A='1'\n", "", [], home=str(tmp_path / "homes" / "tree"))
     assert _replay(["env"], env)[0] is True
     cache.chmod(0o777)
     assert _replay(["env"], env)[0] is False
@@ -122,7 +123,7 @@ def test_a_corrupt_memo_is_a_miss_and_is_rewritten(tmp_path: Path) -> None:
     assert key is not None
     Path(memo.file_for(str(cache), "env", key)).write_bytes(b"\x00garbage")
     assert _replay(["env"], env)[0] is False
-    warm.record(["env"], env, "x\n", "", [])
+    warm.record(["env"], env, "x\n", "", [], home=str(tmp_path / "homes" / "tree"))
     assert _replay(["env"], env) == (True, "x\n", "")
 
 
@@ -130,7 +131,8 @@ def test_the_memo_keeps_the_newest_entries(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     env = {**ENV, "WHEELCUDA_CACHE_DIR": str(cache)}
     for i in range(memo.KEEP + 3):
-        warm.record(["env", "--arch", f"{i}.0"], env, f"{i}\n", "", [])
+        warm.record(["env", "--arch", f"{i}.0"], env, f"{i}\n", "", [],
+                    home=str(tmp_path / "homes" / "tree"))
     assert _replay(["env", "--arch", "0.0"], env)[0] is False
     assert _replay(["env", "--arch", f"{memo.KEEP + 2}.0"], env)[0] is True
 
@@ -145,7 +147,7 @@ def test_no_value_of_the_environment_reaches_disk(tmp_path: Path) -> None:
     (cache / "memo").chmod(0o700)
     old = cache / "memo" / "env" / "0123456789abcdef.marshal"  # what an old wheelcuda kept
     old.write_bytes(b"(('env', (), (('GITHUB_TOKEN', 'ghp_s3cr3tvalue'),)))")
-    warm.record(["env"], env, "export A='1'\n", "", [])
+    warm.record(["env"], env, "export A='1'\n", "", [], home=str(tmp_path / "homes" / "tree"))
     assert _replay(["env"], env) == (True, "export A='1'\n", "")
     assert not old.exists()
     written = [p for p in cache.rglob("*") if p.is_file()]
@@ -171,7 +173,7 @@ def world(tmp_path: Path) -> tuple[Path, Path, dict[str, str]]:
     return python, site, env
 
 
-_PROBE = ("import io, os, sys; from wheelcuda import warm; "
+_PROBE = ("import io, os, sys; from wheelcuda import _warm as warm; "
           "print(warm.replay(sys.argv[1:], os.environ, io.StringIO(), io.StringIO()))")
 
 
@@ -242,9 +244,34 @@ def test_the_warm_path_imports_only_what_it_needs() -> None:
     importing the warm path pulls in neither filelock (about 45 ms) nor the store's
     file helpers, wheelcuda's context, or the registry of settings. A slow import here
     once doubled the replay's time without any test noticing."""
-    code = ("import sys, wheelcuda.warm; print(' '.join(m for m in ('filelock', "
-            "'wheelcuda.store.fs', 'wheelcuda.context', 'wheelcuda.data.settings', 'tempfile', "
+    code = ("import sys, wheelcuda._warm; print(' '.join(m for m in ('filelock', "
+            "'wheelcuda._store.fs', 'wheelcuda._context', 'wheelcuda._data.settings', 'tempfile', "
             "'shutil') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env=fakes.pythonpath_env()).stdout
     assert out.strip() == "", out
+
+
+def test_the_shell_that_evaluates_env_names_its_tree(
+        world: tuple[Path, Path, dict[str, str]]) -> None:
+    """``cache prune`` keeps a tree that a live shell's exported CUDA_HOME may still use
+    (_store/named.py): env records its session, and so does a warm replay (a new shell
+    whose first ``env`` is answered from the memo names the tree too)."""
+    python, _, env = world
+    args = ("env", "--python", str(python), "--arch", "9.0")
+    folder = Path(env["WHEELCUDA_CACHE_DIR"]) / "homes" / named.FOLDER
+
+    def session_records(new_session: bool) -> list[str]:
+        shutil.rmtree(folder, ignore_errors=True)
+        r = subprocess.run([sys.executable, "-m", "wheelcuda", *args], capture_output=True,
+                           text=True, env=env, check=False, start_new_session=new_session)
+        assert r.returncode == 0, r.stderr
+        home = next(line.split("=", 1)[1].strip("'") for line in r.stdout.splitlines()
+                    if line.startswith("export CUDA_HOME="))
+        return [p.name.removeprefix(Path(home).name) for p in folder.iterdir()]
+
+    cold = session_records(False)
+    assert cold == [f".session-{os.getsid(0)}-{named._session_start(os.getsid(0))}"], cold
+    assert _hits(env, *args[1:])
+    warm_ = session_records(True)  # answered warm, in a session of its own
+    assert len(warm_) == 1 and warm_ != cold and warm_[0].startswith(".session-"), warm_

@@ -1,4 +1,4 @@
-"""wheelcuda's one HTTP client (probe/web.py), against servers on 127.0.0.1 started here:
+"""wheelcuda's one HTTP client (_probe/web.py), against servers on 127.0.0.1 started here:
 credentials go to their own origin only, a POST is never redirected, a silent server
 costs the timeout and no more, and every request says who asks (the User-Agent), from
 each of the three callers (an index's pages, NVIDIA's archives, a team's uploads)."""
@@ -17,8 +17,8 @@ from threading import Thread
 
 import pytest
 
-from wheelcuda.probe import index, web
-from wheelcuda.store import transfer
+from wheelcuda._probe import index, web
+from wheelcuda._store import transfer
 
 AUTH = "Basic dTpw"  # u:p
 

@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from wheelcuda.rules import settings_doc  # noqa: E402 (the checkout's, not an installed one)
+from wheelcuda._rules import settings_doc  # noqa: E402 (the checkout's, not an installed one)
 
 
 def main(argv: list[str]) -> int:

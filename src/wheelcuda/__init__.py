@@ -2,7 +2,7 @@
 
 Public API (see README): :func:`cuda_home`, :func:`build_env`, :func:`inspect`, and the
 error types in :mod:`wheelcuda.errors`. They are imported on first use, so that the
-``wheelcuda`` command's warm path (:mod:`wheelcuda.entry`) starts as fast as Python does.
+``wheelcuda`` command's warm path (:mod:`wheelcuda._entry`) starts as fast as Python does.
 """
 
 from __future__ import annotations

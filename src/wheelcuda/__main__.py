@@ -2,6 +2,6 @@
 
 import sys
 
-from .entry import main
+from ._entry import main
 
 sys.exit(main())

@@ -17,11 +17,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import pipeline
-from .context import Context
-from .pipeline import Request
-from .rules import arch as archmod
-from .rules.checks import Kind, Problem
+from . import _pipeline as pipeline
+from ._context import Context
+from ._pipeline import Request
+from ._rules import arch as archmod
+from ._rules.checks import Kind, Problem
 
 __all__ = ["Found", "Problem", "build_env", "cuda_home", "inspect"]
 

@@ -48,7 +48,7 @@ never a traceback of ours (``WHEELCUDA_DEBUG=1`` shows one for an internal error
 What the wrapped backend raises (a failed compile) is left as it is.
 
 This module holds the hooks and their frame; what they decide is in
-:mod:`wheelcuda.backend` (``config``: the settings, the project, the wrapped backend;
+:mod:`wheelcuda._backend` (``config``: the settings, the project, the wrapped backend;
 ``plan``: torch, the compiler set to ask for, a build's variables).
 """
 
@@ -63,18 +63,18 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from . import report
-from .backend import team
-from .backend.config import Config, backend_name, load_backend, parse_config, read_project
-from .backend.plan import Plan, compiler_requirements, plan_build
-from .context import Context, patched_environ
+from . import _report as report
+from ._backend import team
+from ._backend.config import Config, backend_name, load_backend, parse_config, read_project
+from ._backend.plan import Plan, compiler_requirements, plan_build
+from ._context import Context, patched_environ
+from ._pipeline import buildplan
+from ._store import fs, paths, wheels
+from ._store.layout import Layout
 from .errors import WheelcudaError
-from .pipeline import buildplan
-from .store import fs, paths, wheels
-from .store.layout import Layout
 
 #: The PEP 517 hooks (the optional ones the wrapped backend has come through
-#: ``__getattr__``); what they decide lives in :mod:`wheelcuda.backend`.
+#: ``__getattr__``); what they decide lives in :mod:`wheelcuda._backend`.
 __all__ = ["build_sdist", "build_wheel", "get_requires_for_build_sdist",
            "get_requires_for_build_wheel"]
 
@@ -104,7 +104,7 @@ def for_backend(text: str) -> str:
 
 @contextlib.contextmanager
 def _reported() -> Iterator[None]:
-    """The command line's frame (:func:`wheelcuda.report.failure`), with its flags as
+    """The command line's frame (:func:`wheelcuda._report.failure`), with its flags as
     config settings: the message and exit code 1, a bug of ours in one line."""
     try:
         yield

@@ -2,7 +2,7 @@
 
 Every failure wheelcuda expects carries what failed, the offending value, and the
 fix as a command to copy. The CLI prints ``str(error)`` on stderr and exits 1; anything
-else is a bug in wheelcuda, which the CLI reports as an internal error (see cli.py).
+else is a bug in wheelcuda, which the CLI reports as an internal error (see _cli.py).
 """
 
 from __future__ import annotations

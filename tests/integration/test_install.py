@@ -43,7 +43,7 @@ cd /
         store = isolated / f"toolkits/cuda-toolkit-13.0.3-{platform.machine()}"
         assert (store / "nvidia/cu13/bin/nvcc").exists()
         assert f"installed wheelcuda-demo-ext==0.1.0 with {installer} in" in r.stderr
-        assert "built sm_90 (1 nvcc compiles, split-compile 2)" in r.stderr
+        assert "built sm_90 (1 CUDA compile by nvcc 13.0.88, split-compile 2)" in r.stderr
         so = out.split("IMPORTED ")[1].split()[0]
         elves = subprocess.run([cuobjdump, "--list-elf", so], capture_output=True, text=True,
                                check=True).stdout

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from wheelcuda import pipeline
-from wheelcuda.context import Context
-from wheelcuda.data import catalog
-from wheelcuda.probe import localcuda, locate
-from wheelcuda.store import shims, trees
-from wheelcuda.store.layout import Layout
+from wheelcuda import _pipeline as pipeline
+from wheelcuda._context import Context
+from wheelcuda._data import catalog
+from wheelcuda._probe import localcuda, locate
+from wheelcuda._store import shims, trees
+from wheelcuda._store.layout import Layout
 
 pytestmark = pytest.mark.integration
 

@@ -17,7 +17,7 @@ import pytest
 from tests import redist_server as rs
 from tests.integration import sandbox
 from tests.integration.conftest import REPO
-from wheelcuda.store import redistroots
+from wheelcuda._store import redistroots
 
 pytestmark = pytest.mark.integration
 
@@ -67,7 +67,7 @@ cd /
             assert len(fetched) == 1, (comp, server.requests)
             assert f"downloading {comp} " in r.stderr
         assert f"into {root}" in r.stderr
-        assert "built sm_90 (1 nvcc compiles, split-compile 2)" in r.stderr
+        assert "built sm_90 (1 CUDA compile by nvcc 13.0.88, split-compile 2)" in r.stderr
         so = out.split("IMPORTED ")[1].split()[0]
         elves = subprocess.run([cuobjdump, "--list-elf", so], capture_output=True, text=True,
                                check=True).stdout

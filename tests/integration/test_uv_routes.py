@@ -1,16 +1,18 @@
-"""Plain uv and pip with build isolation ON, after `wheelcuda uv-config` or
-`wheelcuda constraints` + `eval "$(wheelcuda env)"`: real uv, real pip, the example
+"""Plain uv and pip with build isolation ON, after `wheelcuda uv-config` or after
+`eval "$(wheelcuda env)"` alone: real uv, real pip, the example
 extension built for sm_90 only, the system toolkit hidden (sandbox.py).
 
 torch comes from this machine's disk: the local simple indexes (/opt/pypi*/simple) hold
 torch 2.14.1 and its NVIDIA libraries, and uv takes a package from the first index that
 has it, so nothing downloads another torch. (uv's find-links do not do for a project:
-match-runtime pins torch to the lock's source, and a find-links folder recorded there is
-not searched again when the build environment resolves.)
+a find-links folder recorded in the lock is not searched again when the build environment
+resolves.)
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
 import subprocess
@@ -19,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import fakes
 from tests.integration import sandbox
 from tests.integration.conftest import REPO
 
@@ -93,7 +96,8 @@ cd /
 
 
 def test_uv_pip_install_with_isolation_after_uv_config(
-        wheelcuda_cmd: str, tmp_path: Path, uv_env: dict[str, str], cuobjdump: str) -> None:
+        wheelcuda_cmd: str, tmp_path: Path, uv_env: dict[str, str], cuobjdump: str,
+        isolated: Path) -> None:
     """An unchanged `uv pip install ./ext` (isolation on) in a folder with the uv.toml
     that uv-config wrote: torch in the build environment is the venv's, the tree's nvcc
     builds sm_90 only although the package hard-codes three targets."""
@@ -102,16 +106,25 @@ def test_uv_pip_install_with_isolation_after_uv_config(
     assert "IMPORTED" in out
     assert "already holds these settings: nothing changed" in r.stderr  # idempotent
     text = (work / "uv.toml").read_text()
-    assert 'wheelcuda-demo-ext = [{requirement = "torch", match-runtime = true}]' in text
+    assert 'wheelcuda-demo-ext = ["torch==2.14.1"]' in text
     assert "--no-build-isolation" not in r.stderr
     assert _archs(cuobjdump, _so(venv)) == ["sm_90"]
     sandbox.assert_no_system_toolkit(r.stdout + r.stderr)
+    # uv's build, which wheelcuda did not start, is one `wheelcuda builds` sees (its events
+    # in the tree's cache) and one the compile pool sized: its lone pruned compile got
+    # --split-compile (uv-config once wrote a thread pool with no split tokens, so
+    # causal-conv1d's long file compiled on one thread through uv: 474 s against 182 s)
+    ends = [e for f in isolated.glob("logs/tree-*.jsonl")
+            for e in map(json.loads, f.read_text().splitlines()) if e["event"] == "end"]
+    [kernel] = [e for e in ends if e["file"].endswith("scaled_add.cu")]
+    assert kernel["build"] == "wheelcuda-demo-ext 0.1.0" and kernel["archs"] == ["sm_90"]
+    assert kernel["split"] is not None and kernel["split"] >= 2, kernel
 
 
 def _old_style_sdist(tmp_path: Path) -> Path:
     """The example as most CUDA sdists on PyPI were published before 2024: PKG-INFO
     Metadata-Version 2.1, setup.py only, torch neither a build requirement nor a run-time
-    one (torch-scatter, apex): uv refuses match-runtime for it twice over."""
+    one (torch-scatter, apex)."""
     base = "wheelcuda_demo_old-0.1.0"
     src = tmp_path / base
     shutil.copytree(REPO / "examples/torch_ext", src,
@@ -131,14 +144,13 @@ def _old_style_sdist(tmp_path: Path) -> Path:
 
 def test_uv_pip_install_of_an_old_style_sdist(
         wheelcuda_cmd: str, tmp_path: Path, uv_env: dict[str, str], cuobjdump: str) -> None:
-    """uv-config reads the sdist's PKG-INFO 2.1 and, with no torch requirement in it,
-    writes torch's exact version (match-runtime would be refused: no static metadata,
-    torch not in the resolution); `uv pip install` of the sdist, isolation on, builds."""
+    """uv-config writes torch's exact version for it, as for any package (uv refuses
+    match-runtime without static metadata or with torch outside the resolution); `uv
+    pip install` of the sdist, isolation on, builds."""
     venv, work = tmp_path / "venv", tmp_path / "work"
     r, out = _uv_pip_after_uv_config(wheelcuda_cmd, tmp_path, uv_env,
                                      _old_style_sdist(tmp_path))
     assert "IMPORTED" in out
-    assert "wheelcuda-demo-old: torch==2.14.1 (no static metadata: PKG-INFO 2.1" in r.stderr
     assert 'wheelcuda-demo-old = ["torch==2.14.1"]' in (work / "uv.toml").read_text()
     assert _archs(cuobjdump, _so(venv)) == ["sm_90"]
     sandbox.assert_no_system_toolkit(r.stdout + r.stderr)
@@ -201,27 +213,38 @@ cd {proj}
     assert "Building wheelcuda-demo-ext" in r2.stderr
 
 
-def test_pip_with_isolation_after_constraints_and_env(
-        wheelcuda_cmd: str, torch_venv: Path, tmp_path: Path, cuobjdump: str,
-        local_wheels: dict[str, str]) -> None:
-    """`wheelcuda constraints` pins torch in pip's isolated build environment, and
-    `eval "$(wheelcuda env)"` hands it CUDA_HOME and the archs: plain `pip install`."""
-    src, target = _ext(tmp_path), tmp_path / "site"
-    py = torch_venv / "bin/python"
+@pytest.mark.parametrize("installer", ["uv", "pip"])
+def test_after_env_alone_the_seeds_own_command_builds_isolated(
+        wheelcuda_cmd: str, tmp_path: Path, uv_env: dict[str, str], cuobjdump: str,
+        local_wheels: dict[str, str], installer: str) -> None:
+    """`eval "$(wheelcuda env)"`, then the seed's own `uv pip install ./ext` or `pip install
+    ./ext`, isolation on, no flag added: the build environment takes the venv's torch, not
+    the newest the indexes hold (a stand-in torch 2.99.0 beside 2.14.1 here, as PyPI's
+    2.15.0+cu132 was beside a cu128 venv's 2.10.0), because env exports build constraints
+    that uv and pip read (UV_BUILD_CONSTRAINT, PIP_BUILD_CONSTRAINT; pip >= 25.3). The
+    stand-in has no cpp_extension: a build environment that took it fails at once."""
+    uv, venv, src = _uv(), tmp_path / "venv", _ext(tmp_path)
+    newer = tmp_path / "newer"
+    fakes.wheel(newer, "torch", "2.99.0", {"torch/__init__.py": "__version__ = '2.99.0'\n"})
+    install = (f"{uv} pip install --python {venv}/bin/python {src}" if installer == "uv" else
+               f"{venv}/bin/python -m pip install {src}")
     script = f"""set -e
-{wheelcuda_cmd} fetch --python {torch_venv} >/dev/null
-{wheelcuda_cmd} constraints --python {torch_venv} -o {tmp_path}/build-constraints.txt
-eval "$({wheelcuda_cmd} env --python {torch_venv} --arch 9.0)"
-PIP_BUILD_CONSTRAINT={tmp_path}/build-constraints.txt \\
-    {py} -m pip install --no-deps --target {target} {src}
+{uv} venv -q -p 3.11 --seed {venv}
+{uv} pip install -q --python {venv}/bin/python torch==2.14.1 'pip>=25.3'
+eval "$({wheelcuda_cmd} env --python {venv} --arch 9.0)"
+{install}
 cd /
-PYTHONPATH={target} {py} -c "import wheelcuda_demo._C; print('IMPORTED')"
+{venv}/bin/python -c "import torch, wheelcuda_demo._C; print('IMPORTED', torch.__version__)"
 """
-    r = sandbox.shell(script, tmp_path, extra_env={**local_wheels, "DEMO_GENCODE": "75;80;90"},
-                      timeout=1800)
+    # both installers see the stand-in; pip's own settings here cap torch (pip.conf), so
+    # they are left out, as on a user's machine
+    env = {**uv_env, "UV_FIND_LINKS": str(newer), "PIP_CONFIG_FILE": os.devnull,
+           "PIP_FIND_LINKS": f"{newer} {local_wheels.get('PIP_FIND_LINKS', '')}".strip(),
+           "PIP_EXTRA_INDEX_URL": " ".join(f"file://{i}" for i in INDEXES),
+           "PIP_CERT": local_wheels.get("SSL_CERT_FILE", ""), "PIP_NO_CACHE_DIR": "1"}
+    r = sandbox.shell(script, tmp_path, extra_env=env, timeout=1800)
     out = sandbox.assert_ok(r)
-    assert "IMPORTED" in out
-    assert (tmp_path / "build-constraints.txt").read_text().splitlines()[-1] == "torch==2.14.1"
-    so = next((target / "wheelcuda_demo").glob("_C*.so"))
-    assert _archs(cuobjdump, so) == ["sm_90"]
+    assert "IMPORTED 2.14.1" in out
+    assert "2.99.0" not in r.stdout + r.stderr
+    assert _archs(cuobjdump, _so(venv)) == ["sm_90"]
     sandbox.assert_no_system_toolkit(r.stdout + r.stderr)

@@ -8,9 +8,10 @@ runs, isolation on, the system toolkit hidden:
 
 - ``install`` (wheelcuda install, its compiler set fetched from PyPI);
 - ``env-uv``: ``eval "$(wheelcuda env)"``, then ``uv pip install --no-build-isolation``;
+- ``env-uv-isolated`` and ``env-pip``: ``eval "$(wheelcuda env)"`` alone, then the plain
+  ``uv pip install`` and ``pip install`` (isolation on, no flag added);
 - ``uv-pip``: uv-config, then ``uv pip install``;
 - ``uv-project``: uv-config into a project, ``uv add ./ext``, a fresh ``uv sync``;
-- ``pip``: constraints + ``eval "$(wheelcuda env)"``, then ``pip install``;
 - ``backend-pip`` and ``backend-uv``: a project built by ``wheelcuda.build_meta``.
 
 Each builds the example extension for sm_90, imports it, and reads its archs with
@@ -40,7 +41,7 @@ import pytest
 
 from tests.integration import sandbox
 from tests.integration.conftest import REPO
-from wheelcuda.data import catalog
+from wheelcuda._data import catalog
 
 pytestmark = pytest.mark.live
 
@@ -197,9 +198,14 @@ def _route(name: str, live: Live, torch: str, w: Path) -> tuple[str, str, str]:
         "env-uv": (f"{_venv(live, torch, venv)}\n"
                    f"eval \"$({wc} env --python {venv} {a})\"\n"
                    f"{UV} pip install --python {venv} --no-build-isolation {ext}", demo),
-        "pip": (f"{_venv(live, torch, venv)}\n{wc} fetch --python {venv} >/dev/null\n"
-                f"{constraints}\neval \"$({wc} env --python {venv} {a})\"\n"
-                f"{venv}/bin/python -m pip install --build-constraint {w}/c.txt {ext}", demo),
+        # the seed's own commands after env alone, isolation on: env's build constraints
+        # hold the build environment's torch to the venv's (PyPI's newest otherwise)
+        "env-uv-isolated": (f"{_venv(live, torch, venv)}\n"
+                            f"eval \"$({wc} env --python {venv} {a})\"\n"
+                            f"{UV} pip install --python {venv} {ext}", demo),
+        "env-pip": (f"{_venv(live, torch, venv)}\n"
+                    f"eval \"$({wc} env --python {venv} {a})\"\n"
+                    f"{venv}/bin/python -m pip install {ext}", demo),
         "backend-pip": (f"{_venv(live, torch, venv)}\n{constraints}\n"
                         f"{venv}/bin/python -m pip install --build-constraint {w}/c.txt "
                         f"--find-links {live.wheelhouse} -C wheelcuda.arch={arch} {backend}",
@@ -213,7 +219,8 @@ def _route(name: str, live: Live, torch: str, w: Path) -> tuple[str, str, str]:
     return script, str(venv), module
 
 
-ROUTES = ("install", "env-uv", "uv-pip", "uv-project", "pip", "backend-pip", "backend-uv")
+ROUTES = ("install", "env-uv", "env-uv-isolated", "env-pip", "uv-pip", "uv-project",
+          "backend-pip", "backend-uv")
 
 
 @dataclass(frozen=True)
@@ -279,3 +286,22 @@ def test_the_cu12_compiler_came_from_pypi_alone(
     assert any(n.startswith("clang-ziglang-") for n in names), names
     assert any(n.endswith("-clang-x86_64") for n in names), names
     assert not any(n.startswith("cuda-redist-") for n in names), names
+
+
+@pytest.mark.parametrize("spec", ["causal-conv1d", "torch<2.11"])
+def test_uv_says_which_release_it_takes_from_pypi(spec: str) -> None:
+    """A bare name is pinned to what uv says it would take (_probe/release.py reads the
+    lock ``uv pip compile --format pylock.toml`` writes): when uv's lock moves, this says
+    so first. causal-conv1d comes as an sdist (its sha256 keys the build); torch as
+    wheels for this interpreter (nothing to build, nothing pinned)."""
+    from wheelcuda._context import Context  # noqa: PLC0415
+    from wheelcuda._probe import release  # noqa: PLC0415
+
+    ctx = Context.of({**os.environ, "UV_DEFAULT_INDEX": PYPI}, str(REPO))
+    found = release.by_uv((UV,), spec, sys.version_info[:3], ctx)
+    assert re.fullmatch(r"\d+(\.\d+)+(\.post\d+)?", found.version), found
+    if spec == "torch<2.11":
+        assert found.wheel and found.version.startswith("2.10"), found
+    else:
+        assert not found.wheel and found.sha256 and len(found.sha256) == 64, found
+        assert found.where == "files.pythonhosted.org" and found.spec.startswith(spec + "==")

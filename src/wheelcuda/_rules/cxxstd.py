@@ -1,0 +1,103 @@
+"""Which C++ standard torch's headers need, and the variables that raise a build's own
+to it (pure; the raise itself is done by the tree's compilers: _cxx_std.py).
+
+torch's ``ATen/ATen.h`` says it: ``#if !defined(_MSC_VER) && __cplusplus < 202002L``
+then ``#error C++20 or later compatible compiler is required to use ATen`` in 2.14;
+``201703L`` (C++17) up to 2.13 (both read from the wheels, 2026-12-01). A build that names
+an older standard (``-std=c++17`` in its setup.py) fails on that line under every route.
+The user keeps the build's own with ``WHEELCUDA_CXX_STD=keep``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+
+from packaging.version import InvalidVersion, Version
+
+from .._data import settings as registry
+from .._standalone import _tree
+from .checks import Kind, Problem
+from .tree import HOST_SHIM
+
+VAR = registry.CXX_STD.name  # _cxx_std.VAR
+KEEP = "keep"
+#: The compiler the host shim runs (the user's CXX, else ``c++``).
+REAL_CXX_VAR = registry.REAL_CXX.name
+#: What the tree's compilers write to WHEELCUDA_NVCC_LOG for each call they raised.
+LOG_MARK = "# wheelcuda: raised"
+_CPLUSPLUS = re.compile(r"__cplusplus\s*<\s*(\d{4})(\d{2})L")
+#: The first torch whose headers need C++20 (2.13.0's take C++17): for a torch known by
+#: its version alone (uv-config from uv.lock).
+FIRST_CXX20 = Version("2.14")
+#: Said in the way out of an extension that is not C++20-clean.
+LAST_CXX17 = "2.13"
+
+
+def from_header(text: str) -> int | None:
+    """``__cplusplus < 202002L`` -> 20 (pure); None when the header says none."""
+    m = _CPLUSPLUS.search(text)
+    return int(m.group(1)) % 100 if m else None  # 2020 -> 20, 2017 -> 17
+
+
+def from_version(version: str) -> int | None:
+    """The standard by torch's version alone, when its headers cannot be read (pure)."""
+    try:
+        v = Version(version)
+    except InvalidVersion:
+        return None
+    return 20 if v.release >= FIRST_CXX20.release else 17
+
+
+def wanted(torch_std: int | None, environ: Mapping[str, str]) -> int | None:
+    """The standard to raise builds to: torch's, unless the user keeps the build's own
+    (``WHEELCUDA_CXX_STD=keep``) or names one (``WHEELCUDA_CXX_STD=23``) (pure)."""
+    own = (environ.get(VAR) or "").strip()
+    if not own:
+        return torch_std
+    # a number names the standard; keep, 0 or anything else keeps the build's own
+    return int(own) if own.isdecimal() and int(own) > 0 else None
+
+
+#: The C++ standards a ``-std=c++NN`` names (GCC and clang take these).
+STANDARDS = (11, 14, 17, 20, 23, 26)
+
+
+def problems(environ: Mapping[str, str]) -> list[Problem]:
+    """WHEELCUDA_CXX_STD set to something that is neither ``keep`` (or ``0``) nor a
+    standard (pure): kept without a word, a typo such as ``c++20`` would turn the raise
+    off silently."""
+    own = (environ.get(VAR) or "").strip()
+    if not own or own.lower() == KEEP or own == "0" or (own.isdecimal()
+                                                         and int(own) in STANDARDS):
+        return []
+    return [Problem(Kind.HOST, f"{VAR}={own!r} is neither {KEEP} nor a C++ standard "
+                    f"({', '.join(map(str, STANDARDS))})",
+                    f"export {VAR}=20   (or {VAR}={KEEP} to keep each build's own -std; "
+                    "unset, torch's headers decide)")]
+
+
+def variables(std: int | None, home: str, environ: Mapping[str, str]) -> dict[str, str]:
+    """What a build's host compiles get: the tree's host shim as CXX, running the user's
+    own CXX (else ``c++``), so that they wait for their turn in the machine's compile
+    budget and are told like nvcc's; with ``std``, the standard it raises an older
+    ``-std`` to (pure). A shim in the user's CXX (another tree's, or ``ccache`` in front
+    of this one's: ``CXX="ccache $CXX"``) is left out of what the shim runs: it would run
+    itself for ever, and the key would name a compiler that never compiles."""
+    if any(c.isspace() for c in home):
+        return {}  # distutils and torch's ninja rule split CXX on whitespace
+    shim = f"{home.rstrip('/')}/{HOST_SHIM}"
+    real = environ.get(REAL_CXX_VAR) if environ.get("CXX") == shim else environ.get("CXX")
+    words = _tree.without_shims(_tree.split_command(real or "c++"),
+                                lambda w: os.path.basename(w) == os.path.basename(HOST_SHIM))
+    return {**({VAR: str(std)} if std else {}), "CXX": shim, REAL_CXX_VAR: shlex.join(words)}
+
+
+def raised(log: Sequence[str]) -> tuple[int, set[str]]:
+    """(how many compiles the tree's compilers raised, the standards raised from) from
+    the WHEELCUDA_NVCC_LOG lines (pure)."""
+    lines = [line for line in log if line.startswith(LOG_MARK)]
+    found = {w for line in lines for w in line[len(LOG_MARK):].split("->")[0].split()}
+    return len(lines), found

@@ -1,0 +1,53 @@
+"""The compiler set wheelcuda fetched into its store for torch's CUDA (``wheelcuda
+install`` fetches it when the environment lacks one; see _store/toolkits.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .._data import catalog
+from .._rules import checks
+from .._rules.checks import Kind
+from .._store import toolkits
+from .._values import SourceName
+from .base import Fetch, Offer, Scene
+
+if TYPE_CHECKING:
+    from .._context import Context
+    from .._store.layout import Layout
+    from .._values import Target, Torch
+
+
+class _Store:
+    name = SourceName.STORE
+    said = "wheelcuda's store"
+    #: the CUDA wheels at torch's pin fix only a missing set (the parts there stay)
+    fixes: tuple[Kind, ...] = (Kind.MISSING,)
+
+    def offer(self, target: Target,  # noqa: ARG002 (the protocol's)
+              torch: Torch | None, layout: Layout,
+              ctx: Context) -> Offer | None:  # noqa: ARG002
+        if torch is None or torch.cuda_major is None:
+            return None
+        spec = checks.wanted_specifier(torch, torch.cuda_major)
+        found = toolkits.existing(layout, spec)
+        if found is None:
+            return None
+        # the headers of torch's libraries are the pipeline's (every source's trees)
+        return Offer(self.name, (str(found),), f"wheelcuda's store ({found})")
+
+    def plan(self, scene: Scene) -> Fetch:
+        spec = checks.wanted_specifier(scene.torch, scene.major)
+        return Fetch(self.name, f"{catalog.toolkit_requirements(spec)[0]} (about "
+                                f"{catalog.COMPILER_WHEELS_MB} MB) into "
+                                f"{toolkits.folder(scene.layout, spec)}", fixes=self.fixes)
+
+    def fetch(self, scene: Scene) -> Path | None:
+        assert scene.tool is not None  # the wheels come through an installer
+        return toolkits.fetch(scene.layout, scene.ctx, scene.tool,
+                              checks.wanted_specifier(scene.torch, scene.major),
+                              python=scene.python, major=scene.major)
+
+
+SOURCE = _Store()

@@ -1,0 +1,319 @@
+"""Which build a compile belongs to, where its events go, and how it is told on the
+terminal of a person who runs uv or pip, at compile time.
+
+Standalone: copied into each tree's bin/ beside the nvcc wrapper; the standard library
+only.
+
+- **The build.** A compile's build is its nearest Python ancestor: the process that runs
+  the PEP 517 hook (uv runs ``python -c "...backend.build_wheel(...)"``, pip its
+  ``_in_process.py``; seen with uv 0.13.9 and pip 26.3), setup.py, or the program that
+  loads torch's JIT. Its pid and start time name the build; its working folder (the
+  unpacked sdist, whose PKG-INFO says the package, or the project folder) names the
+  package.
+- **Its events** go to the file ``wheelcuda install`` names (``WHEELCUDA_PROGRESS``), else
+  to ``tree-<pid>-<start>.jsonl`` in the events folder of the tree's cache (the tree's
+  facts name it): ``wheelcuda builds`` finds every build there, whoever started it, with
+  nothing set in uv's settings.
+- **The terminal.** uv and pip show nothing of a build's output without ``-v`` (uv printed
+  one line, ``Building causal-conv1d==1.7.0``, for 17 minutes). A program can still
+  speak to the person who started it through ``/dev/tty``, as ssh and git do for a
+  password: neither installer starts its builds in a session of their own, and the
+  build keeps their controlling terminal. So each compile's start and end is written
+  there, placed where the installer's own drawing does not erase it: uv redraws its
+  progress area (one line per build running, and one more) every 200 ms by moving the
+  cursor up over it, so the line goes above that area and the area is drawn below it
+  again; pip's spinner moves only when the build prints, so the line goes below pip's.
+  Not when ``wheelcuda install`` draws its own line (it sets ``WHEELCUDA_PROGRESS``),
+  when the build's stderr is the terminal already, with ``WHEELCUDA_NO_PROGRESS=1``, or
+  when there is no terminal (CI).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import stat as stat_module
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # the pyproject's name alone, by its line
+    tomllib = None
+
+try:
+    from . import _events, _tree
+except ImportError:  # run from a tree's bin/, beside it
+    import _events  # type: ignore[import-not-found,no-redef]
+    import _tree  # type: ignore[import-not-found,no-redef]
+
+PROGRESS_VAR = "WHEELCUDA_PROGRESS"
+QUIET_VAR = "WHEELCUDA_NO_PROGRESS"
+#: What a tree build's events file is called: ``tree-<pid>-<start>.jsonl``.
+TREE_EVENTS = re.compile(r"^tree-(?P<pid>\d+)-(?P<start>\d+)\.jsonl$")
+#: The width of a terminal that says none.
+_DEFAULT_COLUMNS = 80
+
+
+@dataclass(frozen=True)
+class Stat:
+    """What /proc says of a process."""
+
+    pid: int
+    ppid: int
+    start: int  # clock ticks after boot: with the pid, a name no other process has
+    exe: str
+
+
+def stat(pid: int) -> Stat | None:
+    """``/proc/<pid>``'s parent, start time and program; None when it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return None
+    fields = text[text.rfind(")") + 2:].split()  # the name may hold spaces and ")"
+    try:
+        exe = os.readlink(f"/proc/{pid}/exe")
+    except OSError:
+        exe = ""
+    try:
+        return Stat(pid, int(fields[1]), int(fields[19]), exe)
+    except (IndexError, ValueError):
+        return None
+
+
+def alive(pid: int, start: int) -> bool:
+    """Whether the process ``pid`` that started at ``start`` still runs."""
+    found = stat(pid)
+    return found is not None and found.start == start
+
+
+def _python(s: Stat) -> bool:
+    return os.path.basename(s.exe).startswith(("python", "pypy"))
+
+
+@dataclass(frozen=True)
+class Build:
+    """The build a compile belongs to."""
+
+    pid: int
+    start: int
+    cwd: str
+    #: the process above it: uv, pip, or something else
+    parent: Stat | None
+
+
+def find(pid: int | None = None) -> Build | None:
+    """The build of this process (or of ``pid``): its nearest Python ancestor, else its
+    parent; None without /proc."""
+    here = stat(os.getppid() if pid is None else pid)
+    first = here
+    for _ in range(64):  # a loop in /proc cannot happen; a bound costs nothing
+        if here is None or here.pid <= 1:
+            break
+        if _python(here):
+            break
+        here = stat(here.ppid)
+    chosen = here if here is not None and here.pid > 1 and _python(here) else first
+    if chosen is None:
+        return None
+    try:
+        cwd = os.readlink(f"/proc/{chosen.pid}/cwd")
+    except OSError:
+        cwd = ""
+    return Build(chosen.pid, chosen.start, cwd, stat(chosen.ppid))
+
+
+_PKG_NAME = re.compile(r"(?m)^Name:\s*(\S+)\s*$")
+_PKG_VERSION = re.compile(r"(?m)^Version:\s*(\S+)\s*$")
+_PROJECT_NAME = re.compile(r"(?ms)^\[project\][^\[]*?^name\s*=\s*[\"']([^\"']+)[\"']")
+
+
+def _head(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read(16384)
+    except OSError:
+        return ""
+
+
+def _project(text: str) -> tuple[str, str]:
+    """A pyproject.toml's static ``[project]`` name and version ("" where not static)."""
+    if tomllib is None:  # Python 3.10: the name alone, by its line
+        found = _PROJECT_NAME.search(text)
+        return (found[1] if found else ""), ""
+    try:
+        project = tomllib.loads(text).get("project")
+    except ValueError:  # cut at 16 KiB, or not TOML
+        found = _PROJECT_NAME.search(text)
+        return (found[1] if found else ""), ""
+    if not isinstance(project, dict):
+        return "", ""
+    name, version = project.get("name"), project.get("version")
+    return (name if isinstance(name, str) else "",
+            version if isinstance(version, str) else "")
+
+
+def package_name(cwd: str) -> tuple[str, str]:
+    """(name, version) of the package built in ``cwd``: an unpacked sdist's PKG-INFO, else
+    a project's static ``[project]`` name and version, else the folder's name (version
+    "")."""
+    info = _head(os.path.join(cwd, "PKG-INFO"))
+    name = _PKG_NAME.search(info)
+    if name:
+        version = _PKG_VERSION.search(info)
+        return name[1], version[1] if version else ""
+    project = _project(_head(os.path.join(cwd, "pyproject.toml")))
+    if project[0]:
+        return project
+    return os.path.basename(cwd.rstrip("/")) or "?", ""
+
+
+def events_file(environ: Mapping[str, str], facts: Mapping[str, Any],
+                build: Build | None) -> str | None:
+    """Where this compile's events go: install's file, else the tree cache's events folder
+    (None without one)."""
+    if environ.get(PROGRESS_VAR):
+        return environ[PROGRESS_VAR]
+    folder = facts.get("events")
+    if not isinstance(folder, str) or not folder or build is None:
+        return None
+    return os.path.join(folder, f"tree-{build.pid}-{build.start}.jsonl")
+
+
+# --- the terminal ---------------------------------------------------------------------
+
+def _installer(build: Build) -> str:
+    """``uv``, ``pip`` or ``""``: who runs the build, by the process above it (uv) or the
+    hook it runs (pip's ``_in_process.py``)."""
+    if build.parent is not None and os.path.basename(build.parent.exe) == "uv":
+        return "uv"
+    try:
+        with open(f"/proc/{build.pid}/cmdline", "rb") as f:
+            cmdline = f.read()
+    except OSError:
+        return ""
+    return "pip" if b"_in_process.py" in cmdline else ""
+
+
+def _uv_lines(uv: int) -> int:
+    """The height of uv's progress area while it builds: a line per build running (a
+    Python child of uv: the hook) and its ``Preparing packages...`` line (2 lines for
+    one build, 3 for two: seen with uv 0.13.9)."""
+    builds = 0
+    with contextlib.suppress(OSError):
+        for name in os.listdir("/proc"):
+            if name.isdecimal():
+                child = stat(int(name))
+                if child is not None and child.ppid == uv and _python(child):
+                    builds += 1
+    return 1 + max(1, builds)
+
+
+def placed(text: str, installer: str, *, first: bool, height: int = 2) -> str:
+    """``text`` as the bytes that put it on its own line of a terminal that ``installer``
+    draws on too (pure): above uv's progress area, which uv then draws again below it;
+    below pip's line, so the first one moves down a line and the next ones take the line
+    pip's spinner moved onto."""
+    if installer == "uv":
+        return "\r\x1b[2K" + "\x1b[1A\x1b[2K" * (height - 1) + text + "\n" * height
+    if installer == "pip":
+        return ("\n" if first else "\r\x1b[2K") + text + "\n"
+    return text + "\n"
+
+
+def tell(text: str, build: Build | None, environ: Mapping[str, str], *, first: bool) -> None:
+    """``text`` on the terminal of the person who started the build, when the build's
+    output does not reach it (see the module's docstring); a terminal that cannot be
+    written costs only the line."""
+    if environ.get(PROGRESS_VAR) or _tree.flag(environ.get(QUIET_VAR)) or build is None:
+        return
+    try:
+        fd = os.open("/dev/tty", os.O_WRONLY | os.O_NOCTTY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:  # no terminal (CI, a service): the output's own line is what is left
+        return
+    with contextlib.suppress(OSError):
+        try:
+            if not _ours_to_tell(fd, build):
+                return
+            # a pty nobody sized (`script`, `docker exec -t`) says 0 columns: take 80
+            width = os.get_terminal_size(fd).columns or _DEFAULT_COLUMNS
+            plain = environ.get("TERM", "") in ("", "dumb")
+            installer = "" if plain else _installer(build)
+            height = _uv_lines(build.parent.pid) if installer == "uv" and build.parent else 2
+            # a line that wrapped would be two: uv would draw over one of them
+            shown = _events.printable(text)[:max(10, width - 1)]
+            data = placed(shown, installer, first=first, height=height).encode(
+                errors="replace")
+            # ninja runs each compile in a process group of its own, which is never the
+            # terminal's foreground one: with `stty tostop` a write would stop it (SIGTTOU)
+            previous = signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+            try:
+                os.write(fd, data)
+            finally:
+                signal.signal(signal.SIGTTOU, previous)
+        finally:
+            os.close(fd)
+
+
+def _ours_to_tell(fd: int, build: Build) -> bool:
+    """Whether the terminal is the build's to write on now: its installer's job is in the
+    foreground (a `uv sync &` does not draw into the editor in front of it), and the
+    build's own output does not reach it already (`python setup.py` at a prompt: its
+    stderr is this terminal, and each compile's stderr line shows there)."""
+    try:
+        if os.tcgetpgrp(fd) != os.getpgid(build.pid):
+            return False
+    except OSError:  # the build is gone, or this is no terminal of a session
+        return False
+    try:
+        here, there = os.fstat(fd), os.stat(f"/proc/{build.pid}/fd/2")
+    except OSError:
+        return True
+    return not (stat_module.S_ISCHR(there.st_mode) and there.st_rdev == here.st_rdev)
+
+
+def line(state: _events.State, build_name: str, what: str, *,
+         before: Sequence[_events.Compile], source: str, now: float | None = None) -> str:
+    """The terminal's line for one compile's start or end (pure but for the clock)."""
+    now = time.time() if now is None else now
+    elapsed = now - state.first if state.first is not None else 0.0
+    status = _events.status_line(state, now, elapsed, before=before,
+                                 jobs=max(1, len(state.running)), width=10**6,
+                                 source=source)
+    return f"wheelcuda: {build_name}: {what} · {status}"
+
+
+def read(path: str | None) -> _events.State:
+    """The events a build wrote so far."""
+    if not path:
+        return _events.State()
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return _events.read_events(f.read().splitlines())
+    except OSError:
+        return _events.State()
+
+
+def append(path: str | None, event: Mapping[str, object]) -> bool | None:
+    """One line appended (``O_APPEND``: the compiles ninja runs at once do not interleave
+    lines this short); whether it was the file's first, None when there is no file or it
+    cannot be written (the progress is what that costs)."""
+    if not path:
+        return None
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            first = os.fstat(fd).st_size == 0
+            os.write(fd, (json.dumps(event, sort_keys=True) + "\n").encode())
+            return first
+        finally:
+            os.close(fd)
+    return None

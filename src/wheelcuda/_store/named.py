@@ -44,22 +44,48 @@ def _write(folder: str, name: str, text: str) -> None:
         pass
 
 
+def _stat(pid: int) -> list[str] | None:
+    """The fields of /proc/<pid>/stat after the name (which may hold ")")."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return None
+    return text[text.rfind(")") + 2:].split()
+
+
 def _session_start(sid: int) -> int | None:
     """The start time (clock ticks after boot) of process ``sid``, from /proc."""
+    fields = _stat(sid) if sid > 0 else None
     try:
-        with open(f"/proc/{sid}/stat", encoding="utf-8", errors="replace") as f:
-            text = f.read()
-        return int(text[text.rfind(")") + 2:].split()[19])  # the name may hold ")"
-    except (OSError, IndexError, ValueError):
+        return int(fields[19]) if fields else None
+    except (IndexError, ValueError):
         return None
+
+
+def session() -> tuple[int, int] | None:
+    """The process that stands for this shell session, with its start: the session's
+    leader, or, where the leader lives outside this PID namespace (a container or CI
+    job started inside one: ``getsid`` then gives 0), the topmost ancestor this process
+    can see, which outlives every shell started under it. None without /proc."""
+    pid = os.getsid(0)
+    if pid <= 0 or _stat(pid) is None:
+        pid = os.getpid()
+        for _ in range(256):  # a cycle cannot happen; a bound costs nothing
+            fields = _stat(pid)
+            parent = int(fields[1]) if fields and fields[1].isdigit() else 0
+            if parent <= 0 or _stat(parent) is None:
+                break
+            pid = parent
+    start = _session_start(pid)
+    return None if start is None else (pid, start)
 
 
 def by_session(homes: str, tree: str) -> None:
     """The shell session of this process names ``homes/tree``: ``eval "$(wheelcuda
     env)"`` runs it in a subshell of the shell that keeps the variables, in its session."""
-    sid = os.getsid(0)
-    start = _session_start(sid)
-    if start is not None:
+    if (found := session()) is not None:
+        sid, start = found
         _write(os.path.join(homes, FOLDER), f"{tree}{_SESSION}{sid}-{start}", "")
 
 

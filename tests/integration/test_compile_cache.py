@@ -5,10 +5,12 @@ read from sccache's own statistics, per nvcc step (cudafe++, cicc, ptxas)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -119,3 +121,78 @@ def test_another_folder_misses_as_sccache_keys_nvccs_source_path(
     _compile(wheelcuda_cmd, wheels_venv, tmp_path / "a", env, tmp_path)
     _, second = _compile(wheelcuda_cmd, wheels_venv, tmp_path / "b", env, tmp_path)
     assert second["hits"] == {}, second
+
+
+_PASSWORD = "pw-9f3c-never-shown"  # the team's store credential: found nowhere it may not be
+
+
+@pytest.fixture
+def webdav(tmp_path: Path) -> Iterator[str]:
+    """A real WebDAV server (WsgiDAV) on 127.0.0.1 with basic authentication: a team's
+    remote compile store. Yields its address."""
+    root = tmp_path / "dav"
+    root.mkdir()
+    port = _free_port()
+    config = tmp_path / "wsgidav.json"
+    config.write_text(json.dumps({
+        "host": "127.0.0.1", "port": port, "provider_mapping": {"/": str(root)},
+        "simple_dc": {"user_mapping": {"*": {"team": {"password": _PASSWORD}}}},
+        "http_authenticator": {"accept_basic": True, "accept_digest": False,
+                               "default_to_digest": False},
+        "verbose": 1, "logging": {"enable": False}}))
+    server = subprocess.Popen([str(Path(sys.executable).parent / "wsgidav"), "-c", str(config)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(100):
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            if server.poll() is not None:
+                pytest.fail(f"wsgidav did not start: {server.stderr.read() if server.stderr else ''}")
+            time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}"  # no trailing /: opendal adds one
+    finally:
+        server.terminate()
+        server.communicate(timeout=30)
+
+
+def test_a_second_machine_hits_the_teams_webdav_store_and_never_sees_its_password(
+        wheelcuda_cmd: str, wheels_venv: Path, tmp_path: Path, cache_env: dict[str, str],
+        webdav: str, cuobjdump: str) -> None:
+    """Two machines (two sccache servers, two local folders) share one WebDAV store whose
+    credential lives in sccache's own config file, as the README says to keep it: the
+    second machine's compile hits every nvcc step from the store, gives the first one's
+    object byte for byte, and the password reaches no output and no file in wheelcuda's
+    cache (what the build sees of the store is the config file's path)."""
+    conf = tmp_path / "sccache.toml"
+    conf.write_text(f'[cache.webdav]\nendpoint = "{webdav}"\nkey_prefix = "team"\n'
+                    f'username = "team"\npassword = "{_PASSWORD}"\n')
+    conf.chmod(0o600)
+    work = tmp_path / "src"
+    work.mkdir()
+    shutil.copy(REPO / "examples/cmake_project/smoke.cu", work)
+    machine_a = {**cache_env, "SCCACHE_CONF": str(conf)}
+    out_a, first = _compile(wheelcuda_cmd, wheels_venv, work, machine_a, tmp_path)
+    assert first["hits"] == {} and first["misses"].get("ptx [cicc]") == 1, first
+    missed = (work / "smoke.o").read_bytes()
+    subprocess.run([SCCACHE, "--stop-server"], env={**machine_a, "PATH": "/usr/bin:/bin"},
+                   capture_output=True, check=False, timeout=60)
+    machine_b = {**machine_a, "SCCACHE_DIR": str(tmp_path / "sccache-b"),
+                 "SCCACHE_SERVER_PORT": str(_free_port())}
+    try:
+        out_b, second = _compile(wheelcuda_cmd, wheels_venv, work, machine_b, tmp_path)
+        doctor = sandbox.shell(f"{wheelcuda_cmd} doctor --python {wheels_venv} --arch 9.0",
+                               tmp_path, extra_env=machine_b)
+    finally:
+        subprocess.run([SCCACHE, "--stop-server"], env={**machine_b, "PATH": "/usr/bin:/bin"},
+                       capture_output=True, check=False, timeout=60)
+    for step in ("cuda [cudafe++]", "ptx [cicc]", "cubin [ptxas]"):
+        assert second["hits"].get(step) == 1, second
+    assert (work / "smoke.o").read_bytes() == missed
+    assert "sm_90.cubin" in _elves(cuobjdump, work / "smoke.o")
+    assert str(conf) in doctor.stdout, doctor.stdout
+    said = out_a + out_b + doctor.stdout + doctor.stderr
+    cache = Path(os.environ["WHEELCUDA_CACHE_DIR"])
+    trees = [p for p in cache.rglob("*") if p.is_file() and not p.is_symlink()]
+    assert _PASSWORD not in said
+    assert not [p for p in trees if _PASSWORD.encode() in p.read_bytes()]

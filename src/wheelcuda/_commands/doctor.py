@@ -285,6 +285,11 @@ def _cache_problems(r: pipeline.Resolved, cache: dict[str, Any] | None) -> list[
         return [Problem(Kind.JOBS, f"{cache['program']} --version fails, so compiles may run "
                         "without the cache", f"reinstall sccache, or unset {name}",
                         Severity.WARNING)]
+    if cache["secrets"]:
+        return [Problem(Kind.JOBS, f"{', '.join(cache['secrets'])} in the environment: every "
+                        "build's setup.py sees it (uv and pip hand builds their environment)",
+                        "move it into sccache's config file (SCCACHE_CONF, mode 600), which "
+                        "only the sccache server reads, and unset it", Severity.WARNING)]
     if r.toolkit.source == SourceName.CLANG:
         return [Problem(Kind.JOBS, "the clang toolkit's compiles do not go through the "
                         "compile cache (sccache caches nvcc's steps, and the clang toolkit's "
@@ -403,7 +408,9 @@ def to_text(report: dict[str, Any]) -> str:
     lines += _text_team(report["team"])
     cache = report.get("compile_cache")
     if cache:
-        stores = ", ".join(cache["stores"]) or "sccache's default folder"
+        stores = ", ".join([*cache["stores"], *(
+            [f"sccache's config file {cache['config']}"] if cache["config"] else [])]) \
+            or "sccache's default folder"
         program = cache["version"] or "not found"
         if cache["program"]:
             program += f"  {cache['program']}"

@@ -4,6 +4,7 @@ It reads only: ``sccache --version`` starts no server (``--show-stats`` would)."
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from .. import _proc as proc
@@ -16,6 +17,27 @@ from ..errors import ToolError
 _STORES = ("SCCACHE_DIR", "SCCACHE_REDIS_ENDPOINT", "SCCACHE_WEBDAV_ENDPOINT",
            "SCCACHE_BUCKET", "SCCACHE_GCS_BUCKET", "SCCACHE_AZURE_CONNECTION_STRING",
            "SCCACHE_MEMCACHED_ENDPOINT", "SCCACHE_GHA_ENABLED")
+
+#: sccache's variables that hold a credential: every build's setup.py sees the environment
+#: uv and pip hand it, so a credential belongs in sccache's config file, which only the
+#: sccache server reads (sccache's docs/Configuration.md: every store's keys have a
+#: config-file twin)
+_SECRETS = ("SCCACHE_WEBDAV_PASSWORD", "SCCACHE_WEBDAV_TOKEN", "SCCACHE_REDIS_PASSWORD",
+            "SCCACHE_AZURE_CONNECTION_STRING", "SCCACHE_GCS_KEY_PATH",
+            "SCCACHE_GCS_CREDENTIALS_URL", "SCCACHE_OSS_SECRET_ACCESS_KEY",
+            "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+
+
+def _config_file(ctx: Context) -> str | None:
+    """sccache's config file, as sccache finds it: SCCACHE_CONF, else
+    ``$XDG_CONFIG_HOME/sccache/config`` (``~/.config`` without it); None when there is none.
+    Only its path is read here, never what it holds."""
+    named = ctx.get("SCCACHE_CONF")
+    if named:
+        return named
+    base = ctx.get("XDG_CONFIG_HOME") or os.path.join(ctx.get("HOME") or "~", ".config")
+    path = os.path.join(os.path.expanduser(base), "sccache", "config")
+    return path if os.path.isfile(path) else None
 
 
 def find(ctx: Context) -> dict[str, Any] | None:
@@ -32,4 +54,5 @@ def find(ctx: Context) -> dict[str, Any] | None:
         except ToolError:
             version = None
     return {"setting": value, "program": program, "version": version,
-            "stores": [v for v in _STORES if ctx.get(v)]}
+            "stores": [v for v in _STORES if ctx.get(v)], "config": _config_file(ctx),
+            "secrets": [v for v in _SECRETS if ctx.get(v)]}

@@ -107,6 +107,20 @@ def test_doctor_says_the_compile_cache(good: Path, tmp_path: Path) -> None:
                             env=env).stdout)
     assert report["compile_cache"]["stores"] == ["SCCACHE_REDIS_ENDPOINT"]
     assert "s3cret" not in json.dumps(report)
+    # a credential in the environment reaches every build's setup.py: named, never shown
+    assert "WARNING: SCCACHE_REDIS_ENDPOINT in the environment: every build's setup.py " \
+        "sees it" in doc.stdout
+    conf = tmp_path / "sccache.toml"
+    conf.write_text('[cache.webdav]\nendpoint = "http://127.0.0.1:1"\npassword = "pw"\n')
+    env = {"WHEELCUDA_COMPILE_CACHE": str(fake), "SCCACHE_CONF": str(conf),
+           "SCCACHE_WEBDAV_ENDPOINT": "http://127.0.0.1:1", "SCCACHE_WEBDAV_PASSWORD": "pw2"}
+    doc = run("doctor", "--python", str(good), "--arch", "9.0", env=env)
+    assert f"sccache's config file {conf}" in doc.stdout
+    assert "WARNING: SCCACHE_WEBDAV_PASSWORD in the environment" in doc.stdout
+    assert "pw2" not in doc.stdout and "SCCACHE_CONF, mode 600" in doc.stdout
+    clean = run("doctor", "--python", str(good), "--arch", "9.0",
+                env={**env, "SCCACHE_WEBDAV_PASSWORD": ""})
+    assert "in the environment" not in clean.stdout
 
 
 def _exports(text: str) -> dict[str, str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -148,9 +149,9 @@ def webdav(tmp_path: Path) -> Iterator[str]:
                 if s.connect_ex(("127.0.0.1", port)) == 0:
                     break
             if server.poll() is not None:
-                pytest.fail(f"wsgidav did not start: {server.stderr.read() if server.stderr else ''}")
+                pytest.fail(f"wsgidav did not start: {server.communicate()[1]}")
             time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}"  # no trailing /: opendal adds one
+        yield f"http://127.0.0.1:{port}"  # no trailing /: sccache adds one
     finally:
         server.terminate()
         server.communicate(timeout=30)
@@ -196,3 +197,47 @@ def test_a_second_machine_hits_the_teams_webdav_store_and_never_sees_its_passwor
     trees = [p for p in cache.rglob("*") if p.is_file() and not p.is_symlink()]
     assert _PASSWORD not in said
     assert not [p for p in trees if _PASSWORD.encode() in p.read_bytes()]
+
+
+def test_install_says_what_the_compile_cache_gave_and_cache_show_keeps_it(
+        wheelcuda_cmd: str, wheels_venv: Path, tmp_path: Path, cache_env: dict[str, str],
+        cuobjdump: str, local_wheels: dict[str, str]) -> None:
+    """A project's own checkout built twice at the same path (a second machine of a team
+    whose checkouts share it, or a rebuild after ``rm -rf build``): the summary of each
+    install and ``cache show`` give sccache's counts over that build, all misses first,
+    all hits after; the module still imports and holds sm_90 alone."""
+    src = tmp_path / "torch_ext"
+    shutil.copytree(REPO / "examples/torch_ext", src)
+    py = wheels_venv / "bin/python"
+    # --no-deps: the project lists torch, which this environment reaches through a .pth
+    # file that uv does not read, so uv would install another torch into the shared venv
+    w = f"{wheelcuda_cmd}"
+    install = f"{w} install --python {wheels_venv} --arch 9.0 {src} -- --no-deps"
+    script = f"""set -e
+{install}
+{w} cache show wheelcuda-demo-ext
+rm -rf {src}/build
+{w} cache clear wheelcuda-demo-ext
+{py} -m pip uninstall -y -q wheelcuda-demo-ext
+echo SECOND >&2
+{install}
+cd /
+{py} -c "import wheelcuda_demo; print('IMPORTED', wheelcuda_demo._C.__file__)"
+"""
+    try:
+        r = sandbox.shell(script, tmp_path, extra_env={**local_wheels, **cache_env},
+                          timeout=1500)
+        out = sandbox.assert_ok(r)
+        so = Path(out.split("IMPORTED ")[1].split()[0])
+        elves = _elves(cuobjdump, so)
+    finally:
+        subprocess.run([str(py), "-m", "pip", "uninstall", "-y", "-q", "wheelcuda-demo-ext"],
+                       check=False, capture_output=True)
+    first, second = r.stderr.split("SECOND")
+    missed = re.search(r"compile cache: 0 of (\d+) nvcc steps hit, 0 compiled on a build "
+                       r"server", first)
+    assert missed and int(missed[1]) >= 3, first
+    assert f"compile cache: 0 of {missed[1]} nvcc steps hit" in out  # cache show
+    assert f"compile cache: {missed[1]} of {missed[1]} nvcc steps hit" in second, second
+    assert [line.rsplit(".", 2)[-2] for line in elves.splitlines()] == ["sm_90"], elves
+    sandbox.assert_no_system_toolkit(r.stdout + r.stderr)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .._context import Context
-from .._probe import machine
+from .._probe import compile_cache, machine
 from .._rules import buildkey, progress, render
 from .._standalone import _events
 from .._store import buildlog, fs, prune, wheels
@@ -109,6 +109,10 @@ def _show(layout: Layout, wanted: str, as_json: bool) -> int:
     print(f"{entry.path.name}  {', '.join(entry.record.get('installed', []))}")
     print(f"    last run {last.get('at', '?')} with {last.get('installer', '?')} in "
           f"{_events.duration(float(last.get('seconds') or 0))}; {len(runs)} run(s)")
+    counted = last.get("compile_cache")
+    if isinstance(counted, dict) and all(isinstance(counted.get(k), int)
+                                         for k in ("hits", "misses", "remote")):
+        print(f"    {compile_cache.said(counted)}")
     for line in progress.profile_text(progress.from_profile(entry.record.get("profile")),
                                       machine.cores()):
         print(f"    {line}")

@@ -30,7 +30,7 @@ from .. import _proc as proc
 from .. import _report as report
 from .._context import Context
 from .._pipeline import buildplan
-from .._probe import locate, locks, source
+from .._probe import compile_cache, locate, locks, source
 from .._probe.given import PackageArgs, read_package_args
 from .._rules import arch, buildkey, cxxstd, jobs, packages, progress, redact, sharing
 from .._rules.sharing import Sharing
@@ -224,8 +224,7 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
         if not p.from_cache and p.given.cacheable:
             chosen = kept_sources(r, p.key, p.specs, p.names)
             if chosen != list(p.specs):
-                note(f"another install built this key ({p.key}) meanwhile: installing its "
-                     "wheel")
+                note(f"another install built this key ({p.key}) meanwhile: installing it")
                 p = replace(p, argv=p.tool.install_argv(r.target.python, chosen,
                                                            p.extra), from_cache=True)
         output = build_watch.start_log(r.layout, p.key)
@@ -233,11 +232,11 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
         # each source's seconds in the last build: the compile pool starts the longest
         # first (without one, the recipe's guess the tree holds)
         order = build.write_order(p.order) if p.order else None
+        lasting, cached, temp = _cache_counts(ctx, p, tmp)
         env = proc.child_environ(ctx.environ, {**p.variables, "WHEELCUDA_NVCC_LOG": log.name,
                                                **build_watch.build_variables(output, echo,
                                                                              ctx.environ),
-                                               **buildplan.order_variables(order),
-                                               **buildplan.temp_variables(ctx, tmp)},
+                                               **buildplan.order_variables(order), **temp},
                                  drop=[*sharing.TEAM_VARS, _progress.VAR])
         start = time.monotonic()
         # uv holds <venv>/.lock for a whole install and waits for it in silence (pip
@@ -262,6 +261,9 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
         seconds = time.monotonic() - start
         calls = log.read().splitlines()
         compiles = compile_summary(calls, r.compiler)
+        hits = compile_cache.difference(cached, compile_cache.counts(lasting)) if compiles \
+            and cached else None
+        compiles += f"; {compile_cache.said(hits)}" if hits else ""
         unpruned = unpruned_calls(calls)
         took = _events.duration(seconds)
         raised = _raised(r, calls, failed=code != 0)
@@ -276,7 +278,8 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
             build.done(fields, done, seconds, p.tool.name,
                        [n for n in p.names if n] if p.given.cacheable else [],
                        built=bool(compiles) or p.from_cache,
-                       profile=progress.profile(seen.done) if seen.done else None)
+                       profile=progress.profile(seen.done) if seen.done else None,
+                       compile_cache=hits)
         except CacheError as exc:  # installed all the same: the cache's loss, said so
             report.warn(f"warning: {exc}")
         if output is not None:  # kept with the key as its profile; the log of a build stays
@@ -297,6 +300,23 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
            else "nothing compiled (already installed, or the key's installer cache had it)")
     return 0, (f"installed {', '.join(done)} with {p.tool.name} in {took}: {how}; "
                f"cache key {p.key}{raised}")
+
+
+def _cache_counts(ctx: Context, p: Prepared, tmp: str
+                  ) -> tuple[dict[str, str], dict[str, int] | None, dict[str, str]]:
+    """The environment that reaches sccache's server from outside the build; the
+    server's counts before the build (None: no compile cache, or the clang toolkit's
+    compiles, which do not go through it), whose difference after the summary gives; and
+    the build's temporary folder. A build's own TMPDIR (``tmp``, removed when it ends)
+    only without the compile cache: sccache 0.16's server makes its nvcc folders in the
+    TMPDIR of the first compile that reached it, for as long as it runs, so the next
+    build's compiles failed ("panicked at src/compiler/nvcc.rs:391", seen with two
+    TMPDIRs in a row)."""
+    lasting = proc.child_environ(ctx.environ, p.variables,
+                                 drop=[*sharing.TEAM_VARS, _progress.VAR])
+    clang = p.resolved.toolkit.source is SourceName.CLANG
+    cached = None if clang else compile_cache.counts(lasting)
+    return lasting, cached, buildplan.temp_variables(ctx, tmp) if cached is None else {}
 
 
 def _failed(p: Prepared, build: wheels.Build, output: buildlog.BuildLog | None, code: int, *,

@@ -124,7 +124,8 @@ class Build:
 
     def done(self, fields: Mapping[str, Any], installed: Sequence[str], seconds: float,
              tool: str, names: Sequence[str], *, built: bool = True,
-             profile: Sequence[Mapping[str, Any]] | None = None) -> None:
+             profile: Sequence[Mapping[str, Any]] | None = None,
+             compile_cache: Mapping[str, int] | None = None) -> None:
         """Record the build and keep its wheels (still under the lock), then drop what
         no later run uses (:func:`_slim`). A run that built nothing (``built`` False:
         the package was installed already) and kept no wheel leaves no entry. A disk
@@ -135,7 +136,7 @@ class Build:
             if not kept and not built and not (self.folder / RECORD).is_file():
                 return
             _record(self.folder, self.key, fields, installed, seconds=seconds, tool=tool,
-                    profile=profile)
+                    profile=profile, compile_cache=compile_cache)
         except OSError as exc:
             for tmp in (self.folder / "wheels").glob(".tmp-*"):
                 fs.discard(tmp)
@@ -253,13 +254,18 @@ def _keep_wheels(base: Path, names: Sequence[str]) -> list[Path]:
 
 def _record(base: Path, key: str, fields: Mapping[str, Any], installed: Sequence[str], *,
             seconds: float, tool: str,
-            profile: Sequence[Mapping[str, Any]] | None = None) -> None:
+            profile: Sequence[Mapping[str, Any]] | None = None,
+            compile_cache: Mapping[str, int] | None = None) -> None:
     """Write what was built under ``key`` (atomically: readers never see half a file);
     ``profile``: each compile of the build (_rules/progress.py), kept from the last build
-    that compiled."""
+    that compiled; ``compile_cache``: the run's nvcc steps that hit, missed and ran on a
+    build server (sccache's counts)."""
     old = _read_record(base) or {}
-    runs = [*old.get("runs", []), {"at": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                                   "seconds": round(seconds, 1), "installer": tool}]
+    run: dict[str, Any] = {"at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                           "seconds": round(seconds, 1), "installer": tool}
+    if compile_cache is not None:
+        run["compile_cache"] = dict(compile_cache)
+    runs = [*old.get("runs", []), run]
     data: dict[str, Any] = {"key": key, "fields": dict(fields), "installed": list(installed),
                             "runs": runs}
     kept = list(profile) if profile else old.get("profile")

@@ -1,0 +1,37 @@
+"""sccache's counts over a build, as the install summary and ``cache show`` say them
+(_probe/compile_cache.py); the real server's counts are read in
+tests/integration/test_compile_cache.py."""
+
+from __future__ import annotations
+
+from wheelcuda._probe import compile_cache
+
+
+def test_a_builds_counts_are_the_difference_and_a_restarted_server_gives_none() -> None:
+    before = {"hits": 3, "misses": 5, "remote": 0}
+    after = {"hits": 12, "misses": 5, "remote": 2}
+    assert compile_cache.difference(before, after) == {"hits": 9, "misses": 0, "remote": 2}
+    assert compile_cache.difference(None, after) is None
+    assert compile_cache.difference(before, None) is None
+    # the server stopped (idle) and started again during the build: its counts began at 0
+    assert compile_cache.difference(before, {"hits": 1, "misses": 0, "remote": 0}) is None
+
+
+def test_the_counts_are_said_as_steps() -> None:
+    assert compile_cache.said({"hits": 9, "misses": 0, "remote": 0}) == \
+        "compile cache: 9 of 9 nvcc steps hit, 0 compiled on a build server"
+    assert compile_cache.said({"hits": 0, "misses": 1, "remote": 1}) == \
+        "compile cache: 0 of 1 nvcc step hit, 1 compiled on a build server"
+
+
+def test_no_counts_without_the_cache() -> None:
+    assert compile_cache.counts({}) is None
+    assert compile_cache.counts({"WHEELCUDA_COMPILE_CACHE": "/nonexistent/sccache"}) is None
+
+
+def test_a_store_address_with_a_password_is_a_secret() -> None:
+    assert compile_cache._secret("SCCACHE_REDIS_ENDPOINT", "redis://u:pw@127.0.0.1:6379")
+    assert not compile_cache._secret("SCCACHE_REDIS_ENDPOINT", "redis://127.0.0.1:6379")
+    assert not compile_cache._secret("SCCACHE_WEBDAV_ENDPOINT", "http://h/a@b")
+    assert compile_cache._secret("SCCACHE_WEBDAV_TOKEN", "t")
+    assert not compile_cache._secret("SCCACHE_WEBDAV_TOKEN", "")

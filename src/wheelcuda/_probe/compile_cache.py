@@ -100,7 +100,15 @@ def difference(before: dict[str, int] | None, after: dict[str, int] | None
 
 
 def said(counts_: dict[str, int]) -> str:
-    """"compile cache: 9 of 9 nvcc steps hit, 0 remote" (pure)."""
+    """"compile cache: 9 of 9 nvcc steps hit, 0 compiled on a build server" (pure). No
+    step counted while compiles went through sccache: its server stopped during the
+    build, and each sccache then ran its compile itself, uncached (seen with sccache
+    0.16: a server whose idle timeout is shorter than one compile stops in the middle of
+    it)."""
     steps = counts_["hits"] + counts_["misses"]
+    if not steps:
+        return ("compile cache: sccache's server counted no nvcc step (it stopped during "
+                "the build, so the compiles ran without the cache: a compile longer than "
+                "SCCACHE_IDLE_TIMEOUT, 600 s by default, outlasts it; set it higher, or 0)")
     return (f"compile cache: {counts_['hits']} of {steps} nvcc step"
             f"{'' if steps == 1 else 's'} hit, {counts_['remote']} compiled on a build server")

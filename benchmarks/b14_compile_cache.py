@@ -4,8 +4,9 @@ machine A builds it with an empty store; machine B (a fresh wheelcuda cache at t
 path, as a second container of the same image has it; its own venv and sccache server;
 the same store) builds it again; machine C builds the same sources unpacked at another
 path (as uv's random build folders unpack an sdist). A cache at another path misses as
-well: the tree's include folders are in every compile's arguments and input. Each machine's compiler is fetched before it is timed. The counts
-are the install summary's (sccache's own, over the build).
+well: the tree's include folders are in every compile's arguments and input. Each
+machine's compiler is fetched before it is timed. The counts are the install summary's
+(sccache's own, over the build).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ _COUNTS = re.compile(r"compile cache: (\d+) of (\d+) nvcc steps? hit")
 
 def _sdist(work: Path) -> Path:
     path = work / URL.rsplit("/", 1)[-1]
-    with urllib.request.urlopen(URL, timeout=120) as r:  # noqa: S310 - a fixed https URL
+    with urllib.request.urlopen(URL, timeout=120) as r:
         path.write_bytes(r.read())
     if hashlib.sha256(path.read_bytes()).hexdigest() != SHA256:
         raise SystemExit(f"{path.name}: not the pinned sha256")

@@ -33,6 +33,11 @@ B12 what watching a build costs: one real compile through the tree's nvcc with i
     progress (timed, told, two JSON lines) vs the real nvcc behind it
     (benchmarks/b12_progress.py; `--b12` runs only these)
 
+B14 a team's compile cache (sccache): causal-conv1d at one path, machine B (a fresh
+    wheelcuda cache at A's path, the store A filled) vs machine A, and the same sources at
+    another path (benchmarks/b14_compile_cache.py; `--b14` runs only these); on the GPU
+    machine, examples/b14_gpu.sh (benchmarks/b14_gpu.json)
+
 B13 (the GPU machine only: examples/b13_gpu.sh) the first user's route against install:
     causal-conv1d by `uv add` after uv-config, mamba-ssm by `uv pip install` after
     uv-config, each against `wheelcuda install`, cold, kernels checked; flash-attn
@@ -61,6 +66,7 @@ from pathlib import Path
 import b10_clang  # beside this script (run as benchmarks/run.py)
 import b12_progress
 import b13_routes
+import b14_compile_cache
 
 REPO = Path(__file__).resolve().parents[1]
 WHEELCUDA = str(Path(sys.executable).parent / "wheelcuda")
@@ -423,7 +429,27 @@ def table(r: dict[str, float], machine: str) -> str:
         rows += b10_clang.b10_rows(r)
     if "b12_watched" in r:
         rows += b12_progress.b12_rows(r)
-    return render(rows + b11_rows() + b13_routes.b13_rows(), machine)
+    if "b14_a" in r:
+        rows += b14_compile_cache.b14_rows(r)  # type: ignore[arg-type]
+    return render(rows + b11_rows() + b13_routes.b13_rows() + b14_gpu_rows(), machine)
+
+
+#: B14's runs on the GPU machine (examples/b14_gpu.sh), quoted in every table.
+B14_RUNS = REPO / "benchmarks" / "b14_gpu.json"
+
+
+def b14_gpu_rows() -> list[tuple[str, str, str, str, str]]:
+    runs = {r["machine"]: r for r in (json.loads(line) for line in
+                                      B14_RUNS.read_text().splitlines() if line.strip())}
+    a, b, plain = (runs[m] for m in ("a", "b", "plain"))
+    return [("B14", f"GPU machine ({b['device']}, {b['date']}, {b['commit']}): causal-conv1d, "
+                    "machine B with the team's compile cache warm (a fresh wheelcuda cache "
+                    f"at A's path) vs a build without the cache; {b['cache']}; kernels exact",
+             f"{b['wall_s']} s / {plain['wall_s']} s", f"{b['wall_s'] / plain['wall_s']:.2f}",
+             "<= 0.10 (g++'s 28 s are outside the cache)"),
+            ("B14", "the same: machine A filling the store vs a build without the cache",
+             f"{a['wall_s']} s / {plain['wall_s']} s", f"{a['wall_s'] / plain['wall_s']:.2f}",
+             "reported (a call through the cache keeps no load-following split)")]
 
 
 def main() -> int:
@@ -443,6 +469,8 @@ def main() -> int:
                         help="B10 only: the clang toolkit against nvcc (about 6 minutes)")
     parser.add_argument("--b12", action="store_true",
                         help="B12 only: what watching a build costs (about 2 minutes)")
+    parser.add_argument("--b14", action="store_true",
+                        help="B14 only: a team's compile cache (about 15 minutes)")
     parser.add_argument("--b9", action="store_true",
                         help="B9 only: a team's index against a build (about 5 minutes)")
     args = parser.parse_args()
@@ -461,6 +489,10 @@ def main() -> int:
             return 0
         if args.b9:
             print(render(b9_rows(b9(args.torch_venv.absolute(), env, work)), machine))
+            return 0
+        if args.b14:
+            print(render(b14_compile_cache.b14_rows(b14_compile_cache.b14(
+                args.torch_venv.absolute(), env, work)), machine))
             return 0
         if args.b10:
             print(render(b10_clang.b10_rows(b10_clang.b10(work)), machine))
@@ -487,6 +519,7 @@ def main() -> int:
             results.update(b9(args.torch_venv.absolute(), env, work))
             results.update(b10_clang.b10(work))
             results.update(b12_progress.b12(args.wheels_venv.absolute(), env))
+            results.update(b14_compile_cache.b14(args.torch_venv.absolute(), env, work))  # type: ignore[arg-type]
         shutil.rmtree(work / "fresh", ignore_errors=True)
         shutil.rmtree(work / "fresh-bare", ignore_errors=True)
     text = table(results, machine)

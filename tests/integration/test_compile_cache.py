@@ -124,6 +124,17 @@ def test_another_folder_misses_as_sccache_keys_nvccs_source_path(
     assert second["hits"] == {}, second
 
 
+def _wait_for(port: int, process: subprocess.Popen[str], what: str) -> None:
+    for _ in range(100):
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        if process.poll() is not None:
+            pytest.fail(f"{what} did not start: {process.communicate()[1]}")
+        time.sleep(0.1)
+    pytest.fail(f"{what} did not listen on {port}")
+
+
 _PASSWORD = "pw-9f3c-never-shown"  # the team's store credential: found nowhere it may not be
 
 
@@ -144,13 +155,7 @@ def webdav(tmp_path: Path) -> Iterator[str]:
     server = subprocess.Popen([str(Path(sys.executable).parent / "wsgidav"), "-c", str(config)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        for _ in range(100):
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            if server.poll() is not None:
-                pytest.fail(f"wsgidav did not start: {server.communicate()[1]}")
-            time.sleep(0.1)
+        _wait_for(port, server, "wsgidav")
         yield f"http://127.0.0.1:{port}"  # no trailing /: sccache adds one
     finally:
         server.terminate()
@@ -160,8 +165,10 @@ def webdav(tmp_path: Path) -> Iterator[str]:
 def test_a_second_machine_hits_the_teams_webdav_store_and_never_sees_its_password(
         wheelcuda_cmd: str, wheels_venv: Path, tmp_path: Path, cache_env: dict[str, str],
         webdav: str, cuobjdump: str) -> None:
-    """Two machines (two sccache servers, two local folders) share one WebDAV store whose
-    credential lives in sccache's own config file, as the README says to keep it: the
+    """Two machines (two sccache servers, two local folders; the sources, the environment
+    and wheelcuda's cache at the same paths, as containers of one image have them) share
+    one WebDAV store whose credential lives in sccache's own config file, as the README
+    says to keep it: the
     second machine's compile hits every nvcc step from the store, gives the first one's
     object byte for byte, and the password reaches no output and no file in wheelcuda's
     cache (what the build sees of the store is the config file's path)."""
@@ -241,17 +248,6 @@ cd /
     assert f"compile cache: {missed[1]} of {missed[1]} nvcc steps hit" in second, second
     assert [line.rsplit(".", 2)[-2] for line in elves.splitlines()] == ["sm_90"], elves
     sandbox.assert_no_system_toolkit(r.stdout + r.stderr)
-
-
-def _wait_for(port: int, process: subprocess.Popen[str], what: str) -> None:
-    for _ in range(100):
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        if process.poll() is not None:
-            pytest.fail(f"{what} did not start: {process.communicate()[1]}")
-        time.sleep(0.1)
-    pytest.fail(f"{what} did not listen on {port}")
 
 
 @pytest.fixture

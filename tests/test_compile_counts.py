@@ -1,32 +1,35 @@
 """sccache's counts over a build, as the install summary and ``cache show`` say them
-(_probe/compile_cache.py); the real server's counts are read in
+(_rules/compile_counts.py, _commands/compile_counts.py), and the credentials doctor warns
+of (_probe/compile_cache.py); the real server's counts are read in
 tests/integration/test_compile_cache.py."""
 
 from __future__ import annotations
 
+from wheelcuda._commands import compile_counts as sccache_counts
 from wheelcuda._probe import compile_cache
+from wheelcuda._rules import compile_counts
 
 
 def test_a_builds_counts_are_the_difference_and_a_restarted_server_gives_none() -> None:
     before = {"hits": 3, "misses": 5, "remote": 0}
     after = {"hits": 12, "misses": 5, "remote": 2}
-    assert compile_cache.difference(before, after) == {"hits": 9, "misses": 0, "remote": 2}
-    assert compile_cache.difference(None, after) is None
-    assert compile_cache.difference(before, None) is None
+    assert compile_counts.difference(before, after) == {"hits": 9, "misses": 0, "remote": 2}
+    assert compile_counts.difference(None, after) is None
+    assert compile_counts.difference(before, None) is None
     # the server stopped (idle) and started again during the build: its counts began at 0
-    assert compile_cache.difference(before, {"hits": 1, "misses": 0, "remote": 0}) is None
+    assert compile_counts.difference(before, {"hits": 1, "misses": 0, "remote": 0}) is None
 
 
 def test_the_counts_are_said_as_steps() -> None:
-    assert compile_cache.said({"hits": 9, "misses": 0, "remote": 0}) == \
+    assert compile_counts.said({"hits": 9, "misses": 0, "remote": 0}) == \
         "compile cache: 9 of 9 nvcc steps hit, 0 compiled on a build server"
-    assert compile_cache.said({"hits": 0, "misses": 1, "remote": 1}) == \
+    assert compile_counts.said({"hits": 0, "misses": 1, "remote": 1}) == \
         "compile cache: 0 of 1 nvcc step hit, 1 compiled on a build server"
 
 
 def test_no_counts_without_the_cache() -> None:
-    assert compile_cache.counts({}) is None
-    assert compile_cache.counts({"WHEELCUDA_COMPILE_CACHE": "/nonexistent/sccache"}) is None
+    assert sccache_counts.counts({}) is None
+    assert sccache_counts.counts({"WHEELCUDA_COMPILE_CACHE": "/nonexistent/sccache"}) is None
 
 
 def test_a_store_address_with_a_password_is_a_secret() -> None:
@@ -40,5 +43,5 @@ def test_a_store_address_with_a_password_is_a_secret() -> None:
 def test_no_step_counted_says_the_server_stopped() -> None:
     """sccache 0.16's server stops in the middle of a compile longer than its idle timeout
     (seen with SCCACHE_IDLE_TIMEOUT=3 and an 8 s compile: the compile ran, uncounted)."""
-    text = compile_cache.said({"hits": 0, "misses": 0, "remote": 0})
+    text = compile_counts.said({"hits": 0, "misses": 0, "remote": 0})
     assert "counted no nvcc step" in text and "SCCACHE_IDLE_TIMEOUT" in text

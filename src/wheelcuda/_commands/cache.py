@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from .._context import Context
-from .._probe import compile_cache, machine
-from .._rules import buildkey, progress, render
+from .._probe import machine
+from .._rules import buildkey, compile_counts, progress, render
 from .._standalone import _events
 from .._store import buildlog, fs, prune, wheels
 from .._store.layout import Layout
@@ -112,7 +112,7 @@ def _show(layout: Layout, wanted: str, as_json: bool) -> int:
     counted = last.get("compile_cache")
     if isinstance(counted, dict) and all(isinstance(counted.get(k), int)
                                          for k in ("hits", "misses", "remote")):
-        print(f"    {compile_cache.said(counted)}")
+        print(f"    {compile_counts.said(counted)}")
     for line in progress.profile_text(progress.from_profile(entry.record.get("profile")),
                                       machine.cores()):
         print(f"    {line}")

@@ -30,15 +30,26 @@ from .. import _proc as proc
 from .. import _report as report
 from .._context import Context
 from .._pipeline import buildplan
-from .._probe import compile_cache, locate, locks, source
+from .._probe import locate, locks, source
 from .._probe.given import PackageArgs, read_package_args
-from .._rules import arch, buildkey, cxxstd, jobs, packages, progress, redact, sharing
+from .._rules import (
+    arch,
+    buildkey,
+    compile_counts,
+    cxxstd,
+    jobs,
+    packages,
+    progress,
+    redact,
+    sharing,
+)
 from .._rules.sharing import Sharing
 from .._standalone import _events, _nvcc_wrapper, _progress
 from .._store import buildlog, fs, wheels
 from .._values import SourceName
 from ..errors import CacheError, WheelcudaError
 from . import build_watch, install_share
+from . import compile_counts as sccache_counts
 from .common import (
     NO_FETCH_HELP,
     add_all_archs,
@@ -261,9 +272,9 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
         seconds = time.monotonic() - start
         calls = log.read().splitlines()
         compiles = compile_summary(calls, r.compiler)
-        hits = compile_cache.difference(cached, compile_cache.counts(lasting)) if compiles \
+        hits = compile_counts.difference(cached, sccache_counts.counts(lasting)) if compiles \
             and cached else None
-        compiles += f"; {compile_cache.said(hits)}" if hits else ""
+        compiles += f"; {compile_counts.said(hits)}" if hits else ""
         unpruned = unpruned_calls(calls)
         took = _events.duration(seconds)
         raised = _raised(r, calls, failed=code != 0)
@@ -315,7 +326,7 @@ def _cache_counts(ctx: Context, p: Prepared, tmp: str
     lasting = proc.child_environ(ctx.environ, p.variables,
                                  drop=[*sharing.TEAM_VARS, _progress.VAR])
     clang = p.resolved.toolkit.source is SourceName.CLANG
-    cached = None if clang else compile_cache.counts(lasting)
+    cached = None if clang else sccache_counts.counts(lasting)
     return lasting, cached, buildplan.temp_variables(ctx, tmp) if cached is None else {}
 
 

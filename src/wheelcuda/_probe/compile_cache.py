@@ -1,13 +1,10 @@
 """The compile cache the tree's nvcc runs compiles through (WHEELCUDA_COMPILE_CACHE),
-as doctor says it: the program, its version, and where sccache keeps what it compiled;
-and sccache's own counts of hits, misses and compiles on a build server, which a build's
-summary gives as the difference over the build. ``find`` starts no server (``sccache
---version``); ``counts`` asks the server, and starts it when none runs, as the build's
-first compile would."""
+as doctor says it: the program, its version, and where sccache keeps what it compiled.
+It reads only: ``sccache --version`` starts no server (``--show-stats`` would; install's
+counts over a build are _commands/compile_counts.py)."""
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
@@ -69,46 +66,3 @@ def _secret(name: str, value: str | None) -> bool:
         return False
     return name in _SECRETS or "@" in value.partition("://")[2].partition("/")[0]
 
-
-def counts(environ: dict[str, str]) -> dict[str, int] | None:
-    """sccache's totals of nvcc steps (cudafe++, cicc, ptxas) found in the cache, compiled
-    and run on a build server (sccache-dist), from the server the build's compiles reach
-    (the environment names its port and store); None when the cache is off or does not
-    answer. Another build at the same time adds its own: the difference over a build is
-    that build's unless two run at once."""
-    _, program = _tree.compile_cache(environ)
-    if program is None:
-        return None
-    try:
-        out = proc.capture([program, "--show-stats", "--stats-format", "json"],
-                           env=proc.child_environ(environ), timeout=60)
-        stats = json.loads(out[out.index("{"):])["stats"]
-        return {"hits": sum(stats["cache_hits"]["counts"].values()),
-                "misses": sum(stats["cache_misses"]["counts"].values()),
-                "remote": sum(stats["dist_compiles"].values())}
-    except (ToolError, ValueError, KeyError, TypeError, AttributeError):
-        return None
-
-
-def difference(before: dict[str, int] | None, after: dict[str, int] | None
-               ) -> dict[str, int] | None:
-    """What a build added to sccache's counts (pure); None without both, or when the
-    server restarted between them (its counts start again at 0)."""
-    if before is None or after is None or any(after[k] < before[k] for k in before):
-        return None
-    return {k: after[k] - before[k] for k in before}
-
-
-def said(counts_: dict[str, int]) -> str:
-    """"compile cache: 9 of 9 nvcc steps hit, 0 compiled on a build server" (pure). No
-    step counted while compiles went through sccache: its server stopped during the
-    build, and each sccache then ran its compile itself, uncached (seen with sccache
-    0.16: a server whose idle timeout is shorter than one compile stops in the middle of
-    it)."""
-    steps = counts_["hits"] + counts_["misses"]
-    if not steps:
-        return ("compile cache: sccache's server counted no nvcc step (it stopped during "
-                "the build, so the compiles ran without the cache: a compile longer than "
-                "SCCACHE_IDLE_TIMEOUT, 600 s by default, outlasts it; set it higher, or 0)")
-    return (f"compile cache: {counts_['hits']} of {steps} nvcc step"
-            f"{'' if steps == 1 else 's'} hit, {counts_['remote']} compiled on a build server")

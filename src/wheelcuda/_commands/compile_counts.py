@@ -1,0 +1,32 @@
+"""sccache's counts of the nvcc steps found in the compile cache, compiled, and run on a
+build server, asked of the server a build's compiles reach. Asking starts the server when
+none runs, as the build's first compile would: install asks before the build, so the
+server starts outside it (_commands/install.py)."""
+
+from __future__ import annotations
+
+import json
+
+from .. import _proc as proc
+from .._standalone import _tree
+from ..errors import ToolError
+
+
+def counts(environ: dict[str, str]) -> dict[str, int] | None:
+    """sccache's totals of nvcc steps (cudafe++, cicc, ptxas) found in the cache, compiled
+    and run on a build server (sccache-dist), from the server the build's compiles reach
+    (the environment names its port and store); None when the cache is off or does not
+    answer. Another build at the same time adds its own: the difference over a build is
+    that build's unless two run at once."""
+    _, program = _tree.compile_cache(environ)
+    if program is None:
+        return None
+    try:
+        out = proc.capture([program, "--show-stats", "--stats-format", "json"],
+                           env=proc.child_environ(environ), timeout=60)
+        stats = json.loads(out[out.index("{"):])["stats"]
+        return {"hits": sum(stats["cache_hits"]["counts"].values()),
+                "misses": sum(stats["cache_misses"]["counts"].values()),
+                "remote": sum(stats["dist_compiles"].values())}
+    except (ToolError, ValueError, KeyError, TypeError, AttributeError):
+        return None

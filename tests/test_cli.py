@@ -121,6 +121,13 @@ def test_doctor_says_the_compile_cache(good: Path, tmp_path: Path) -> None:
     clean = run("doctor", "--python", str(good), "--arch", "9.0",
                 env={**env, "SCCACHE_WEBDAV_PASSWORD": ""})
     assert "in the environment" not in clean.stdout
+    # AWS's keys are a compile cache's secret only where the store is S3
+    aws = {"WHEELCUDA_COMPILE_CACHE": str(fake), "AWS_SECRET_ACCESS_KEY": "k"}
+    assert "in the environment" not in run("doctor", "--python", str(good), "--arch", "9.0",
+                                           env=aws).stdout
+    s3 = run("doctor", "--python", str(good), "--arch", "9.0",
+             env={**aws, "SCCACHE_BUCKET": "team"}).stdout
+    assert "WARNING: AWS_SECRET_ACCESS_KEY in the environment" in s3
 
 
 def _exports(text: str) -> dict[str, str]:

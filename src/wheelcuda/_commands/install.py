@@ -44,7 +44,7 @@ from .._rules import (
     sharing,
 )
 from .._rules.sharing import Sharing
-from .._standalone import _events, _nvcc_wrapper, _progress
+from .._standalone import _events, _nvcc_wrapper, _progress, _tree
 from .._store import buildlog, fs, wheels
 from .._values import SourceName
 from ..errors import CacheError, WheelcudaError
@@ -177,6 +177,11 @@ _INTERRUPTED = {128 + signal.SIGINT: "Ctrl-C", 128 + signal.SIGTERM: "SIGTERM",
                 128 + signal.SIGHUP: "the terminal closed: SIGHUP"}
 
 
+def cuda_compiles(calls: Sequence[str]) -> int:
+    """How many of the nvcc wrapper's logged calls compiled (pure)."""
+    return sum(1 for c in calls if any(w in _nvcc_wrapper.COMPILES for w in c.split()))
+
+
 def compile_summary(calls: Sequence[str], compiler: str) -> str:
     """"3 CUDA compiles by nvcc 13.0.88, split-compile 2" from the nvcc wrapper's log
     (``compiler`` as the key names it); "" for none (pure)."""
@@ -274,7 +279,7 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
         compiles = compile_summary(calls, r.compiler)
         hits = compile_counts.difference(cached, sccache_counts.counts(lasting)) if compiles \
             and cached else None
-        compiles += f"; {compile_counts.said(hits)}" if hits else ""
+        compiles += f"; {compile_counts.said(hits, cuda_compiles(calls))}" if hits else ""
         unpruned = unpruned_calls(calls)
         took = _events.duration(seconds)
         raised = _raised(r, calls, failed=code != 0)
@@ -316,18 +321,19 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
 def _cache_counts(ctx: Context, p: Prepared, tmp: str
                   ) -> tuple[dict[str, str], dict[str, int] | None, dict[str, str]]:
     """The environment that reaches sccache's server from outside the build; the
-    server's counts before the build (None: no compile cache, or the clang toolkit's
-    compiles, which do not go through it), whose difference after the summary gives; and
-    the build's temporary folder. A build's own TMPDIR (``tmp``, removed when it ends)
-    only without the compile cache: sccache 0.16's server makes its nvcc folders in the
-    TMPDIR of the first compile that reached it, for as long as it runs, so the next
-    build's compiles failed ("panicked at src/compiler/nvcc.rs:391", seen with two
-    TMPDIRs in a row)."""
+    server's counts before the build (None: no compile cache, nothing to build, or the
+    clang toolkit's compiles, which do not go through it), whose difference after the
+    summary gives; and the build's temporary folder. A build's own TMPDIR (``tmp``,
+    removed when it ends) only while no compile goes through sccache: sccache 0.16's
+    server makes its nvcc folders in the TMPDIR of the first compile that reaches it,
+    for as long as it runs, and panics at src/compiler/nvcc.rs:391 once that folder is
+    gone."""
     lasting = proc.child_environ(ctx.environ, p.variables,
                                  drop=[*sharing.TEAM_VARS, _progress.VAR])
-    clang = p.resolved.toolkit.source is SourceName.CLANG
-    cached = None if clang else sccache_counts.counts(lasting)
-    return lasting, cached, buildplan.temp_variables(ctx, tmp) if cached is None else {}
+    on = p.resolved.toolkit.source is not SourceName.CLANG and \
+        _tree.compile_cache(lasting)[1] is not None
+    cached = sccache_counts.counts(lasting) if on and not p.from_cache else None
+    return lasting, cached, {} if on else buildplan.temp_variables(ctx, tmp)
 
 
 def _failed(p: Prepared, build: wheels.Build, output: buildlog.BuildLog | None, code: int, *,

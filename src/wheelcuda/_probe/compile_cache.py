@@ -15,7 +15,8 @@ from ..errors import ToolError
 
 #: sccache's own variables that say where its cache lives (its remote stores among them);
 #: their values are never shown (a remote store's may hold a key)
-_STORES = ("SCCACHE_DIR", "SCCACHE_REDIS_ENDPOINT", "SCCACHE_WEBDAV_ENDPOINT",
+_STORES = ("SCCACHE_DIR", "SCCACHE_REDIS_ENDPOINT", "SCCACHE_REDIS",
+           "SCCACHE_REDIS_CLUSTER_ENDPOINTS", "SCCACHE_WEBDAV_ENDPOINT",
            "SCCACHE_BUCKET", "SCCACHE_GCS_BUCKET", "SCCACHE_AZURE_CONNECTION_STRING",
            "SCCACHE_MEMCACHED_ENDPOINT", "SCCACHE_GHA_ENABLED")
 
@@ -56,7 +57,9 @@ def find(ctx: Context) -> dict[str, Any] | None:
             version = None
     return {"setting": value, "program": program, "version": version,
             "stores": [v for v in _STORES if ctx.get(v)], "config": _config_file(ctx),
-            "secrets": [v for v in (*_STORES, *_SECRETS) if _secret(v, ctx.get(v))]}
+            "secrets": [v for v in dict.fromkeys((*_STORES, *_SECRETS))
+                        if _secret(v, ctx.get(v))
+                        and (not v.startswith("AWS_") or ctx.get("SCCACHE_BUCKET"))]}
 
 
 def _secret(name: str, value: str | None) -> bool:
@@ -64,5 +67,6 @@ def _secret(name: str, value: str | None) -> bool:
     in it (``redis://user:pw@host``) (pure)."""
     if not value:
         return False
-    return name in _SECRETS or "@" in value.partition("://")[2].partition("/")[0]
+    address = value.partition("://")[2] or value  # redis://u:pw@host, or u:pw@host
+    return name in _SECRETS or "@" in address.partition("/")[0]
 

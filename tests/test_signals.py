@@ -35,12 +35,25 @@ def _start(tmp_path: Path, script: str, grace: float = 10.0) -> tuple[subprocess
             f"sys.exit(proc.call(['sh', '-c', {script!r}], env=dict(os.environ)))")
     child = subprocess.Popen([sys.executable, "-c", code], cwd=tmp_path, text=True,
                              env={**os.environ, "PYTHONPATH": SRC}, stderr=subprocess.PIPE)
+    return child, _started(child, pidfile)
+
+
+def _started(child: subprocess.Popen[str], pidfile: Path) -> int:
+    """The pid ``child``'s build wrote to ``pidfile``, once it has."""
     for _ in range(200):
         if pidfile.is_file() and pidfile.read_text().strip():
-            return child, int(pidfile.read_text())
+            return int(pidfile.read_text())
         time.sleep(0.05)
     child.kill()
     raise AssertionError("the child never started")
+
+
+def _gone(pid: int) -> None:
+    """Until ``pid`` has ended (5 s at most)."""
+    for _ in range(100):
+        if not _alive(pid):
+            return
+        time.sleep(0.05)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
@@ -143,12 +156,9 @@ def test_the_keys_lock_lives_as_long_as_the_build_when_wheelcuda_is_killed(
             f"with wheels.building(Layout(Path({str(cache)!r})), 'k-0123') as build:\n"
             f"    proc.call(['sh', '-c', 'echo $$ > {pidfile}; exec sleep 60'], "
             "env=dict(os.environ), keep_fds=[build.lock_fd])\n")
-    parent = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": SRC})
-    for _ in range(200):
-        if pidfile.is_file() and pidfile.read_text().strip():
-            break
-        time.sleep(0.05)
-    build = int(pidfile.read_text())
+    parent = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": SRC},
+                              text=True)
+    build = _started(parent, pidfile)
     lock = Layout(cache).lock(Layout(cache).builds, "k-0123")
     try:
         parent.kill()
@@ -158,10 +168,7 @@ def test_the_keys_lock_lives_as_long_as_the_build_when_wheelcuda_is_killed(
             assert not mine  # the build still runs: its key stays locked
     finally:
         os.kill(build, signal.SIGKILL)
-    for _ in range(100):
-        if not _alive(build):
-            break
-        time.sleep(0.05)
+    _gone(build)
     with fs.try_locked(lock) as mine:
         assert mine
 
@@ -178,12 +185,9 @@ def test_what_a_build_uses_stays_in_use_when_wheelcuda_is_killed(tmp_path: Path)
             f"with fs.shared([Path({str(lock)!r})], 'in use by a build') as held:\n"
             f"    proc.call(['sh', '-c', 'echo $$ > {pidfile}; exec sleep 60'], "
             "env=dict(os.environ), keep_fds=held)\n")
-    parent = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": SRC})
-    for _ in range(200):
-        if pidfile.is_file() and pidfile.read_text().strip():
-            break
-        time.sleep(0.05)
-    build = int(pidfile.read_text())
+    parent = subprocess.Popen([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": SRC},
+                              text=True)
+    build = _started(parent, pidfile)
     try:
         parent.kill()
         parent.wait(timeout=10)
@@ -192,9 +196,6 @@ def test_what_a_build_uses_stays_in_use_when_wheelcuda_is_killed(tmp_path: Path)
             assert not mine  # prune's exclusive try: still in use
     finally:
         os.kill(build, signal.SIGKILL)
-    for _ in range(100):
-        if not _alive(build):
-            break
-        time.sleep(0.05)
+    _gone(build)
     with fs.try_locked(lock) as mine:
         assert mine

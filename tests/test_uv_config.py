@@ -541,3 +541,68 @@ def test_a_sources_own_switches_reach_uvs_settings(env_py: Path, store: Path,
             env=_uv(tmp_path))
     assert r.returncode == 0, r.stderr
     assert settings_of(r.stdout)["extra-build-variables"]["pointops"]["FORCE_CUDA"] == "1"
+
+
+#: Files a user may hold, as --write then --remove must give them back, byte for byte:
+#: settings after theirs, between theirs, last, after a comment or a blank line, beside
+#: their own index and their own package's variables, in a pyproject.toml and a uv.toml.
+ROUND_TRIPS = {
+    "content before and after": (True, '[project]\nname = "p"\nversion = "0.1"\n\n'
+                                       '[tool.ruff]\nline-length = 99\n'),
+    "the table last": (True, '[project]\nname = "p"\nversion = "0.1"\n'),
+    "a blank line last": (True, '[project]\nname = "p"\n\n'),
+    "a comment last": (True, '[project]\nname = "p"\n# the end\n'),
+    "tool.uv between": (True, '[project]\nname = "p"\n\n[tool.uv]\npackage = true\n\n'
+                              '[tool.ruff]\nx = 1\n'),
+    "tool.uv last": (True, '[project]\nname = "p"\n\n[tool.uv]\npackage = true\n'),
+    "their index": (True, '[project]\nname = "p"\n\n[[tool.uv.index]]\n'
+                          'url = "https://example.org/simple"\n\n[tool.ruff]\nx = 1\n'),
+    "their variables": (True, '[project]\nname = "p"\n\n[tool.uv.extra-build-variables.mine]\n'
+                              'A = "1"\n'),
+    "CRLF": (True, '[project]\r\nname = "p"\r\n'),
+    "uv.toml": (False, '# mine\nindex-url = "https://example.org/simple"\n'),
+    "uv.toml with their list": (False, '[extra-build-dependencies]\nmine = ["ninja"]\n\n'
+                                       '[extra-build-variables.mine]\nA = "1"\n'),
+    "an empty uv.toml": (False, ""),
+}
+
+
+@pytest.mark.parametrize("case", list(ROUND_TRIPS))
+@pytest.mark.parametrize("index", [None, "https://download.pytorch.org/whl/cu128"])
+def test_write_then_remove_gives_the_file_back_byte_for_byte(case: str,
+                                                             index: str | None) -> None:
+    """A blank line tomlkit put before the first table wheelcuda wrote was read back as
+    the end of the user's table above it, and --remove left it there."""
+    pyproject, text = ROUND_TRIPS[case]
+    other = uvconfig.Settings("flash-attn", "torch==2.14.1", {"CUDA_HOME": "/c/h"})
+    doc = tomlkit.parse(text)
+    uvconfig.merge(doc, [OURS, other], pyproject=pyproject, index=index)
+    written = tomlkit.dumps(doc)  # a second run, in another process, reads the file
+    doc = tomlkit.parse(written)
+    assert uvconfig.merge(doc, [OURS, other], pyproject=pyproject, index=index) == []
+    assert tomlkit.dumps(doc) == written
+    whole = tomlkit.parse(written)
+    uvconfig.remove(whole, pyproject=pyproject)
+    assert tomlkit.dumps(whole) == text
+    one = tomlkit.parse(written)  # one package, then the other
+    uvconfig.remove(one, pyproject=pyproject, packages=["flash-attn"])
+    one = tomlkit.parse(tomlkit.dumps(one))
+    uvconfig.remove(one, pyproject=pyproject)
+    assert tomlkit.dumps(one) == text
+
+
+def test_uv_config_remove_gives_the_pyproject_back(env_py: Path, store: Path,
+                                                  tmp_path: Path) -> None:
+    """The command, as the README tells it: --write into pyproject.toml, then --remove
+    before committing, leaves the file as the user had it."""
+    del store
+    pyproject = tmp_path / "pyproject.toml"
+    for text in ROUND_TRIPS["content before and after"][1], ROUND_TRIPS["the table last"][1]:
+        pyproject.write_text(text)
+        r = run("uv-config", "--python", str(env_py), "--arch", "9.0", "--write",
+                str(pyproject), "causal-conv1d", env=_uv(tmp_path))
+        assert r.returncode == 0, r.stderr
+        assert "extra-build-variables" in pyproject.read_text()
+        r = run("uv-config", "--remove", "--write", str(pyproject), env=_uv(tmp_path))
+        assert r.returncode == 0, r.stderr
+        assert pyproject.read_bytes() == text.encode()

@@ -26,7 +26,7 @@ from typing import Any
 import tomlkit
 from packaging.utils import canonicalize_name
 from tomlkit.container import Container, OutOfOrderTableProxy
-from tomlkit.items import AoT, Array, InlineTable, Table
+from tomlkit.items import AoT, Array, InlineTable, Null, Table
 
 from .._data import settings as registry
 from ..errors import ConfigError
@@ -60,29 +60,69 @@ class Settings:
     variables: Mapping[str, str]
 
 
-def _root(doc: Container, pyproject: bool, create: bool) -> Table_ | None:
-    """The table uv reads its settings from: the document, or ``[tool.uv]``."""
+def _root(doc: Container, pyproject: bool, made: set[int] | None) -> Table_ | None:
+    """The table uv reads its settings from: the document, or ``[tool.uv]``; created
+    when missing unless ``made`` is None (:func:`_add`)."""
     if not pyproject:
         return doc
     node: Table_ = doc
     for name in ("tool", "uv"):
         child = node.get(name)
         if child is None:
-            if not create:
+            if made is None:
                 return None
-            child = tomlkit.table(is_super_table=True)
-            node[name] = child
+            child = _add(node, name, tomlkit.table(is_super_table=True), made)
         if not isinstance(child, _TABLES):
             return None
         node = child
     return node
 
 
-def _sub(parent: Table_, name: str, create: bool) -> Table_ | None:
+def _add(parent: Table_, name: str, item: Any, made: set[int]) -> Any:
+    """``parent[name] = item``, with no blank line before it where it follows the
+    user's own content. tomlkit puts one before a table it appends, and a blank line
+    before a table header is read back as the end of what stands above it: ``--remove``
+    left it in the user's table, and a file written and taken out again did not come
+    back as it was (a file ending in a newline and one ending in a blank line were
+    written alike, so no removal could tell them apart). After an item wheelcuda made
+    (``made``: their ids) the blank line is kept: it goes out with that item."""
+    last = _last(parent)
+    parent[name] = item
+    return _placed(item, last, made)
+
+
+def _append(entries: AoT | Array, item: Any, made: set[int]) -> None:
+    """``entries.append(item)``, placed as :func:`_add` places it."""
+    last = _last(entries) if isinstance(entries, AoT) else None
+    entries.append(item)
+    _placed(item, last, made)
+
+
+def _placed(item: Any, last: object | None, made: set[int]) -> Any:
+    if last is not None and id(last) not in made:
+        item.trivia.indent = ""
+    made.add(id(item))
+    return item
+
+
+def _last(parent: Table_ | AoT) -> object | None:
+    """What ``parent`` ends with (a value, a comment, a blank line), the last table of a
+    list of tables; None when it is empty."""
+    if isinstance(parent, AoT):
+        items: list[object] = list(parent.body)
+    elif isinstance(parent, (Container, Table, InlineTable)):
+        body = parent.body if isinstance(parent, Container) else parent.value.body
+        items = [item for _, item in body if not isinstance(item, Null)]
+    else:  # a table split in two: its values only
+        items = list(parent.values())
+    last = items[-1] if items else None
+    return last[-1] if isinstance(last, AoT) and len(last) else last
+
+
+def _sub(parent: Table_, name: str, made: set[int] | None) -> Table_ | None:
     child = parent.get(name)
-    if child is None and create:
-        child = tomlkit.table(is_super_table=True)
-        parent[name] = child
+    if child is None and made is not None:
+        child = _add(parent, name, tomlkit.table(is_super_table=True), made)
     return child if isinstance(child, _TABLES) else None
 
 
@@ -122,13 +162,14 @@ def merge(doc: Container, settings: Sequence[Settings], *, pyproject: bool,
           index: str | None = None) -> list[str]:
     """Write ``settings`` (and, when torch comes from an index other than PyPI, that
     ``index``) into ``doc``; the conflicts (the user's own values, kept)."""
-    root = _root(doc, pyproject, create=True)
+    made: set[int] = set()
+    root = _root(doc, pyproject, made)
     if root is None:
         raise ConfigError("[tool] or [tool.uv] of this pyproject.toml is not a table; it was "
                           "not changed", "make them tables, or write a uv.toml instead")
-    conflicts = _merge_index(root, index, pyproject) if index else []
-    deps_root = _sub(root, DEPENDENCIES, create=True)
-    vars_root = _sub(root, VARIABLES, create=True)
+    conflicts = _merge_index(root, index, pyproject, made) if index else []
+    deps_root = _sub(root, DEPENDENCIES, made)
+    vars_root = _sub(root, VARIABLES, made)
     if deps_root is None or vars_root is None:
         raise ConfigError(f"{DEPENDENCIES} or {VARIABLES} in this file is not a table (uv "
                           "would refuse it too); it was not changed",
@@ -137,8 +178,7 @@ def merge(doc: Container, settings: Sequence[Settings], *, pyproject: bool,
         key = _key_for(vars_root, s.package)
         table = vars_root.get(key)
         if table is None:
-            table = tomlkit.table()
-            vars_root[key] = table
+            table = _add(vars_root, key, tomlkit.table(), made)
         if not isinstance(table, _TABLES):
             conflicts.append(f"{VARIABLES}.{s.package} is not a table: left as it is")
             continue
@@ -169,7 +209,7 @@ def merge(doc: Container, settings: Sequence[Settings], *, pyproject: bool,
     return conflicts
 
 
-def _merge_index(root: Table_, url: str, pyproject: bool) -> list[str]:
+def _merge_index(root: Table_, url: str, pyproject: bool, made: set[int]) -> list[str]:
     """An ``[[index]]`` for torch's index, named :data:`INDEX_NAME`, unless the file has
     one with that URL. In a project an explicit one serves (uv resolves extra build
     dependencies with the project's sources); ``uv pip`` does not use explicit indexes
@@ -195,9 +235,8 @@ def _merge_index(root: Table_, url: str, pyproject: bool) -> list[str]:
     table["name"] = INDEX_NAME
     table["url"] = url
     if entries is None:
-        entries = tomlkit.aot()
-        root["index"] = entries
-    entries.append(table)
+        entries = _add(root, "index", tomlkit.aot(), made)
+    _append(entries, table, made)
     return []
 
 
@@ -262,11 +301,11 @@ def remove(doc: Container, *, pyproject: bool, packages: Sequence[str] = (),
     """Take out what wheelcuda wrote (for ``packages``, else every package); the
     packages it was taken from. A value the user changed since stays, and is named in
     ``kept``."""
-    root = _root(doc, pyproject, create=False)
+    root = _root(doc, pyproject, None)
     if root is None:
         return []
-    deps_root = _sub(root, DEPENDENCIES, create=False)
-    vars_root = _sub(root, VARIABLES, create=False)
+    deps_root = _sub(root, DEPENDENCIES, None)
+    vars_root = _sub(root, VARIABLES, None)
     if vars_root is None:
         return []
     done = []
@@ -370,6 +409,8 @@ def render(settings: Sequence[Settings], header: Sequence[str], index: str | Non
     doc = tomlkit.document()
     for line in header:
         doc.add(tomlkit.comment(line))
+    if header:
+        doc.add(tomlkit.nl())
     merge(doc, settings, pyproject=False, index=index)
     return tomlkit.dumps(doc)
 

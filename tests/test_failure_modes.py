@@ -715,3 +715,76 @@ def test_doctor_checks_the_trees_uv_settings_name(tmp_path: Path, isolated: Path
     gone = next(m for m in said if str(missing) in m)
     assert "flash-attn" in gone and "it does not exist" in gone
     assert "wheelcuda uv-config --write uv.toml causal-conv1d" in said[clang]
+
+
+#: A cache folder nothing can write, root included (a cache mounted read-only, without
+#: needing the root that mounts one).
+UNWRITABLE = "/proc/wheelcuda-cache"
+
+
+def test_doctor_says_why_there_is_no_tree_and_a_fetch_that_works_read_only(
+        tmp_path: Path) -> None:
+    """Before: the tree's line said "not built (see problems)", and there is no
+    section of that name; and over a cache that cannot be written, the fix for a
+    compiler set still to fetch was `wheelcuda fetch`, which fails there. The line now
+    names the problem line printed below, and that fix moves the cache first: pasted,
+    it fetches, and doctor then says a build would work."""
+    py = torch_only(tmp_path)
+    env = {**fake_uv(tmp_path, unpack=True), "WHEELCUDA_CACHE_DIR": UNWRITABLE,
+           "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    r = run("doctor", "--python", str(py), "--arch", "9.0", env=env)
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stdout + r.stderr
+    assert "see problems" not in r.stdout
+    assert ("CUDA_HOME      not built: the compiler set is not here yet (the WARNING line "
+            "below, with its fix)") in r.stdout, r.stdout
+    assert "ERROR: a build cannot write wheelcuda's cache: cannot write in /proc" in r.stdout
+    warning = next(line for line in r.stdout.splitlines()
+                   if line.startswith("WARNING: missing CUDA 13 wheels"))
+    assert f"not while the cache is {UNWRITABLE}, which cannot be written" in warning
+    fix = r.stdout.splitlines()[r.stdout.splitlines().index(warning) + 1]
+    moved = tmp_path / "xdg" / "wheelcuda"  # the default folder: WHEELCUDA_CACHE_DIR moved it
+    assert fix.startswith(f"  fix: export WHEELCUDA_CACHE_DIR={moved} && wheelcuda fetch "
+                          f"--python {py}"), fix
+    pasted = {**env, "WHEELCUDA_CACHE_DIR": str(moved)}
+    fetched = run("fetch", "--python", str(py), env=pasted)
+    assert fetched.returncode == 0, fetched.stderr
+    after = run("doctor", "--python", str(py), "--arch", "9.0", env=pasted)
+    assert after.returncode == 0 and "OK: a build would work" in after.stdout, after.stdout
+    assert f"CUDA_HOME      {moved}/homes/" in after.stdout
+
+
+def test_doctor_points_at_the_problem_that_keeps_the_tree_away(tmp_path: Path) -> None:
+    """Without torch, or with a host compiler nvcc refuses, the tree's line says which
+    and which line below says it; never "see problems"."""
+    no_torch = fakes.python(tmp_path / "a", [fakes.build_needs(fakes.cu13_site(
+        tmp_path / "a/site"))])
+    r = run("doctor", "--python", str(no_torch), "--arch", "9.0")
+    assert "CUDA_HOME      not built: torch does not allow a build (the ERROR line below, " \
+           "with its fix)" in r.stdout, r.stdout
+    gcc = tmp_path / "gcc-16"
+    gcc.write_text("#!/bin/sh\ncase \"$1\" in -dumpfullversion) echo 16.1.0;; "
+                   "*) echo 'gcc (GCC) 16.1.0';; esac\n")
+    gcc.chmod(0o755)
+    r = run("doctor", "--python", str(fakes.user_env(tmp_path / "b")), "--arch", "9.0",
+            env={"NVCC_CCBIN": str(gcc)})
+    assert "CUDA_HOME      not built: this nvcc does not take the host compiler (the ERROR " \
+           "line below, with its fix)" in r.stdout, r.stdout
+
+
+def test_a_writable_folder_for_the_cache_is_this_users_own(tmp_path: Path) -> None:
+    """The folder doctor's fix moves the cache to: the default one when
+    WHEELCUDA_CACHE_DIR moved the cache away from it, else one under TMPDIR, never one
+    others may write to, and none when nothing can be written."""
+    from wheelcuda._pipeline import preflight  # noqa: PLC0415
+
+    xdg, temp = tmp_path / "xdg", tmp_path / "tmp"
+    temp.mkdir()
+    ctx = Context.of({"XDG_CACHE_HOME": str(xdg), "TMPDIR": str(temp)})
+    assert preflight.writable_folder(ctx, Layout(Path(UNWRITABLE))) == xdg / "wheelcuda"
+    mine = temp / f"wheelcuda-{os.getuid()}"
+    assert preflight.writable_folder(ctx, Layout(xdg / "wheelcuda")) == mine
+    mine.mkdir(mode=0o777)
+    mine.chmod(0o777)
+    assert preflight.writable_folder(ctx, Layout(xdg / "wheelcuda")) is None
+    nowhere = Context.of({"XDG_CACHE_HOME": "/proc/x", "TMPDIR": "/proc/y"})
+    assert preflight.writable_folder(nowhere, Layout(Path(UNWRITABLE))) is None

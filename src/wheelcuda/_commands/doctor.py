@@ -19,12 +19,13 @@ from .. import _proc as proc
 from .._context import Context
 from .._data import catalog
 from .._data import settings as registry
+from .._pipeline import preflight
 from .._probe import compile_cache, credentials, gpus, locate, shareconf, uvforms
 from .._probe import index as index_probe
 from .._probe import torch as torch_probe
 from .._rules import arch, checks, render
 from .._rules.checks import Kind, Problem, Severity
-from .._store import share, trees
+from .._store import paths, share, trees
 from .._values import SourceName
 from ..errors import ToolError, WheelcudaError
 from . import doctor_clang
@@ -154,6 +155,21 @@ def _redist(r: pipeline.Resolved) -> list[Problem]:
     return [fetch, *r.fetch.left(r.problems)]
 
 
+def _read_only(r: pipeline.Resolved, problems: list[Problem]) -> list[Problem]:
+    """A fetch into a cache that cannot be written (mounted read-only) cannot work, nor
+    can install's own: the fixes that name ``wheelcuda fetch`` move the cache to a
+    folder that can be written first, and say why."""
+    if not any(p.kind is Kind.CACHE and p.is_error for p in problems):
+        return problems
+    folder = preflight.writable_folder(r.ctx, r.layout)
+    where = shlex.quote(str(folder)) if folder else "DIR"
+    also = "" if folder else " (DIR: a folder of yours on a writable disk)"
+    return [Problem(p.kind, f"{p.message}; not while the cache is {r.layout.root}, which "
+                    "cannot be written (the cache ERROR above)",
+                    f"export {paths.ENV_VAR}={where} && {p.fix}{also}", p.severity)
+            if p.fix and p.fix.startswith("wheelcuda fetch") else p for p in problems]
+
+
 def _cu130_move(r: pipeline.Resolved, gpus_seen: dict[str, Any]) -> list[Problem]:
     """A CUDA 12 torch still without its compiler, on a driver that runs CUDA 13: moving
     torch to its cu130 build is the other way (the exact command)."""
@@ -246,8 +262,8 @@ def _diagnose(ctx: Context, r: pipeline.Resolved) -> dict[str, Any]:
                else checks.compiler_release(r.toolkit.inventory, r.toolkit.major))
     gpus_seen = _gpus(ctx, release)
     cache = compile_cache.find(ctx)
-    problems = [*_isolated(ctx, r, _fetchable(r)), *nvcc_problems, *_cu130_move(r, gpus_seen),
-                *_uv_project(ctx), *_cache_problems(r, cache)]
+    problems = [*_read_only(r, _isolated(ctx, r, _fetchable(r))), *nvcc_problems,
+                *_cu130_move(r, gpus_seen), *_uv_project(ctx), *_cache_problems(r, cache)]
     home = r.home
     return {
         "ok": not any(p.is_error for p in problems),
@@ -387,6 +403,29 @@ def _text_gpus(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+#: What keeps the tree from being built, by the kind of problem that says so, in the
+#: order the pipeline meets them: torch, the compiler set, the host compiler, the cache.
+_NO_TREE = {Kind.TORCH: "torch does not allow a build",
+            Kind.MISSING: "the compiler set is not here yet",
+            Kind.UNREACHABLE: "the compiler's source does not answer",
+            Kind.COMPONENTS: "the compiler set is incomplete or does not run",
+            Kind.HOST: "this nvcc does not take the host compiler",
+            Kind.CACHE: "wheelcuda's cache cannot be written"}
+
+
+def _not_built(problems: list[dict[str, Any]]) -> str:
+    """Why there is no CUDA_HOME, pointing at the problem line printed below that says
+    it (the first the pipeline meets: a compiler still to fetch is a warning, and
+    comes before a cache that cannot be written)."""
+    ranked = sorted((p for p in problems if p["kind"] in _NO_TREE),
+                    key=lambda p: list(_NO_TREE).index(Kind(p["kind"])))
+    if not ranked:
+        return "not built: the ERROR lines below say why"
+    first = ranked[0]
+    return (f"not built: {_NO_TREE[Kind(first['kind'])]} (the {first['severity'].upper()} "
+            "line below, with its fix)")
+
+
 def to_text(report: dict[str, Any]) -> str:
     """The report as a person reads it."""
     env, t, n, h, a = (report[k] for k in ("environment", "torch", "nvcc", "host_compiler",
@@ -401,7 +440,7 @@ def to_text(report: dict[str, Any]) -> str:
              *(_line("also", other) for other in report["toolkit"]["others"]),
              _line("CUDA_HOME", report["home"] or (
                  "not built yet: env, install and run build it (doctor tried one outside "
-                 "the cache)" if n else "not built (see problems)"))]
+                 "the cache)" if n else _not_built(report["problems"])))]
     if n:
         lines += [_line("nvcc", n["path"] or "the tree's, tried"), _line("", n["banner"])]
     limit = f" (this nvcc takes gcc <= {h['gcc_max_major']})" if h.get("gcc_max_major") else ""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import tempfile
 from pathlib import Path
 
 from .._context import Context
@@ -58,6 +59,29 @@ def cache_writable(layout: Layout) -> list[Problem]:
     return [Problem(Kind.CACHE, f"a build cannot write wheelcuda's cache: {why}",
                     f"make {layout.root} writable, or point {paths.ENV_VAR} at a folder of "
                     "yours on a writable disk")]
+
+
+def writable_folder(ctx: Context, layout: Layout) -> Path | None:
+    """A folder a cache could live in when ``layout``'s cannot be written (a cache
+    mounted read-only, a read-only home): the default cache folder when
+    WHEELCUDA_CACHE_DIR moved it, else one of this user's under TMPDIR; None when
+    neither can be written. A folder that exists must be this user's alone, as the
+    cache's must (:meth:`Layout.check`)."""
+    default = paths.root({k: v for k, v in ctx.environ.items() if k != paths.ENV_VAR})
+    temp = ctx.get("TMPDIR") or tempfile.gettempdir()
+    candidates = [Path(default), Path(temp, f"wheelcuda-{os.getuid()}")]
+    for folder in candidates:
+        if folder == layout.root:
+            continue
+        try:
+            unsafe = paths.unsafe_reason(folder.stat(), os.getuid())
+        except FileNotFoundError:
+            unsafe = None
+        except OSError:
+            continue
+        if unsafe is None and Layout(folder).write_problem() is None:
+            return folder
+    return None
 
 
 def build_needs(ctx: Context, target: Target) -> list[Problem]:

@@ -266,7 +266,7 @@ def test_a_pool_that_cannot_be_made_gives_way_to_the_trees(nvcc: Path, tmp_path:
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0 and "ARGS " in out, err
     assert f"--split-compile={_machine.cores()}" in out and "pool" not in err, err
-    assert (tmp_path / "ours" / "budget").is_file()
+    assert (tmp_path / "ours" / "lock").is_file()
 
 
 def test_with_no_pool_at_all_the_compile_still_runs(nvcc: Path, tmp_path: Path) -> None:

@@ -25,8 +25,7 @@ LIMIT_S = 20
 def _tree_at(home: Path) -> Path:
     """A tree's programs at ``home`` (its bin/), as trees.py writes them."""
     modules = tuple((n, standalone.source(n)) for n in tree.WRAPPER_MODULES)
-    for rel, text in tree.wrapper_files(sys.executable, standalone.source("_nvcc_wrapper.py"),
-                                        str(home), modules):
+    for rel, text in tree.wrapper_files(sys.executable, str(home), modules):
         path = home / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)

@@ -168,18 +168,13 @@ def tree_for(ctx: Context, layout: Layout, toolkit: Toolkit) -> plan.TreePlan:
     versions = {f.component.name: f.version for f in toolkit.compiler_parts() if f.version}
     return plan.plan_tree(key, folders, plan.os_listdir, versions=versions,
                           cuda=".".join(cuda.split(".")[:3]), target_dir=catalog.target_dir(),
-                          wrapper=plan.wrapper_files(ctx.executable, _wrapper_source(),
-                                                     str(layout.home(key)), _modules(),
+                          wrapper=plan.wrapper_files(ctx.executable, str(layout.home(key)),
+                                                     _modules(),
                                                      _facts(str(layout.events),
                                                             str(layout.pool),
                                                             toolkit.source !=
                                                             SourceName.CLANG)),
                           hidden=hidden)
-
-
-@functools.cache
-def _wrapper_source() -> str:
-    return standalone.source("_nvcc_wrapper.py")
 
 
 @functools.cache
@@ -197,5 +192,5 @@ def _facts(events: str, pool: str, split: bool) -> str:
 
 
 def _wrapper_version() -> str:
-    blob = _wrapper_source() + "".join(text for _, text in _modules())
+    blob = "".join(text for _, text in _modules())
     return hashlib.sha256(blob.encode()).hexdigest()[:12]

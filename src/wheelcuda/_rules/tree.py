@@ -131,13 +131,26 @@ REAL_NVCC = "bin/.nvcc-real"
 
 
 #: The host compiler shim: the real one, its C++ standard raised, its compiles admitted
-#: and told (_cxx_std.py).
+#: and told (_cxx_std.py, through its entry).
 HOST_SHIM = "bin/wheelcuda-c++"
+HOST_ENTRY = "bin/.wheelcuda-c++.py"
 #: The tree's facts, read by its programs at compile time (_standalone/_tree.py).
 FACTS = f"bin/{_tree.CONFIG}"
 #: The standalone modules the wrapper and the host shim import, copied beside them into bin/.
-WRAPPER_MODULES = ("_pool.py", "_machine.py", "_cxx_std.py", "_progress.py", "_nvcc_table.py",
-                   "_build.py", "_events.py", "_tree.py")
+WRAPPER_MODULES = ("_nvcc_wrapper.py", "_pool.py", "_machine.py", "_cxx_std.py",
+                   "_progress.py", "_nvcc_table.py", "_build.py", "_events.py", "_tree.py")
+
+
+def entry(module: str) -> str:
+    """A program's entry, the script its trampoline runs: it imports ``module`` from
+    beside it and runs its ``main`` (pure). Python compiles a script it runs at every
+    start, and a module it imports from the ``.pyc`` written with the tree (_store/fs.py
+    ``precompile``): run as scripts, the wrapper and what it imports cost each compile
+    about 100 ms of Python's compiler (2-core machine, 2026-12-06)."""
+    return ("import os, sys\n"
+            "sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))\n"
+            f"import {module}  # noqa: E402\n"
+            f"{module}.main()\n")
 
 
 def tree_facts(events: str, *, pool: str, recipes: Mapping[str, Mapping[str, object]],
@@ -159,11 +172,11 @@ def _trampoline(python: str, script: str, what: str) -> str:
                       f"exec {shlex.quote(python)} -IBS {shlex.quote(script)} \"$@\"", ""])
 
 
-def wrapper_files(python: str, source: str, home: str,
-                  modules: tuple[tuple[str, str], ...] = (), facts: str = ""
-                  ) -> tuple[tuple[str, str], ...]:
+def wrapper_files(python: str, home: str, modules: tuple[tuple[str, str], ...] = (),
+                  facts: str = "") -> tuple[tuple[str, str], ...]:
     """``bin/nvcc``: a sh trampoline into the arch-pruning wrapper (see _nvcc_wrapper),
-    the modules it imports, the host compiler shim, and the tree's ``facts`` (JSON).
+    the modules it imports (the wrapper's among them), the host compiler shim, and the
+    tree's ``facts`` (JSON).
 
     The trampolines name the programs by the tree's final path ``home``, not by ``$0``:
     through a link to ``bin/nvcc`` (``~/bin/nvcc``, a CMake toolchain link) ``$0`` is the
@@ -173,13 +186,14 @@ def wrapper_files(python: str, source: str, home: str,
     wrapper = os.path.join(home, WRAPPER_SOURCE)
     trampoline = _trampoline(python, wrapper, "prunes GPU targets to WHEELCUDA_ARCHS and "
                              "waits for the machine's compile budget, then runs .nvcc-real")
-    shim = _trampoline(python, os.path.join(home, "bin/_cxx_std.py"),
+    shim = _trampoline(python, os.path.join(home, HOST_ENTRY),
                        "the host compiler (WHEELCUDA_REAL_CXX), its C++ standard raised to "
                        "WHEELCUDA_CXX_STD, its compiles in the machine's compile budget")
     names = {n for n, _ in modules}
-    return ((WRAPPER, trampoline), (WRAPPER_SOURCE, source),
+    return ((WRAPPER, trampoline), (WRAPPER_SOURCE, entry("_nvcc_wrapper")),
             *((f"bin/{name}", text) for name, text in modules),
-            *(((HOST_SHIM, shim),) if "_cxx_std.py" in names else ()),
+            *(((HOST_SHIM, shim), (HOST_ENTRY, entry("_cxx_std"))) if "_cxx_std.py" in names
+              else ()),
             *(((FACTS, facts),) if facts else ()))
 
 

@@ -38,14 +38,11 @@ import signal
 import stat as stat_module
 import sys
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # the pyproject's name alone, by its line
-    tomllib = None
+# NamedTuples and plain classes, not dataclasses: importing dataclasses (with inspect
+# and ast) cost each compile's start about 20 ms (2-core machine, 2026-12-06)
+from typing import Any, NamedTuple
 
 try:
     from . import _events, _tree
@@ -56,13 +53,13 @@ except ImportError:  # run from a tree's bin/, beside it
 PROGRESS_VAR = "WHEELCUDA_PROGRESS"
 QUIET_VAR = "WHEELCUDA_NO_PROGRESS"
 #: What a tree build's events file is called: ``tree-<pid>-<start>.jsonl``.
-TREE_EVENTS = re.compile(r"^tree-(?P<pid>\d+)-(?P<start>\d+)\.jsonl$")
+#: (compiled when used: re.match caches it, and a compile's start pays for no other)
+TREE_EVENTS = r"^tree-(?P<pid>\d+)-(?P<start>\d+)\.jsonl$"
 #: The width of a terminal that says none.
 _DEFAULT_COLUMNS = 80
 
 
-@dataclass(frozen=True)
-class Stat:
+class Stat(NamedTuple):
     """What /proc says of a process."""
 
     pid: int
@@ -99,8 +96,7 @@ def _python(s: Stat) -> bool:
     return os.path.basename(s.exe).startswith(("python", "pypy"))
 
 
-@dataclass(frozen=True)
-class Build:
+class Build(NamedTuple):
     """The build a compile belongs to."""
 
     pid: int
@@ -131,9 +127,8 @@ def find(pid: int | None = None) -> Build | None:
     return Build(chosen.pid, chosen.start, cwd, stat(chosen.ppid))
 
 
-_PKG_NAME = re.compile(r"(?m)^Name:\s*(\S+)\s*$")
-_PKG_VERSION = re.compile(r"(?m)^Version:\s*(\S+)\s*$")
-_PROJECT_NAME = re.compile(r"(?ms)^\[project\][^\[]*?^name\s*=\s*[\"']([^\"']+)[\"']")
+#: A pyproject's ``[project]`` name by its line (compiled when used: re.search caches it).
+_PROJECT_NAME = r"(?ms)^\[project\][^\[]*?^name\s*=\s*[\"']([^\"']+)[\"']"
 
 
 def _head(path: str) -> str:
@@ -146,13 +141,16 @@ def _head(path: str) -> str:
 
 def _project(text: str) -> tuple[str, str]:
     """A pyproject.toml's static ``[project]`` name and version ("" where not static)."""
-    if tomllib is None:  # Python 3.10: the name alone, by its line
-        found = _PROJECT_NAME.search(text)
-        return (found[1] if found else ""), ""
-    try:
-        project = tomllib.loads(text).get("project")
-    except ValueError:  # cut at 16 KiB, or not TOML
-        found = _PROJECT_NAME.search(text)
+    project: object = None
+    if not text.strip():
+        return "", ""
+    if sys.version_info >= (3, 11):
+        # imported here: most builds name themselves in PKG-INFO, and tomllib costs ~8 ms
+        import tomllib  # noqa: PLC0415
+        with contextlib.suppress(ValueError):  # cut at 16 KiB, or not TOML
+            project = tomllib.loads(text).get("project", {})
+    if project is None:  # Python 3.10, or no TOML: the name alone, by its line
+        found = re.search(_PROJECT_NAME, text)
         return (found[1] if found else ""), ""
     if not isinstance(project, dict):
         return "", ""
@@ -165,11 +163,10 @@ def package_name(cwd: str) -> tuple[str, str]:
     """(name, version) of the package built in ``cwd``: an unpacked sdist's PKG-INFO, else
     a project's static ``[project]`` name and version, else the folder's name (version
     "")."""
-    info = _head(os.path.join(cwd, "PKG-INFO"))
-    name = _PKG_NAME.search(info)
-    if name:
-        version = _PKG_VERSION.search(info)
-        return name[1], version[1] if version else ""
+    info = dict(line.split(":", 1) for line in _head(os.path.join(cwd, "PKG-INFO"))
+                .split("\n\n", 1)[0].splitlines() if ":" in line and line[:1] not in " \t")
+    if info.get("Name", "").strip():
+        return info["Name"].strip(), info.get("Version", "").strip()
     project = _project(_head(os.path.join(cwd, "pyproject.toml")))
     if project[0]:
         return project
@@ -229,10 +226,11 @@ def placed(text: str, installer: str, *, first: bool, height: int = 2) -> str:
     return text + "\n"
 
 
-def tell(text: str, build: Build | None, environ: Mapping[str, str], *, first: bool) -> None:
-    """``text`` on the terminal of the person who started the build, when the build's
-    output does not reach it (see the module's docstring); a terminal that cannot be
-    written costs only the line."""
+def tell(text: Callable[[int], str], build: Build | None, environ: Mapping[str, str], *,
+         first: bool) -> None:
+    """``text`` (the line for a width) on the terminal of the person who started the
+    build, when the build's output does not reach it (see the module's docstring); a
+    terminal that cannot be written costs only the line."""
     if environ.get(PROGRESS_VAR) or _tree.flag(environ.get(QUIET_VAR)) or build is None:
         return
     try:
@@ -243,13 +241,11 @@ def tell(text: str, build: Build | None, environ: Mapping[str, str], *, first: b
         try:
             if not _ours_to_tell(fd, build):
                 return
-            # a pty nobody sized (`script`, `docker exec -t`) says 0 columns: take 80
-            width = os.get_terminal_size(fd).columns or _DEFAULT_COLUMNS
             plain = environ.get("TERM", "") in ("", "dumb")
             installer = "" if plain else _installer(build)
             height = _uv_lines(build.parent.pid) if installer == "uv" and build.parent else 2
             # a line that wrapped would be two: uv would draw over one of them
-            shown = _events.printable(text)[:max(10, width - 1)]
+            shown = text(width(fd, environ) - 1)
             data = placed(shown, installer, first=first, height=height).encode(
                 errors="replace")
             # ninja runs each compile in a process group of its own, which is never the
@@ -280,15 +276,38 @@ def _ours_to_tell(fd: int, build: Build) -> bool:
     return not (stat_module.S_ISCHR(there.st_mode) and there.st_rdev == here.st_rdev)
 
 
-def line(state: _events.State, build_name: str, what: str, *,
-         before: Sequence[_events.Compile], source: str, now: float | None = None) -> str:
-    """The terminal's line for one compile's start or end (pure but for the clock)."""
+def width(fd: int, environ: Mapping[str, str]) -> int:
+    """The columns of the terminal ``fd``: ``COLUMNS`` when set (as
+    shutil.get_terminal_size reads it), else what the terminal says, else 80 (a pty
+    nobody sized, `script` or `docker exec -t`, says 0)."""
+    given = environ.get("COLUMNS", "").strip()
+    if given.isdecimal() and int(given) > 0:
+        return int(given)
+    try:
+        return os.get_terminal_size(fd).columns or _DEFAULT_COLUMNS
+    except OSError:
+        return _DEFAULT_COLUMNS
+
+
+def line(state: _events.State, build_name: str, what: Sequence[str], *,
+         before: Sequence[_events.Compile], source: str, now: float | None = None,
+         width: int = _DEFAULT_COLUMNS) -> str:
+    """The terminal's line for one compile's start, end or wait (pure but for the
+    clock), fitted to ``width`` by whole parts, what matters first: how many are done
+    and the time so far, then the file (``what``: its forms, the longest first), the
+    time left, the build, what else runs (``wheelcuda [1/4] 52.0s · compiled
+    causal_conv1d_update.cu (sm_120) in 8.3s · about 4 min left · causal-conv1d
+    1.7.0``)."""
     now = time.time() if now is None else now
     elapsed = now - state.first if state.first is not None else 0.0
-    status = _events.status_line(state, now, elapsed, before=before,
-                                 jobs=max(1, len(state.running)), width=10**6,
-                                 source=source)
-    return f"wheelcuda: {build_name}: {what} · {status}"
+    left = _events.time_left(state, now, before, max(1, len(state.running)))
+    others = len(state.running)
+    return _events.fit([[f"wheelcuda {_events.count_of(state, before)} "
+                         f"{_events.duration(elapsed)}"],
+                        [_events.printable(w) for w in what],
+                        [f"{left} ({source})" if source else left, left],
+                        [_events.printable(build_name)],
+                        [f"{others} running" if others else ""]], width)
 
 
 def read(path: str | None) -> _events.State:
@@ -317,3 +336,47 @@ def append(path: str | None, event: Mapping[str, object]) -> bool | None:
         finally:
             os.close(fd)
     return None
+
+
+#: How many of the newest tree builds :func:`last_profile` looks through.
+_PROFILES_READ = 32
+
+
+def last_profile(facts: Mapping[str, Any], package: str, build: Build | None
+                 ) -> dict[str, float]:
+    """The seconds each file took in the newest finished build of ``package`` that went
+    through this tree's cache by a route other than install (uv, pip, the backend),
+    by the file's path in the package; empty when there is none. install hands its own
+    builds' profile over (WHEELCUDA_ORDER); the other routes learn from each other here,
+    so a second ``uv add`` of a package knows its files' order and its time left."""
+    folder = facts.get("events")
+    if not isinstance(folder, str) or not folder or not package:
+        return {}
+    mine = f"tree-{build.pid}-{build.start}.jsonl" if build else ""
+    try:
+        names = [n for n in os.listdir(folder) if re.match(TREE_EVENTS, n) and n != mine]
+        newest = sorted(names, key=lambda n: os.stat(os.path.join(folder, n)).st_mtime,
+                        reverse=True)[:_PROFILES_READ]
+    except OSError:
+        return {}
+    want = _tree.canonical(package)
+    for name in newest:
+        path = os.path.join(folder, name)
+        if _tree.canonical(_events.read_events(_lines(path, 4096)[:1]).build.split(" ")[0]) \
+                != want:  # another package's: its first line says (every event names it)
+            continue
+        state = _events.read_events(_lines(path))
+        if state.running or state.waiting:  # still running, or stopped in the middle
+            continue
+        ok = {c.key: c.wall for c in state.done if c.code == 0}
+        if ok:
+            return ok
+    return {}
+
+
+def _lines(path: str, most: int = 4 * 1024 * 1024) -> list[str]:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read(most).splitlines()
+    except OSError:
+        return []

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import shutil
 import sys
 
 try:
@@ -37,7 +36,8 @@ VAR = "WHEELCUDA_CXX_STD"
 REAL_VAR = "WHEELCUDA_REAL_CXX"
 #: What a raised call writes to WHEELCUDA_NVCC_LOG (install says it after the build).
 LOG_MARK = "# wheelcuda: raised"
-_STD = re.compile(r"^(c|gnu)\+\+(\d[\dxyzab])$")
+#: compiled when used (re.match caches it): a compile's start pays only for what it uses
+_STD = r"^(c|gnu)\+\+(\d[\dxyzab])$"
 #: The draft names compilers take for each standard.
 _ALIAS = {"0x": 11, "1y": 14, "1z": 17, "2a": 20, "2b": 23, "2c": 26}
 _XCOMPILER = ("-Xcompiler", "--compiler-options")
@@ -50,7 +50,7 @@ def wanted(value: str | None) -> int | None:
 
 
 def _number(name: str) -> int | None:
-    m = _STD.match(name)
+    m = re.match(_STD, name)
     if not m:
         return None
     digits = m.group(2)
@@ -63,7 +63,7 @@ def _number(name: str) -> int | None:
 def _raised(name: str, want: int) -> str | None:
     """``c++17`` -> ``c++20`` when 17 is below ``want`` (98 and 03 too); None to keep it."""
     number = _number(name)
-    m = _STD.match(name)
+    m = re.match(_STD, name)
     if number is None or m is None or number >= want + 100:
         return None
     return f"{m.group(1)}++{want}"
@@ -147,7 +147,7 @@ def main() -> None:
         args, raised = raise_args(args, want)
         log_raised(raised, want, "host")
     try:
-        found = shutil.which(real[0], path=environ.get("PATH", os.defpath))
+        found = _tree.which(real[0], environ.get("PATH", os.defpath))
         if found and "-c" in args and _progress.sources(args):
             sys.exit(_progress.run(_progress.Call(found, [*real, *args]), here, environ))
         os.execvp(real[0], [*real, *args])  # noqa: S606 - argv list

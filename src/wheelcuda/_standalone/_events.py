@@ -19,8 +19,10 @@ import json
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+
+# NamedTuples and plain classes, not dataclasses: importing dataclasses (with inspect
+# and ast) cost each compile's start about 20 ms (2-core machine, 2026-12-06)
+from typing import Any, NamedTuple
 
 
 def duration(seconds: float) -> str:
@@ -33,8 +35,7 @@ def duration(seconds: float) -> str:
     return f"{minutes // 60}h{minutes % 60:02d}m"
 
 
-@dataclass(frozen=True)
-class Compile:
+class Compile(NamedTuple):
     """One finished compile."""
 
     file: str
@@ -81,15 +82,18 @@ def relative(file: str, root: str) -> str:
     return os.path.relpath(path, root) if path.startswith(root + os.sep) else ""
 
 
-@dataclass
 class State:
     """What the events said so far: compiles running (by pid: their start events) and
-    finished, and the build's name when an event gave it."""
+    finished, the build's name when an event gave it, when its first compile started
+    (wall clock), and the compiles other builds' hold back (their ``wait`` events: what
+    they wait for)."""
 
-    running: dict[int, Mapping[str, Any]] = field(default_factory=dict)
-    done: list[Compile] = field(default_factory=list)
-    build: str = ""
-    first: float | None = None  # when the first compile started (wall clock)
+    def __init__(self) -> None:
+        self.running: dict[int, Mapping[str, Any]] = {}
+        self.done: list[Compile] = []
+        self.build = ""
+        self.first: float | None = None
+        self.waiting: dict[int, str] = {}
 
 
 #: The largest number a profile may hold, whole or not: a float's exact range. An int of
@@ -141,12 +145,16 @@ def read_events(lines: Iterable[str], state: State | None = None) -> State:
         pid = event["pid"]
         if isinstance(event.get("build"), str) and event["build"]:
             state.build = event["build"]
-        if event.get("event") == "start":
+        if event.get("event") == "wait":
+            state.waiting[pid] = str(event.get("for") or "another build")
+        elif event.get("event") == "start":
+            state.waiting.pop(pid, None)
             state.running[pid] = event
             t = number(event.get("t"), -1.0)
             if t >= 0 and (state.first is None or t < state.first):
                 state.first = t
         elif event.get("event") == "end":
+            state.waiting.pop(pid, None)
             started = state.running.pop(pid, {})
             wall = number(event.get("wall"))
             state.done.append(Compile(
@@ -170,7 +178,7 @@ def _about(seconds: float) -> str:
     return f"about {minutes} min left" if minutes >= 1 else "under a minute left"
 
 
-def _left(state: State, now: float, before: Sequence[Compile], jobs: int) -> str:
+def time_left(state: State, now: float, before: Sequence[Compile], jobs: int) -> str:
     """The time left, from the last build of the same package (or the recipe's guess):
     the times of its compiles not done yet (less what the running ones have had),
     spread over the jobs; nothing without one (a count says too little of files of very
@@ -187,29 +195,55 @@ def _left(state: State, now: float, before: Sequence[Compile], jobs: int) -> str
     return _about(remaining / max(1, min(jobs, len(before)))) if remaining > 0 else ""
 
 
+def fit(parts: Sequence[Sequence[str]], width: int, sep: str = " · ") -> str:
+    """One line of at most ``width`` characters from ``parts``, most important first,
+    each given as its forms from the longest to the shortest (pure): each part takes its
+    longest form that still fits, and one with none is left out whole. A value is never
+    cut in the middle (``in 8.`` for ``in 8.3s`` read as a time); only a first part
+    wider than the whole line is, at its end, with ``…``."""
+    line = ""
+    for forms in parts:
+        for form in forms:
+            if not form:
+                continue
+            candidate = f"{line}{sep}{form}" if line else form
+            if len(candidate) <= width:
+                line = candidate
+                break
+        else:
+            if not line and forms and forms[-1]:
+                line = forms[-1][:max(1, width - 1)] + "…"
+    return line
+
+
+def count_of(state: State, before: Sequence[Compile]) -> str:
+    """``[3/72]`` (done of the build's files, when a profile or guess knows them), else
+    ``[3 done]`` (pure)."""
+    total, count = len(before), len(state.done)
+    return f"[{count}/{total}]" if total >= count + len(state.running) else f"[{count} done]"
+
+
 def status_line(state: State, now: float, elapsed: float, *, before: Sequence[Compile] = (),
                 jobs: int = 1, width: int = 100, source: str = "") -> str:
     """How far along a build is: ``[37/72] flash_bwd_hdim128.cu 3m10s · 7m42s elapsed ·
-    about 9 min left``, cut to ``width``; ``source`` says where the time left comes from
-    (``the recipe's guess``) when it is not the build's own last run."""
-    total = len(before)
-    count = len(state.done)
-    where = f"[{count}/{total}]" if total >= count + len(state.running) else \
-        f"[{count} done]"
+    about 9 min left``, fitted to ``width`` by whole parts (:func:`fit`); ``source`` says
+    where the time left comes from (``the recipe's guess``) when it is not the build's
+    own last run."""
+    where = count_of(state, before)
     longest = max(state.running.values(), key=lambda e: now - number(e.get("t"), now),
                   default=None)
-    running = ""
+    forms = [where]
     if longest is not None:
         name = os.path.basename(str(longest.get("file") or "?"))
-        running = f" {name} {duration(max(0.0, now - number(longest.get('t'), now)))}"
-        if len(state.running) > 1:
-            running += f" (+{len(state.running) - 1} running)"
-    parts = [f"{where}{running}", f"{duration(elapsed)} elapsed"]
-    left = _left(state, now, before, jobs)
-    if left:
-        parts.append(f"{left} ({source})" if source else left)
-    line = " · ".join(parts)
-    return line if len(line) <= width else line[:max(1, width - 1)] + "…"
+        running = f"{where} {name} {duration(max(0.0, now - number(longest.get('t'), now)))}"
+        more = f" (+{len(state.running) - 1} running)" if len(state.running) > 1 else ""
+        forms = [running + more, running, where]
+    elif state.waiting:
+        forms = [f"{where} waiting for {next(iter(state.waiting.values()))}",
+                 f"{where} waiting", where]
+    left = time_left(state, now, before, jobs)
+    return fit([forms, [f"{duration(elapsed)} elapsed"],
+                [f"{left} ({source})" if source else left, left]], width)
 
 
 def finished_line(c: Compile, count: int, total: int) -> str:

@@ -1,6 +1,7 @@
 """The machine a compile runs on, read at compile time: the cores this process may use
 and the memory still free, within the limits of its cgroups (a container's CPU quota and
-memory limit, v1 or v2, on any cgroup from its own to the root).
+memory limit, v1 or v2, on any cgroup from its own to the root), and the memory a
+running compile holds now.
 
 Standalone: copied into each tree's bin/ beside the compile pool (_pool.py), which reads
 it before each compile; the standard library only. _probe/machine.py answers the same
@@ -78,9 +79,23 @@ def _meminfo_available(text: str) -> int | None:
     return None
 
 
+def _inactive_file(folder: str, v1: bool) -> int:
+    """Page cache the kernel reclaims first, counted in a cgroup's usage: v2's
+    ``inactive_file``, v1's ``total_inactive_file`` (its whole subtree) from memory.stat.
+    Left in, a limited container that had just unpacked torch looked full and ran one
+    compile at a time (docker's and the kubelet's ``working set`` subtract it too)."""
+    name = "total_inactive_file" if v1 else "inactive_file"
+    for line in (_read(os.path.join(folder, "memory.stat")) or "").splitlines():
+        key, _, value = line.partition(" ")
+        if key == name and value.strip().isdecimal():
+            return int(value)
+    return 0
+
+
 def _cgroup_room() -> int | None:
     """The least room below a memory limit among this process's cgroups (v2's
-    memory.max, v1's memory.limit_in_bytes), in bytes; None without a limit."""
+    memory.max, v1's memory.limit_in_bytes), its usage less the page cache the kernel
+    reclaims first, in bytes; None without a limit."""
     rooms = []
     for folder in _cgroup_dirs():
         for limit_name, used_name in (("memory.max", "memory.current"),
@@ -90,7 +105,8 @@ def _cgroup_room() -> int | None:
             # v1 says "no limit" with a number near 2**63
             if limit and usage and limit.isdecimal() and usage.isdecimal() \
                     and int(limit) < 2**60:
-                rooms.append(max(0, int(limit) - int(usage)))
+                used = max(0, int(usage) - _inactive_file(folder, used_name != "memory.current"))
+                rooms.append(max(0, int(limit) - used))
     return min(rooms) if rooms else None
 
 
@@ -99,6 +115,37 @@ def available_memory() -> int | None:
     meminfo = _read("/proc/meminfo")
     values = [v for v in (_meminfo_available(meminfo or ""), _cgroup_room()) if v is not None]
     return min(values) if values else None
+
+
+def _children(pid: int) -> list[int]:
+    """The processes ``pid``'s threads started (nvcc starts cicc and ptxas from threads
+    of its own with ``--threads``); empty when they cannot be read."""
+    out: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tasks:
+        text = _read(f"/proc/{pid}/task/{tid}/children") or ""
+        out += [int(c) for c in text.split() if c.isdecimal()]
+    return out
+
+
+def tree_memory(pid: int) -> int:
+    """Bytes resident in ``pid`` and every process below it (a compile: its wrapper,
+    nvcc, cicc, ptxas, the host compiler), from /proc's statm; 0 when it is gone."""
+    page = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+    total, todo, seen = 0, [pid], set[int]()
+    while todo:
+        p = todo.pop()
+        if p in seen or len(seen) > 4096:  # a pid reused under us cannot loop for ever
+            continue
+        seen.add(p)
+        fields = (_read(f"/proc/{p}/statm") or "").split()
+        if len(fields) > 1 and fields[1].isdecimal():
+            total += int(fields[1]) * page
+        todo += _children(p)
+    return total
 
 
 def parse_size(text: str) -> int | None:

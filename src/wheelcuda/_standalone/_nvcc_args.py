@@ -7,6 +7,7 @@ which turns a :class:`Translation` into a clang call. Forms it does not carry ou
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import sys
 
@@ -142,7 +143,7 @@ def _targets(t: Translation, kind: str, value: str,  # noqa: PLR0912
              arch_seen: list[str]) -> None:
     """Record what -gencode / -arch / -code ask for."""
     if kind == "gencode":
-        m = PAIR.match(value.replace(" ", ""))
+        m = re.match(PAIR, value.replace(" ", ""))
         if not m:
             raise Refused(f"nvcc -gencode {value}: not the arch=compute_X,code=sm_X form",
                           "write it as -gencode arch=compute_90,code=sm_90")

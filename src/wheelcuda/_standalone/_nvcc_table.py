@@ -8,8 +8,6 @@ so the standard library alone. _data/clang.py takes the arch table from here.
 
 from __future__ import annotations
 
-import re
-
 #: Options that take a value (as the next word, ``=value``, or for the one-letter ones
 #: glued on: ``-Ifoo``): meaning, then every spelling nvcc takes.
 _VALUED_TEXT = """
@@ -147,4 +145,5 @@ PTXAS_FOR_ARCH = {"100": (12, 8), "101": (12, 8), "120": (12, 8), "103": (12, 9)
 #: Every arch the clang toolkit may name, oldest first.
 ARCHS = ("50", "52", "53", "60", "61", "62", "70", "72", "75", "80", "86", "87", "89", "90",
          "90a", "100", "100a", "101", "101a", "103", "103a", "120", "120a", "121", "121a")
-PAIR = re.compile(r"^arch=(compute|sm)_(\w+),code=\[?([\w,]+)\]?$")
+#: (compiled when used: re.match caches it, and a compile's start pays for no other)
+PAIR = r"^arch=(compute|sm)_(\w+),code=\[?([\w,]+)\]?$"

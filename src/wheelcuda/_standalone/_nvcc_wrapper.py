@@ -52,7 +52,8 @@ except ImportError:  # run as a script from a tree's bin/, beside them
     import _tree  # type: ignore[import-not-found,no-redef]
 
 REAL = ".nvcc-real"
-_PAIR = re.compile(r"arch=([\w]+),code=\[?([\w,]+)\]?$")
+#: (compiled when used: re.match caches it, and a compile's start pays for no other)
+_PAIR = r"arch=([\w]+),code=\[?([\w,]+)\]?$"
 #: Options whose value says which GPU code to make, in each spelling nvcc takes.
 _GENCODE = _table.spellings("gencode")
 _ARCHES = _table.spellings("gencode", "arch", "code")
@@ -110,7 +111,7 @@ def requested(args: list[str]) -> tuple[list[str], set[str], bool]:
     seen = False
     for name, value, span in _options(args):
         if name in _ARCHES:
-            m = _PAIR.match(value.replace(" ", "")) if name in _GENCODE else None
+            m = re.match(_PAIR, value.replace(" ", "")) if name in _GENCODE else None
             asked |= _numbers(m.group(2)) if m else _numbers(value)
             seen = True
         else:

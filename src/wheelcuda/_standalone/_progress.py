@@ -21,12 +21,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import sys
-import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TypeVar
 
 try:
@@ -131,93 +129,184 @@ def _status_code(status: int) -> int:
     return os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1
 
 
-def _ask(call: Call, here: str, environ: Mapping[str, str], build: _build.Build | None,
-         package: str) -> tuple[_pool.Ask, dict[str, float]]:
-    facts = _tree.config(here)
+def _expected(environ: Mapping[str, str], facts: Mapping[str, object], package: str,
+           build: _build.Build | None) -> tuple[dict[str, float], str]:
+    """Each of the build's files' expected seconds, and where they come from (for the
+    time left): install's profile of the package's last build (WHEELCUDA_ORDER), else
+    the newest build of it through this tree by another route, filled with the recipe
+    table's guess for what it lacks, else the guess alone."""
+    if environ.get(_tree.ORDER_VAR):
+        return _tree.order(environ, facts, package), ""
+    guess = _tree.order({}, facts, package)
+    last = _build.last_profile(facts, package, build)
+    if not last:
+        return guess, "the recipe's guess" if guess else ""
+    more = {k: s for k, s in guess.items() if not any(_events.same_file(k, o) for o in last)}
+    return {**last, **more}, ""
+
+
+def _ask(call: Call, environ: Mapping[str, str], facts: Mapping[str, object],
+         build: _build.Build | None, package: str, *, label: str,
+         seconds: Mapping[str, float]) -> _pool.Ask:
     file = (sources(call.args()) or [""])[0]
     name = os.path.basename(file)
     key = (_events.relative(os.path.join(os.getcwd(), file), build.cwd) if build else "") \
         or name
-    seconds = _tree.order(environ, facts, package)
     expected = next((s for k, s in seconds.items() if _events.same_file(k, key)), -1.0)
     unit = int(_tree.job_gb(environ, facts, package) * 1024**3)
     fixed = call.fixed_split or 1
-    ask = _pool.Ask(os.getpid(), build.pid if build else os.getppid(), time.time(),
-                    expected, unit * (2 if fixed > 1 else 1),
-                    max(1, call.threads), call.split is not None and facts.get("split") is
-                    not False, name)
-    return ask, seconds
+    return _pool.Ask(os.getpid(), build.pid if build else os.getppid(), time.time(),
+                     expected, unit * (2 if fixed > 1 else 1),
+                     max(1, call.threads), call.split is not None and facts.get("split") is
+                     not False, name, key, label)
+
+
+def _holders(held: Sequence[_pool.Held]) -> str:
+    """Who holds the machine's compiles, by build: ``2 compiles of causal-conv1d 1.7.0
+    (pid 4242)`` (pure)."""
+    builds: dict[tuple[int, str], int] = {}
+    for h in held:
+        builds[h.build, h.label] = builds.get((h.build, h.label), 0) + 1
+    return ", ".join(f"{n} compile{'s' if n > 1 else ''} of {label or 'another build'}"
+                     f" (pid {pid})" for (pid, label), n in builds.items())
 
 
 def run(call: Call, here: str, environ: Mapping[str, str]) -> int:
     """Run one compile through the pool, timed and told; return its exit code. What tells
     it (the events, the terminal, stderr) never fails the compile: a compile that ran is
-    always waited for and its place given back."""
+    always waited for and its place given back. A stopping signal (Ctrl-C) while it
+    waits ends it quietly, by that signal, as one while it runs does."""
     if environ.get(ADMITTED_VAR):  # a step of a compile admitted already (nvcc's host
         os.execv(call.real, call.argv)  # noqa: S606 - compiler is this shim: counted
-    argv = call.argv
+    caught = _Caught()
+    try:
+        return _run(call, here, environ, caught)
+    except _Stopped as stopped:
+        _die_by(stopped.signum)
+        return 128 + stopped.signum
+
+
+class _Teller:
+    """Where one compile is told: its build's events, and the terminal of a build whose
+    output the installer hides (nothing here fails the compile)."""
+
+    def __init__(self, environ: Mapping[str, str], facts: Mapping[str, object],
+                 build: _build.Build | None, *, shown: str, seconds: Mapping[str, float],
+                 source: str) -> None:
+        self.environ, self.build, self.shown, self.source = environ, build, shown, source
+        self.events = _build.events_file(environ, facts, build)
+        self.before = _events.guess(seconds) if not environ.get(VAR) else []
+
+    def event(self, event: Mapping[str, object]) -> bool | None:
+        """``event`` appended to the build's events; whether it was the first."""
+        return _quietly(_build.append, self.events, event)
+
+    def say(self, what: Sequence[str], *, first: bool) -> None:
+        """The terminal's line, ``what`` (its forms, the longest first) in it."""
+        _quietly(self._say, what, first)
+
+    def _say(self, what: Sequence[str], first: bool) -> None:
+        # the events are read only once a terminal is there to tell (most builds have none)
+        _build.tell(lambda width: _build.line(_build.read(self.events), self.shown, what,
+                                              before=self.before, source=self.source,
+                                              width=width),
+                    self.build, self.environ, first=first)
+
+    def waiting(self, ask: _pool.Ask, held: Sequence[_pool.Held]) -> None:
+        """``ask`` held back by other builds' compiles: said once, and kept in the events
+        (``wheelcuda builds`` lists the build as waiting, and for whom)."""
+        holders, name = _holders(held), os.path.basename(ask.name) or "?"
+        first = self.event({"event": "wait", "pid": ask.pid, "file": ask.key or ask.name,
+                            "t": time.time(), "for": holders,
+                            **({"build": self.shown, "root": self.build.pid}
+                               if self.build else {})})
+        self.say([f"{name} waits for a core: {holders} run", f"{name} waits", "waiting"],
+                 first=first is not False)
+
+
+def _run(call: Call, here: str, environ: Mapping[str, str], caught: _Caught) -> int:
     build = _quietly(_build.find)
     package, version = (_quietly(_build.package_name, build.cwd) or ("", "")) if build \
         else ("", "")
     facts = _tree.config(here)
-    ask, guessed = _ask(call, here, environ, build, package)
+    shown = f"{package} {version}".strip() or "the build"
+    seconds, source = _quietly(_expected, environ, facts, package, build) or ({}, "")
+    ask = _ask(call, environ, facts, build, package, label=shown, seconds=seconds)
+    teller = _Teller(environ, facts, build, shown=shown, seconds=seconds, source=source)
     pool = facts.get("pool")
-    grant, slot = _pool.admit(ask, environ, fallback=pool if isinstance(pool, str) else None)
-    if call.split is not None and grant.threads > ask.threads:
-        argv = call.split(grant.threads)
+    with caught.waiting():
+        grant, slot = _pool.admit(ask, environ, fallback=pool if isinstance(pool, str) else None,
+                                  expected=seconds, build_start=build.start if build else 0,
+                                  on_wait=lambda held: teller.waiting(ask, held))
+    argv = call.split(grant.threads) if call.split is not None and \
+        grant.threads > ask.threads else call.argv
     args = call.args(argv)
     name, archs = (sources(args) or [""])[0], targets(args)
-    shown = f"{package} {version}".strip() or "the build"
-    event = _event(args, name, archs, build, shown)
-    events = _build.events_file(environ, facts, build)
     _log_call(call, args, name, environ, ahead=grant.ahead)
+    return _compile(call, argv, environ, caught=caught, slot=slot, teller=teller,
+                    event=_event(args, name, archs, build, shown))
+
+
+def _compile(call: Call, argv: Sequence[str], environ: Mapping[str, str], *, caught: _Caught,
+             slot: _pool.Slot | None, teller: _Teller, event: Mapping[str, object]) -> int:
+    """The compiler run, waited for and told; its place given back however it ends."""
     # SIGCHLD ignored (inherited) would make wait4 fail; SIGPIPE goes back to its default
     # for the compiler, as a shell would start it (Python ignores it).
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-    before = _events.guess(guessed) if not environ.get(VAR) else []
     start = time.monotonic()
     # not through a cache: its server, started by the first compile, outlives this one
     tmp = None if call.cached else _quietly(_private_tmp, environ)
-    caught = _Caught()
+    name, archs = str(event["file"]), [str(a) for a in event["archs"]]  # type: ignore[attr-defined]
+    base, shown_archs = os.path.basename(name) or "?", f" ({','.join(archs)})" if archs else ""
     try:
-        pid = os.posix_spawn(call.real, argv, {**environ, ADMITTED_VAR: "1",
-                                               **({"TMPDIR": tmp} if tmp else {})},
+        if caught.signum is not None:  # stopped between its turn and its start
+            raise _Stopped(caught.signum)
+        pid = os.posix_spawn(call.real, list(argv), {**environ, ADMITTED_VAR: "1",
+                                                     **({"TMPDIR": tmp} if tmp else {})},
                              setsigdef=(signal.SIGPIPE,))
         caught.started(pid)
-        first = _quietly(_build.append, events, {**event, "event": "start", "t": time.time()})
-        _quietly(_tell, events, build, shown, environ, before, first=first is not False,
-                 what=f"started {os.path.basename(name) or '?'}"
-                      + (f" ({','.join(archs)})" if archs else ""))
+        first = teller.event({**event, "event": "start", "t": time.time()})
+        teller.say([f"started {base}{shown_archs}", f"started {base}", base],
+                   first=first is not False)
         _, status, usage = os.wait4(pid, 0)
     finally:
         if slot is not None:
             slot.close()
         if tmp:
-            shutil.rmtree(tmp, ignore_errors=True)
+            _remove(tmp)
     if caught.signum is not None:  # stopped: no end to tell, its temporary files gone
         signum = os.WTERMSIG(status) if os.WIFSIGNALED(status) else caught.signum
         _die_by(signum)
         return 128 + signum
     code = _status_code(status)
     wall, cpu = time.monotonic() - start, usage.ru_utime + usage.ru_stime
-    peak = usage.ru_maxrss
-    if call.cached:  # the cache's server compiled it: the child's usage is not the compile's
-        cpu, peak = 0.0, 0
     # ru_maxrss of a reaped child is the largest of it and the children it reaped (cicc,
     # ptxas, the host compiler), in KiB on Linux: the peak of the compile's largest process
-    # (with --split-compile, several cicc run at once: more in all)
-    _quietly(_build.append, events, {**event, "event": "end", "t": time.time(), "code": code,
-                                     "wall": round(wall, 3), "cpu": round(cpu, 3),
-                                     "peak_kb": peak,
-                                     **({"cache": True} if call.cached else {})})
-    said = describe(name, archs, code, wall=wall, cpu=cpu, peak_kb=peak, cached=call.cached)
-    _quietly(_tell, events, build, shown, environ, before, first=False,
-             what=said[len("wheelcuda: "):].split(", cpu")[0])
+    # (with --split-compile, several cicc run at once: more in all); a cache's server
+    # compiled a cached call: the child's usage is not the compile's
+    cpu, peak = (0.0, 0) if call.cached else (cpu, usage.ru_maxrss)
+    teller.event({**event, "event": "end", "t": time.time(), "code": code,
+                  "wall": round(wall, 3), "cpu": round(cpu, 3), "peak_kb": peak,
+                  **({"cache": True} if call.cached else {})})
+    how, took = "compiled" if code == 0 else f"failed (exit {code})", \
+        f" in {_events.duration(wall)}"
+    teller.say([f"{how} {base}{shown_archs}{took}", f"{how} {base}{took}", f"{how} {base}"],
+               first=False)
     if sys.stderr is not None:  # stderr closed by whoever started the build
-        _quietly(sys.stderr.write, said + "\n")
+        _quietly(sys.stderr.write, describe(name, archs, code, wall=wall, cpu=cpu,
+                                            peak_kb=peak, cached=call.cached) + "\n")
     if os.WIFSIGNALED(status):  # die as the compiler did: ninja and make tell a signal
         _die_by(os.WTERMSIG(status))  # (an interrupted build) from an exit code
     return code
+
+
+class _Stopped(Exception):
+    """A stopping signal came while the compile waited for its turn (or before its
+    compiler started): it ends by that signal, with nothing to stop."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
 #: The signals that stop a build (Ctrl-C, ninja or a parent ending it, a closed terminal).
@@ -225,17 +314,32 @@ _STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class _Caught:
-    """While a compile runs, a stopping signal is passed on to it and remembered, so that
-    the wrapper outlives it to remove the compile's temporary folder, then ends by the
-    same signal (ninja and make tell an interrupted build by it). A signal ignored when
-    the wrapper started (under ``nohup``, ``&``) stays ignored."""
+    """From before a compile waits for its turn until its compiler ends, a stopping
+    signal is remembered and passed on to the compiler, so that the wrapper outlives it
+    to give its place back and remove the compile's temporary folder, then ends by the
+    same signal (ninja and make tell an interrupted build by it). One that comes while
+    the compile waits ends the wait at once (:class:`_Stopped`), without a traceback:
+    a Ctrl-C printed one for each compile still waiting. A signal ignored when the
+    wrapper started (under ``nohup``, ``&``) stays ignored."""
 
     def __init__(self) -> None:
         self.child: int | None = None
         self.signum: int | None = None
+        self._waiting = False
         for signum in _STOPPING:
             if signal.getsignal(signum) is not signal.SIG_IGN:
                 signal.signal(signum, self._catch)
+
+    @contextlib.contextmanager
+    def waiting(self) -> Iterator[None]:
+        """While the compile waits: a stopping signal ends the wait."""
+        if self.signum is not None:
+            raise _Stopped(self.signum)
+        self._waiting = True
+        try:
+            yield
+        finally:
+            self._waiting = False
 
     def started(self, pid: int) -> None:
         """The compiler runs as ``pid``: a signal caught before it started reaches it."""
@@ -245,6 +349,9 @@ class _Caught:
 
     def _catch(self, signum: int, _frame: object) -> None:
         self.signum = signum
+        if self._waiting:
+            self._waiting = False
+            raise _Stopped(signum)
         if self.child is not None:
             with contextlib.suppress(OSError):
                 os.kill(self.child, signum)
@@ -255,8 +362,32 @@ def _private_tmp(environ: Mapping[str, str]) -> str:
     files (nvcc's, clang's): removed when the compile ends, however it ends but SIGKILL.
     A Ctrl-C during a clang compile left zero-byte .fatbin, .o and .s files in /tmp,
     whatever route started the build."""
-    base = environ.get("TMPDIR") or tempfile.gettempdir()
-    return tempfile.mkdtemp(prefix=f"wheelcuda-cc-{os.getpid()}-", dir=base)
+    base = next((v for v in (environ.get("TMPDIR"), *map(os.environ.get, ("TMPDIR", "TEMP",
+                                                                         "TMP"))) if v),
+                "/tmp")  # noqa: S108 - the user's, as tempfile.gettempdir takes it
+    for n in range(100):  # tempfile.mkdtemp's way, without importing it at each start
+        path = os.path.join(base, f"wheelcuda-cc-{os.getpid()}-{time.monotonic_ns() + n:x}")
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(base)
+
+
+def _remove(path: str) -> None:
+    """``path`` and what is in it, whatever cannot be removed left (shutil.rmtree with
+    ignore_errors, without importing shutil at each start)."""
+    for root, folders, files in os.walk(path, topdown=False):
+        for name in files:
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(root, name))
+        for name in folders:
+            full = os.path.join(root, name)
+            with contextlib.suppress(OSError):
+                (os.unlink if os.path.islink(full) else os.rmdir)(full)
+    with contextlib.suppress(OSError):
+        os.rmdir(path)
 
 
 def _event(args: Sequence[str], name: str, archs: Sequence[str],
@@ -290,14 +421,6 @@ def _quietly(fn: Callable[..., _T], *args: object, **kwargs: object) -> _T | Non
         return fn(*args, **kwargs)
     except Exception:  # anything: see above
         return None
-
-
-def _tell(events: str | None, build: _build.Build | None, shown: str,
-          environ: Mapping[str, str], before: Sequence[_events.Compile], *, first: bool,
-          what: str) -> None:
-    state = _build.read(events)
-    _build.tell(_build.line(state, shown, what, before=before,
-                            source="the recipe's guess"), build, environ, first=first)
 
 
 def _table_number(args: Sequence[str], option: str) -> int | None:

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shlex
-import shutil
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -26,7 +25,7 @@ SHIM_MARK = "# wheelcuda shim:"
 #: A compile's memory when neither the build nor the recipe table says (GiB): a
 #: causal-conv1d compile peaked at 3.4 GB here (_data/recipes.py takes it from here).
 DEFAULT_JOB_GB = 4.0
-_ORDER_VAR = "WHEELCUDA_ORDER"
+ORDER_VAR = "WHEELCUDA_ORDER"
 _JOB_GB_VAR = "WHEELCUDA_JOB_GB"
 #: The compile cache compile calls run through: ``sccache`` (found on PATH) or its path.
 CACHE_VAR = "WHEELCUDA_COMPILE_CACHE"
@@ -39,7 +38,7 @@ def compile_cache(environ: Mapping[str, str]) -> tuple[str, str | None]:
     if value.lower() in ("", "0", "off", "no", "false"):
         return "", None
     word = "sccache" if value.lower() in ("1", "on", "yes", "true") else value
-    return value, shutil.which(word, path=environ.get("PATH"))
+    return value, which(word, environ.get("PATH"))
 
 
 @functools.cache
@@ -98,7 +97,7 @@ def order(environ: Mapping[str, str], facts: Mapping[str, Any],
     file name), for the order compiles start in:
     the file ``WHEELCUDA_ORDER`` names (the package's last build, written by install),
     else the recipe table's guess for the package; empty when neither knows."""
-    path = environ.get(_ORDER_VAR)
+    path = environ.get(ORDER_VAR)
     if path:
         try:
             with open(path, encoding="utf-8") as f:
@@ -106,6 +105,18 @@ def order(environ: Mapping[str, str], facts: Mapping[str, Any],
         except (OSError, ValueError):
             pass
     return _seconds(_recipe(facts, package).get("order"))
+
+
+def which(program: str, path: str | None) -> str | None:
+    """``program`` as the shell finds it on ``path`` (shutil.which's answer, without
+    importing shutil at each compile's start): a name with a slash as it is."""
+    if "/" in program:
+        return program if os.access(program, os.X_OK) and not os.path.isdir(program) else None
+    for folder in (os.defpath if path is None else path).split(os.pathsep):
+        full = os.path.join(folder or ".", program)
+        if os.access(full, os.X_OK) and not os.path.isdir(full):
+            return full
+    return None
 
 
 def is_shim(path: str) -> bool:
@@ -135,7 +146,7 @@ def without_shims(words: Sequence[str], shim: Callable[[str], bool]) -> list[str
 
 def real_command(words: Sequence[str], path: str) -> list[str]:
     """:func:`without_shims`, each word judged by what it runs (its file's start)."""
-    return without_shims(words, lambda w: is_shim(shutil.which(w, path=path) or w))
+    return without_shims(words, lambda w: is_shim(which(w, path) or w))
 
 
 def split_command(text: str) -> list[str]:

@@ -151,7 +151,7 @@ def running(layout: Layout) -> list[Running]:
         except OSError:
             continue
         for events in files:
-            tree = _build.TREE_EVENTS.match(events.name)
+            tree = re.match(_build.TREE_EVENTS, events.name)
             m = _NAME.match(events.stem)
             if tree and _build.alive(int(tree["pid"]), int(tree["start"])):
                 state = _state(events)

@@ -31,7 +31,7 @@ from .. import _standalone as standalone
 from .._rules import tree as plan_rules
 from .._rules.clangfit import Clang
 from .._standalone import _clang_nvcc
-from . import shims
+from . import fs, shims
 from .layout import Layout
 
 PREFIX = "clang-"
@@ -106,10 +106,10 @@ def plan_root(wheels: str, clang: Clang, python: str, *, cuda: str, ptxas_versio
     nvcc_py = os.path.join(home, "wheelcuda", "clang_nvcc.py")
     fatbin_py = os.path.join(home, "wheelcuda", "fatbinary.py")
     files = [
-        ("wheelcuda/clang_nvcc.py", _source("_clang_nvcc.py")),
-        ("wheelcuda/_nvcc_args.py", _source("_nvcc_args.py")),
-        ("wheelcuda/_nvcc_table.py", _source("_nvcc_table.py")),
-        ("wheelcuda/fatbinary.py", _source("_fatbinary.py")),
+        # entries that import the modules beside them: precompiled, not compiled each run
+        ("wheelcuda/clang_nvcc.py", plan_rules.entry("_clang_nvcc")),
+        ("wheelcuda/fatbinary.py", plan_rules.entry("_fatbinary")),
+        *((f"wheelcuda/{name}", _source(name)) for name in _SOURCES),
         (f"wheelcuda/{_clang_nvcc.HOST_MATH}", _clang_nvcc.HOST_MATH_TEXT),
         (f"{_NVCC}/bin/nvcc", _trampoline(python, nvcc_py, {
             "WHEELCUDA_CLANG": clang.path, "WHEELCUDA_CLANG_VERSION": clang.version or "",
@@ -142,6 +142,7 @@ def existing(layout: Layout, wheels: Path, clang: Clang, python: str, *, cuda: s
 
 def _write(tmp: Path, plan: shims.ShimPlan, wheels: Path, clang: Clang) -> None:
     shims.write_plan(tmp, plan, EXECUTABLES)
+    fs.precompile(tmp / "wheelcuda")
     manifest = {"format": FORMAT, "plan": plan.digest, "toolkit": str(wheels),
                 "clang": clang.path, "clang_version": clang.version, "origin": clang.origin}
     (tmp / shims.MARK).write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import py_compile
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -257,3 +259,18 @@ def try_locked(lock: Path) -> Iterator[bool]:
         yield True
     finally:
         guard.release()
+
+
+def precompile(folder: Path) -> None:
+    """The Python modules in ``folder`` (a tree's ``bin/``, the clang toolkit's programs)
+    compiled beside them, in ``__pycache__`` where ``python -I`` looks, for this Python:
+    a compile through a tree imports them at every start, and compiling them each time
+    cost it about 100 ms (2-core machine, 2026-12-06). Unchecked: the folder is never
+    written again once made. A module that cannot be compiled is left to be compiled
+    when it runs."""
+    cache = folder / "__pycache__"
+    for path in sorted(folder.glob("*.py")):
+        with contextlib.suppress(py_compile.PyCompileError, OSError):
+            py_compile.compile(
+                str(path), cfile=str(cache / f"{path.stem}.{sys.implementation.cache_tag}.pyc"),
+                doraise=True, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)

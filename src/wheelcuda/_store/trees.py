@@ -111,6 +111,7 @@ def _write(tmp: Path, tree: plan.TreePlan, ctx: Context, cc: str) -> dict[str, A
         (tmp / rel).write_text(text)
         if rel in tree.executables:
             (tmp / rel).chmod(0o755)
+    fs.precompile(tmp / "bin")
     if tree.stub_header:
         (tmp / plan.STUB).parent.mkdir(parents=True, exist_ok=True)
         try:

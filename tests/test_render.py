@@ -277,3 +277,46 @@ def test_bad_names(shell: str, name: str) -> None:
 def test_nul_in_value(shell: str) -> None:
     with pytest.raises(ValueError, match="NUL"):
         render.render({"A": "a\0b"}, shell)
+
+
+# --- unset: what `wheelcuda env --unset` (and env in another environment) prints --------
+
+@pytest.mark.parametrize("shell", POSIX_SHELLS)
+def test_sh_unset_takes_a_variable_out(shell: str) -> None:
+    text = render.render({"C": "it's"}, "sh", unset=["A", "NEVER_SET"])
+    assert text.endswith("unset A\nunset NEVER_SET\n")
+    script = 'export A=1 B=2; eval "$(cat)"; env -0'
+    done = subprocess.run([_which(shell), "-c", script], input=text.encode(),
+                          capture_output=True, env=SHELL_ENV, check=True, timeout=30)
+    exported = _env0(done.stdout)
+    assert b"A" not in exported and exported[b"B"] == b"2" and exported[b"C"] == b"it's"
+
+
+def test_fish_unset_takes_a_variable_out(tmp_path: Path) -> None:
+    script = tmp_path / "env.fish"
+    script.write_text(render.render({"C": "x"}, "fish", unset=["A", "NEVER_SET"]), "utf-8")
+    command = "set -gx A 1; set -gx B 2; source $argv[1]; env -0"
+    done = subprocess.run([_which("fish"), "--no-config", "-c", command, str(script)],
+                          capture_output=True, env=SHELL_ENV, check=True, timeout=30)
+    exported = _env0(done.stdout)
+    assert b"A" not in exported and exported[b"B"] == b"2" and exported[b"C"] == b"x"
+
+
+def test_json_lists_what_to_unset() -> None:
+    data = json.loads(render.render({"A": "1"}, "json", unset=["Z", "B"]))
+    assert data == {"schema": 1, "kind": "env", "variables": {"A": "1"}, "unset": ["B", "Z"]}
+
+
+def test_github_cannot_unset() -> None:
+    """GITHUB_ENV has NAME=value lines only, and an empty CXX is not an unset one."""
+    assert render.UNSETS == ("sh", "fish", "json")
+    with pytest.raises(ValueError, match="github cannot unset variables \\(A\\)"):
+        render.render({}, "github", unset=["A"])
+
+
+@pytest.mark.parametrize("shell", render.SHELLS)
+def test_unset_names_are_checked(shell: str) -> None:
+    with pytest.raises(ValueError, match="invalid environment variable name"):
+        render.render({}, shell, unset=["A;rm -rf /"])
+    with pytest.raises(ValueError, match="both set and unset: A"):
+        render.render({"A": "1"}, shell, unset=["A"])

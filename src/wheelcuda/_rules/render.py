@@ -1,4 +1,5 @@
-"""Text that sets environment variables, for ``wheelcuda env --shell sh|fish|json|github``.
+"""Text that sets and unsets environment variables, for ``wheelcuda env --shell
+sh|fish|json|github``.
 
 Pure string building: the tests feed every format to its real reader (bash, dash,
 fish, a GITHUB_ENV parser), so each value must come back byte for byte. stdout
@@ -10,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 SCHEMA_VERSION = 1
 
@@ -43,9 +44,10 @@ def _sh_quote(value: str) -> str:
     return "'" + value.replace("'", "'\\''") + "'"
 
 
-def _sh(variables: Mapping[str, str]) -> str:
-    """``export NAME='value'`` lines, read by bash, dash and zsh alike."""
-    return "".join(f"export {name}={_sh_quote(value)}\n" for name, value in variables.items())
+def _sh(variables: Mapping[str, str], unset: Sequence[str]) -> str:
+    """``export NAME='value'`` and ``unset NAME`` lines, read by bash, dash and zsh alike."""
+    return "".join([*(f"export {name}={_sh_quote(value)}\n" for name, value in variables.items()),
+                    *(f"unset {name}\n" for name in unset)])
 
 
 def _fish_quote(value: str) -> str:
@@ -63,18 +65,21 @@ def _fish_items(name: str, value: str) -> list[str]:
     return value.split(":") if name.endswith("PATH") else [value]
 
 
-def _fish(variables: Mapping[str, str]) -> str:
-    """``set -gx NAME 'item' ...;`` lines, for ``wheelcuda env --shell fish | source``."""
+def _fish(variables: Mapping[str, str], unset: Sequence[str]) -> str:
+    """``set -gx NAME 'item' ...;`` and ``set -e NAME;`` lines, for ``wheelcuda env
+    --shell fish | source``."""
     lines = []
     for name, value in variables.items():
         items = " ".join(_fish_quote(item) for item in _fish_items(name, value))
         lines.append(f"set -gx {name} {items};\n")
-    return "".join(lines)
+    return "".join([*lines, *(f"set -e {name};\n" for name in unset)])
 
 
-def _json(variables: Mapping[str, str]) -> str:
-    """The variables as a versioned envelope, for tools rather than shells."""
-    return envelope("env", {"variables": dict(variables)})
+def _json(variables: Mapping[str, str], unset: Sequence[str]) -> str:
+    """The variables as a versioned envelope, for tools rather than shells; ``unset``
+    only where there are some, so that readers of schema 1 before it read the same."""
+    return envelope("env", {"variables": dict(variables),
+                            **({"unset": sorted(unset)} if unset else {})})
 
 
 def _github_delimiter(value: str) -> str:
@@ -86,8 +91,8 @@ def _github_delimiter(value: str) -> str:
             return delimiter
 
 
-def _github(variables: Mapping[str, str]) -> str:
-    """Lines for the file ``$GITHUB_ENV``.
+def _github(variables: Mapping[str, str], _unset: Sequence[str]) -> str:
+    """Lines for the file ``$GITHUB_ENV`` (which has no way to unset: :data:`UNSETS`).
 
     The runner reads ``NAME=value`` up to the line's end, so a value holding a
     newline takes the documented multiline form ``NAME<<DELIM``, value, ``DELIM``.
@@ -103,7 +108,7 @@ def _github(variables: Mapping[str, str]) -> str:
     return "".join(lines)
 
 
-_RENDERERS: dict[str, Callable[[Mapping[str, str]], str]] = {
+_RENDERERS: dict[str, Callable[[Mapping[str, str], Sequence[str]], str]] = {
     "sh": _sh,
     "fish": _fish,
     "json": _json,
@@ -111,6 +116,10 @@ _RENDERERS: dict[str, Callable[[Mapping[str, str]], str]] = {
 }
 
 SHELLS: tuple[str, ...] = tuple(_RENDERERS)
+#: The formats that can unset a variable: the Actions runner reads ``$GITHUB_ENV`` as
+#: ``NAME=value`` and ``NAME<<DELIM`` blocks only, and an empty value is not an unset one
+#: (distutils runs an empty CXX as the compiler).
+UNSETS: tuple[str, ...] = ("sh", "fish", "json")
 
 
 def _check(name: str, value: str) -> None:
@@ -121,15 +130,25 @@ def _check(name: str, value: str) -> None:
         raise ValueError(f"environment variable {name} cannot hold a NUL character: {value!r}")
 
 
-def render(variables: Mapping[str, str], shell: str) -> str:
-    """Text that sets every variable, in the mapping's order, for ``shell``.
+def render(variables: Mapping[str, str], shell: str, unset: Sequence[str] = ()) -> str:
+    """Text that sets every variable, in the mapping's order, then unsets each of
+    ``unset``, for ``shell``.
 
     Raises ValueError for an unknown shell, a name outside [A-Za-z_][A-Za-z0-9_]*,
-    or a value holding NUL (environments are C strings).
+    a value holding NUL (environments are C strings), a name both set and unset, or an
+    unset for a format that cannot say it (:data:`UNSETS`).
     """
     renderer = _RENDERERS.get(shell)
     if renderer is None:
         raise ValueError(f"unknown shell {shell!r}; choose one of: {', '.join(SHELLS)}")
     for name, value in variables.items():
         _check(name, value)
-    return renderer(variables)
+    for name in unset:
+        _check(name, "")
+    both = sorted(set(unset) & set(variables))
+    if both:
+        raise ValueError(f"variables both set and unset: {', '.join(both)}")
+    if unset and shell not in UNSETS:
+        raise ValueError(f"{shell} cannot unset variables ({', '.join(unset)}); "
+                         f"these can: {', '.join(UNSETS)}")
+    return renderer(variables, unset)

@@ -198,15 +198,19 @@ def test_isolated_builds_get_pytorchs_index_for_a_torch_from_there() -> None:
                             arch_vars={}, index=None) == {}
 
 
-def test_env_leaves_out_constraints_whose_path_holds_a_space(good: Path, tmp_path: Path) -> None:
-    """uv and pip split UV_BUILD_CONSTRAINT and PIP_BUILD_CONSTRAINT on spaces: a cache
-    under `my cache` would name two files that do not exist to every later install."""
+def test_env_names_constraints_under_a_path_with_a_space_by_url(good: Path,
+                                                                tmp_path: Path) -> None:
+    """uv and pip split UV_BUILD_CONSTRAINT and PIP_BUILD_CONSTRAINT on spaces, quotes
+    included: the file of a cache under `my cache` is named by its file:// URL, which both
+    read whole (tests/test_env_exports.py runs them)."""
     cache = tmp_path / "my cache"
     r = run("env", "--python", str(good), "--arch", "9.0", env={"WHEELCUDA_CACHE_DIR": str(cache)})
     assert r.returncode == 0, r.stderr
     got = _exports(r.stdout)
-    assert "UV_BUILD_CONSTRAINT" not in got and "PIP_BUILD_CONSTRAINT" not in got
-    assert "holds a space" in r.stderr and "--build-constraint '" in r.stderr
+    url = got["UV_BUILD_CONSTRAINT"]
+    assert got["PIP_BUILD_CONSTRAINT"] == url and url.startswith("file:///") and " " not in url
+    assert Path(environ.word_path(url)).read_text().splitlines()[-1] == "torch==2.14.1"
+    assert str(cache) in environ.word_path(url) and "warning" not in r.stderr
 
 
 # --- bad input: each gives exit 1, a message with the fix, and no traceback ---------

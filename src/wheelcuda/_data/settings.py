@@ -297,6 +297,12 @@ ENV_INDEX: Final = Setting(
     "The index `wheelcuda env` added to PIP_EXTRA_INDEX_URL (PyTorch's, for a torch from "
     "there): the next `env` takes it out before adding its own.",
     ("_rules/environ.py",), "internal", setters=("_rules/environ.py",))
+ENV_SET: Final = Setting(
+    "WHEELCUDA_ENV_SET", "text",
+    "What `wheelcuda env` set in this shell and the environment it was made for: each "
+    "variable with a digest of its value and the value it replaced, so that the next `env` "
+    "and `env --unset` put back only their own.",
+    ("_rules/environ.py",), "internal", setters=("_rules/environ.py",))
 
 # Written into uv's settings (a package's extra-build-variables) by uv-config.
 BUILD_KEY: Final = Setting(
@@ -317,7 +323,7 @@ ALL: Final = (CACHE_DIR, STORE_DIR, TOOLKIT, INSTALLER, CXX_STD, SPLIT_COMPILE, 
               PUBLISH_URL, PREBUILT_URL, INDEX_USERNAME, INDEX_PASSWORD, NO_GPU_PROBE,
               NO_PROGRESS, NO_WARM, DEBUG, ARCHS, ALL_ARCHS, REAL_CXX, JOB_GB, NVCC_LOG,
               PROGRESS, ORDER, CLANG_VERSION, PTXAS_VERSION, CLANG_ID, NVCC_HERE, NVFATBIN,
-              FATBIN_SASS, ADMITTED, ENV_INDEX, BUILD_KEY, SET)
+              FATBIN_SASS, ADMITTED, ENV_INDEX, ENV_SET, BUILD_KEY, SET)
 
 _BY_NAME: Final = {s.name: s for s in ALL}
 

@@ -67,7 +67,7 @@ PIP_INDEX_VAR = "PIP_EXTRA_INDEX_URL"
 #: Which index env added to PIP_EXTRA_INDEX_URL, so that the next env replaces it.
 ENV_INDEX_VAR = registry.ENV_INDEX.name
 #: What env set in this shell, and for which environment (:class:`Record`).
-RECORD_VAR = "WHEELCUDA_ENV_SET"
+RECORD_VAR = registry.ENV_SET.name
 #: Variables env adds entries to (PATH, the constraints, the extra indexes) or keeps its
 #: own books in: never recorded whole, since the user's entries in them are theirs.
 _OWN_ENTRIES = ("PATH", *BUILD_CONSTRAINT_VARS, PIP_INDEX_VAR, ENV_INDEX_VAR, RECORD_VAR)

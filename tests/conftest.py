@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import shutil
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,6 +33,64 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]
 
 
 _PASSED = pytest.StashKey[bool]()
+_STARTED = pytest.StashKey[set[int]]()
+
+
+def _children() -> set[int]:
+    """This process's children that still run (zombies left out: they ended)."""
+    pids: set[int] = set()
+    with contextlib.suppress(OSError):
+        for task in os.listdir(f"/proc/{os.getpid()}/task"):
+            with contextlib.suppress(OSError), \
+                    open(f"/proc/{os.getpid()}/task/{task}/children") as f:
+                pids.update(int(p) for p in f.read().split())
+    return {p for p in pids if _state(p) not in ("", "Z")}
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return ""
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    before = _children()
+    try:
+        return (yield)
+    finally:
+        item.stash[_STARTED] = _children() - before
+
+
+@pytest.fixture(autouse=True)
+def ends_what_it_starts(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test that starts a process ends it however the test ends: one left running
+    (a compile a timed-out communicate() never waited for) is killed here, and the test
+    that left it fails for it, by name. Its dropped Popen and pipes are collected here
+    too, so that their ResourceWarnings fail this test, not a later one that happened to
+    run the garbage collector (they once failed tests/test_settings.py)."""
+    yield
+    gc.collect()
+    left = sorted(p for p in request.node.stash.get(_STARTED, set()) if _state(p) not in
+                  ("", "Z"))
+    if not left:
+        return
+    shown = []
+    for pid in left:
+        with contextlib.suppress(OSError), open(f"/proc/{pid}/cmdline", "rb") as f:
+            words = f.read().split(b"\0")
+            shown.append(f"{pid} {b' '.join(words).decode(errors='replace')[:200]}")
+        with contextlib.suppress(OSError):
+            if os.getpgid(pid) == pid:  # a group of its own (start_new_session): all of it
+                os.killpg(pid, signal.SIGKILL)
+            else:
+                os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(OSError):
+            os.waitpid(pid, 0)
+    pytest.fail(f"the test left {len(left)} process(es) running (killed now): "
+                + "; ".join(shown), pytrace=False)
 
 
 @pytest.fixture(autouse=True)

@@ -6,6 +6,7 @@ limit."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.test_progress import foreground
 from wheelcuda._rules import jobs, packages, progress
 from wheelcuda._rules.tree import WRAPPER_MODULES
 from wheelcuda._standalone import _events, _machine, _pool, _tree
@@ -222,7 +224,7 @@ def start(nvcc: Path, pool: Path, hold: float = 1.0,
                "TMPDIR": str(pool.parent), **env}
     return subprocess.Popen([sys.executable, "-I", "-S", str(nvcc), *args], env=environ,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=foreground)  # noqa: PLW1509
 
 
 def split_of(proc: subprocess.Popen[str]) -> int:
@@ -570,3 +572,295 @@ def test_two_files_of_one_name_in_two_folders_are_two_files() -> None:
     # kept and read back with the path in the package (no machine's folder in it)
     [row] = progress.from_profile(progress.carried(progress.profile([cuda])))
     assert (row.key, row.file) == ("csrc/cuda/ops.cu", "ops.cu")
+
+
+# --- no toll, no timer: a free slot is taken at once, a waiter wakes on a release ----
+
+def test_a_free_slot_is_taken_without_sleeping(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each compile slept 0.3 s before the pool decided, for its peers to show up: every
+    .cpp and CMake test compile paid it. With a slot free the pool answers at once."""
+    def no_sleep(seconds: float) -> None:
+        raise AssertionError(f"the pool slept {seconds} s with a slot free")
+
+    monkeypatch.setattr(time, "sleep", no_sleep)
+    grant, slot = _pool.admit(ask(os.getpid()), {"WHEELCUDA_POOL": str(tmp_path / "pool")})
+    assert grant.threads >= 1 and slot is not None
+    slot.close()
+    assert not list((tmp_path / "pool").glob("run-*"))
+
+
+#: A compile in its own process: admitted into the pool of argv[2] with room for one
+#: (WHEELCUDA_MEMORY 1G, a share of 0.9 GiB), it holds its place ``argv[3]`` seconds.
+#: With ``argv[4]`` it has no timer to wake it: time.sleep fails, and the fallback look
+#: comes after an hour, so only a wake-up from the compile that ends starts it.
+ONE_COMPILE = """
+import os, sys, time
+sys.path.insert(0, sys.argv[1])
+import _pool
+real_sleep = time.sleep
+if sys.argv[4] == "no-timer":
+    def no_sleep(s):
+        raise SystemExit(f"slept {s} s while waiting")
+    time.sleep = no_sleep
+    _pool.FALLBACK_S = 3600.0
+ask = _pool.Ask(os.getpid(), os.getpid(), time.time(), -1.0, int(0.9 * 2**30), 1, False, "k.cu")
+start = time.monotonic()
+grant, slot = _pool.admit(ask, {"WHEELCUDA_POOL": sys.argv[2], "WHEELCUDA_MEMORY": "1G"})
+print(f"admitted after {time.monotonic() - start:.3f}", flush=True)
+real_sleep(float(sys.argv[3]))
+slot.close()
+"""
+
+
+def _one(pool: Path, hold: float, mode: str = "") -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-c", ONE_COMPILE, str(Path(_pool.__file__).parent),
+                             str(pool), str(hold), mode or "-"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def test_a_waiter_wakes_when_a_slot_frees_not_on_a_timer(tmp_path: Path) -> None:
+    """Waiters looked again every 0.5 s. Now the compile that ends wakes the one its
+    plan admits: the waiter here has no timer at all, and still starts."""
+    pool = tmp_path / "pool"
+    holder = _one(pool, 1.0)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().startswith("admitted")
+        waiter = _one(pool, 0.0, "no-timer")
+        out, err = waiter.communicate(timeout=30)
+        assert waiter.returncode == 0, err
+        assert float(out.split()[-1]) < 10, out  # woken when the holder ended (1 s)
+    finally:
+        holder.kill()
+        holder.communicate()
+
+
+# --- longest first, whatever order the compiles arrive in ------------------------------
+
+CAUSAL = {"csrc/causal_conv1d.cpp": 38.0, "csrc/causal_conv1d_fwd.cu": 16.0,
+          "csrc/causal_conv1d_bwd.cu": 180.0, "csrc/causal_conv1d_update.cu": 7.0}
+
+
+def keyed(pid: int, key: str, *, arrived: float, build: int = 1) -> _pool.Ask:
+    return _pool.Ask(pid, build, arrived, CAUSAL[key], GIB, 1, False, Path(key).name, key)
+
+
+def test_a_known_file_leaves_the_cores_to_the_longer_ones_its_build_has_not_started(
+        ) -> None:
+    """An isolated build on 2 cores: the first compiles to arrive took both cores, and
+    the backward kernel (the critical path, 4.5 min) started 6 to 36 s into the build.
+    With the build's table in the pool, a short file that arrives first leaves the
+    cores to the longer files not started yet, for up to 2 s."""
+    table = {1: _pool.Expected(dict(CAUSAL))}
+    update = keyed(1, "csrc/causal_conv1d_update.cu", arrived=100.0)
+    alone = _pool.plan([update], [], cores=2, budget=None, expected=table, now=100.1)
+    assert alone == {}  # bwd, the .cpp and fwd are longer: they will want both cores
+    bwd = keyed(2, "csrc/causal_conv1d_bwd.cu", arrived=100.3)
+    got = _pool.plan([update, bwd], [], cores=2, budget=None, expected=table, now=100.3)
+    assert list(got) == [2]  # the critical file at once
+    cpp = keyed(3, "csrc/causal_conv1d.cpp", arrived=100.4)
+    running = [_pool.Held(2, GIB, 0, "b", 1, "", "csrc/causal_conv1d_bwd.cu")]
+    got = _pool.plan([update, cpp], running, cores=2, budget=None, expected=table, now=100.4)
+    assert list(got) == [3]  # the .cpp next: fwd, not come yet, is shorter
+    # a longer file that never comes (an editable rebuild of one file) holds it back 2 s
+    late = _pool.plan([update], [], cores=2, budget=None, expected=table,
+                      now=100.0 + _pool.GRACE_S + 0.1)
+    assert list(late) == [1]
+    # a file the table does not know (a CMake test compile) is never held back
+    other = _pool.Ask(9, 1, 100.0, -1.0, GIB, 1, False, "conftest.cpp", "conftest.cpp")
+    assert list(_pool.plan([other], [], cores=2, budget=None, expected=table, now=100.0)) == [9]
+    # nor one whose longer files all started already (named by the recipe's guess)
+    started = {1: _pool.Expected({Path(k).name: s for k, s in CAUSAL.items()},
+                                 frozenset({"causal_conv1d_bwd.cu", "causal_conv1d.cpp",
+                                            "causal_conv1d_fwd.cu"}))}
+    assert list(_pool.plan([update], [], cores=2, budget=None, expected=started,
+                           now=100.1)) == [1]
+    # on 16 cores the free cores are more than the longer files: it starts at once
+    assert list(_pool.plan([update], [], cores=16, budget=None, expected=table,
+                           now=100.1)) == [1]
+
+
+def _on_two_cores() -> None:
+    os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0],
+                             sorted(os.sched_getaffinity(0))[-1]})
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores")
+def test_the_critical_file_starts_first_though_it_arrives_late(nvcc: Path,
+                                                               tmp_path: Path) -> None:
+    """causal-conv1d's build as uv runs it, on two cores: the shortest file's compile
+    comes first (a loaded machine starts the others' Python later); the backward kernel,
+    listed third by setup.py, still starts before it, from the recipe's table in the
+    tree (before: the first to come took a core after 0.3 s)."""
+    events = tmp_path / "events"
+    events.mkdir()
+    order = {Path(k).name: s for k, s in CAUSAL.items()}
+    (nvcc.parent / _tree.CONFIG).write_text(json.dumps({
+        "events": str(events), "recipes": {"causal-conv1d": {"order": order}}}))
+    package = tmp_path / "causal_conv1d-1.7.0"
+    (package / "csrc").mkdir(parents=True)
+    (package / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: causal_conv1d\n"
+                                      "Version: 1.7.0\n")
+    script = (
+        "import os, subprocess, sys, time\n"
+        "def go(f, s):\n"
+        f"    return subprocess.Popen([sys.executable, '-I', '-S', {str(nvcc)!r}, '-c', f,\n"
+        "                             '-o', f + '.o', '-arch=sm_80'],\n"
+        "                            env={**os.environ, 'FAKE_NVCC_S': str(s)})\n"
+        "procs = [go('csrc/causal_conv1d_update.cu', 1)]\n"
+        "time.sleep(0.6)\n"
+        "procs += [go('csrc/causal_conv1d.cpp', 1), go('csrc/causal_conv1d_fwd.cu', 1),\n"
+        "          go('csrc/causal_conv1d_bwd.cu', 1)]\n"
+        "sys.exit(max(p.wait() for p in procs))\n")
+    env = {"PATH": os.environ["PATH"], "WHEELCUDA_ARCHS": "9.0",
+           "WHEELCUDA_POOL": str(tmp_path / "pool"), "WHEELCUDA_NO_PROGRESS": "1",
+           "TMPDIR": str(tmp_path)}
+    r = subprocess.run([sys.executable, "-c", script], cwd=package, env=env, text=True,
+                       capture_output=True, timeout=120, preexec_fn=_on_two_cores,
+                       check=False)
+    assert r.returncode == 0, r.stderr
+    starts = {json.loads(line)["file"]: json.loads(line)["t"]
+              for f in events.glob("tree-*.jsonl") for line in f.read_text().splitlines()
+              if json.loads(line)["event"] == "start"}
+    assert starts["csrc/causal_conv1d_bwd.cu"] < starts["csrc/causal_conv1d_update.cu"], starts
+
+
+# --- a place ends with its compile ---------------------------------------------------
+
+LEFTOVER = """#!/bin/sh
+# a compile that leaves a server running, as sccache's client starts its server
+setsid sh -c 'echo $$ > "$LEFTOVER_PID"; exec sleep 40' </dev/null >/dev/null 2>&1 &
+exec sleep 60
+"""
+
+
+def test_a_process_the_compile_leaves_running_holds_no_place(nvcc: Path,
+                                                             tmp_path: Path) -> None:
+    """The place's lock file was inherited by what the compile left running (sccache's
+    server): with the compile killed, its place stayed taken for as long as the server
+    lived (for ever with SCCACHE_IDLE_TIMEOUT=0), and with two such on 2 cores no
+    compile started again."""
+    (nvcc.parent / w.REAL).write_text(LEFTOVER)
+    pool, pid_file = tmp_path / "pool", tmp_path / "leftover.pid"
+    one = {"WHEELCUDA_MEMORY": "1G", "WHEELCUDA_JOB_GB": "0.9",
+           "LEFTOVER_PID": str(pid_file)}  # room for one compile at a time
+    victim = start(nvcc, pool, **one)
+    try:
+        deadline = time.monotonic() + 20
+        while not pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)
+        os.killpg(victim.pid, signal.SIGKILL)  # the compile and its group: not the server
+        victim.communicate(timeout=10)
+        (nvcc.parent / w.REAL).write_text(FAKE_NVCC)
+        after = start(nvcc, pool, hold=0, **one)
+        out, err = after.communicate(timeout=20)  # before: it waited for the server
+        assert after.returncode == 0 and "ARGS " in out, err
+    finally:
+        if pid_file.exists():
+            with contextlib.suppress(OSError, ValueError):
+                os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+
+def test_ctrl_c_while_waiting_ends_quietly(nvcc: Path, tmp_path: Path) -> None:
+    """Ctrl-C printed a Python traceback for every compile still waiting in the pool;
+    now each ends by the signal, as a running one does, and leaves no record."""
+    pool = tmp_path / "pool"
+    one = {"WHEELCUDA_MEMORY": "1G", "WHEELCUDA_JOB_GB": "0.9"}
+    holder = start(nvcc, pool, hold=30, **one)
+    try:
+        deadline = time.monotonic() + 20
+        while not list(pool.glob("run-*")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        waiter = start(nvcc, pool, hold=0, **one)
+        while not list(pool.glob("wait-*")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.killpg(waiter.pid, signal.SIGINT)
+        out, err = waiter.communicate(timeout=20)
+        assert waiter.returncode == -signal.SIGINT, err
+        assert "Traceback" not in err and "ARGS" not in out, err
+        assert not list(pool.glob("wait-*")) and not list(pool.glob("wake-*"))
+    finally:
+        os.killpg(holder.pid, signal.SIGKILL)
+        holder.communicate()
+
+
+# --- memory: read now, the page cache left out ---------------------------------------
+
+def test_a_cgroups_page_cache_is_not_counted_as_used(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """memory.current (v2) and usage_in_bytes (v1) count the page cache: after unpacking
+    torch a limited container looked full and ran one compile at a time."""
+    v2, v1 = tmp_path / "v2", tmp_path / "v1"
+    for folder, limit, usage, stat_line in (
+            (v2, "memory.max", "memory.current", "inactive_file"),
+            (v1, "memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file")):
+        folder.mkdir()
+        (folder / limit).write_text(str(8 * GIB))
+        (folder / usage).write_text(str(7 * GIB))
+        (folder / "memory.stat").write_text(f"active_file 1\n{stat_line} {5 * GIB}\n")
+        monkeypatch.setattr(_machine, "_cgroup_dirs", lambda f=folder: [str(f)])
+        assert _machine._cgroup_room() == 6 * GIB  # 8 - (7 - 5)
+
+
+def test_the_budget_is_read_again_while_compiles_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The budget was what the kernel said when the pool was last empty: a build that
+    started after a burst of file I/O kept the low figure to its end. Now it is what is
+    available now plus what the running compiles hold of their shares (one that just
+    started holds little, and will take the rest of its share)."""
+    assert _machine.tree_memory(os.getpid()) > 0  # this process's own, read from /proc
+    monkeypatch.setattr(_machine, "available_memory", lambda: 10 * GIB)
+    monkeypatch.setattr(_machine, "tree_memory", lambda pid: GIB if pid == 9 else 6 * GIB)
+    running = [_pool.Held(9, 4 * GIB, 0), _pool.Held(8, 4 * GIB, 0)]
+    # 10 available + 1 of 9's share it holds + all of 8's (it holds more than its share)
+    assert _pool._budget(running, {}) == 15 * GIB
+    assert _pool._budget(running, {"WHEELCUDA_MEMORY": "12G"}) == 12 * GIB
+
+
+def test_a_compile_held_back_by_another_build_tells_whom_it_waits_for(
+        nvcc: Path, tmp_path: Path) -> None:
+    """Two builds of one user share the machine's pool: the second's compile waits for
+    the first's, and its events say so (`wheelcuda builds` and its terminal line read
+    them), naming the build it waits for."""
+    events = tmp_path / "events"
+    events.mkdir()
+    (nvcc.parent / _tree.CONFIG).write_text(json.dumps({"events": str(events)}))
+    env = {"PATH": os.environ["PATH"], "WHEELCUDA_ARCHS": "9.0",
+           "WHEELCUDA_POOL": str(tmp_path / "pool"), "WHEELCUDA_NO_PROGRESS": "1",
+           "WHEELCUDA_MEMORY": "1G", "WHEELCUDA_JOB_GB": "0.9", "TMPDIR": str(tmp_path)}
+    builds = []
+    for name, hold in (("first", "3"), ("second", "0")):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "PKG-INFO").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+        builds.append(_build(nvcc, 1, {**env, "FAKE_NVCC_S": hold}, folder))
+        time.sleep(1.0)  # the first holds the place
+    for b in builds:
+        _, err = b.communicate(timeout=60)
+        assert b.returncode == 0, err
+    waits = [json.loads(line) for f in events.glob("tree-*.jsonl")
+             for line in f.read_text().splitlines() if '"wait"' in line]
+    assert [(w["build"], w["for"]) for w in waits] == \
+        [("second 1.0", f"1 compile of first 1.0 (pid {builds[0].pid})")]
+
+
+@pytest.mark.skipif(shutil.which("unshare") is None or os.geteuid() != 0,
+                    reason="mounts a small file system of its own (root, unshare -m)")
+def test_a_compile_on_a_full_disk_says_so_and_runs(nvcc: Path, tmp_path: Path) -> None:
+    """The pool, the events and TMPDIR on a file system with no room left (a make live
+    beside make test filled this machine's disk): the compile still runs, and says why
+    it had no pool, with the fix; never a hang."""
+    full = tmp_path / "full"
+    full.mkdir()
+    (nvcc.parent / _tree.CONFIG).write_text(json.dumps({"events": str(full / "events")}))
+    script = (f"mount -t tmpfs -o size=64k tmpfs {full} && mkdir {full}/events && "
+              f"(cat /dev/zero > {full}/fill 2>/dev/null; true) && "
+              f"exec {sys.executable} -I -S {nvcc} -c k.cu -o k.o -arch=sm_80")
+    env = {"PATH": os.environ["PATH"], "WHEELCUDA_ARCHS": "9.0",
+           "WHEELCUDA_POOL": str(full / "pool"), "TMPDIR": str(full), "FAKE_NVCC_S": "0",
+           "WHEELCUDA_NO_PROGRESS": "1"}
+    r = subprocess.run(["unshare", "-m", "sh", "-c", script], env=env, capture_output=True,
+                       text=True, timeout=60, check=False)
+    assert r.returncode == 0 and "ARGS " in r.stdout, r.stderr
+    assert f"no compile pool could be used: {full}/pool (No space left on device)" in r.stderr
+    assert "fix: export WHEELCUDA_POOL=" in r.stderr and "Traceback" not in r.stderr

@@ -4,6 +4,7 @@ showing them, _commands/build_watch.py), its profile, and a failed build you can
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -22,7 +23,7 @@ from wheelcuda import _proc as proc
 from wheelcuda import _report as report
 from wheelcuda._commands import build_watch
 from wheelcuda._rules import progress, redact, sharekey
-from wheelcuda._standalone import _build, _events, _progress
+from wheelcuda._standalone import _build, _events, _pool, _progress
 from wheelcuda._store import buildlog, prune, wheelfile, wheels
 from wheelcuda._store.layout import Layout
 
@@ -84,21 +85,60 @@ def test_an_interrupted_compile_ends_as_interrupted_and_tells_no_end(
     user_tmp.mkdir()
     compiler = _compiler(tmp_path, ': > "$TMPDIR/k-1a2b.fatbin"; : > "$TMPDIR/k-1a2b.s"; '
                                    'echo "$TMPDIR" > "$0.tmp"; exec sleep 30')
+    # started as a terminal's foreground job is, Ctrl-C not ignored: under `sh -c '... &'`
+    # (or nohup) the test's own run ignores it, every child inherits that, and the compile
+    # rightly ran on, which once timed this test out in CI
     child = subprocess.Popen([sys.executable, "-c", RUN, str(SRC), compiler, str(events),
                               str(tmp_path / "pool"), "-c", "k.cu"],
                              process_group=0, stderr=subprocess.PIPE, text=True,
-                             env={**os.environ, "TMPDIR": str(user_tmp)})
-    deadline = time.monotonic() + 20
-    while not Path(compiler + ".tmp").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.1)
-    os.killpg(child.pid, sig) if group else os.kill(child.pid, sig)
-    _, err = child.communicate(timeout=20)
+                             env={**os.environ, "TMPDIR": str(user_tmp)},
+                             preexec_fn=foreground)  # noqa: PLW1509
+    try:
+        deadline = time.monotonic() + 20
+        while not Path(compiler + ".tmp").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.1)
+        os.killpg(child.pid, sig) if group else os.kill(child.pid, sig)
+        _, err = child.communicate(timeout=20)
+    finally:  # ended however the test ends
+        with contextlib.suppress(OSError):
+            os.killpg(child.pid, signal.SIGKILL)
+        child.communicate()
     assert child.returncode == -sig and "Traceback" not in err
     assert [json.loads(line)["event"] for line in events.read_text().splitlines()] == ["start"]
     given = Path(Path(compiler + ".tmp").read_text().strip())
     assert given.parent == user_tmp and given.name.startswith("wheelcuda-cc-")
     assert not list(user_tmp.iterdir())  # the compile's folder and its files are gone
+
+
+def foreground() -> None:
+    """In a child before it runs: Ctrl-C and Ctrl-\\ as a terminal's foreground job gets
+    them (a shell's background job, and so a test run started as one, ignores both)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+
+
+def test_a_compile_started_with_ctrl_c_ignored_runs_on(tmp_path: Path) -> None:
+    """Under nohup, or as a background job of sh, a build ignores SIGINT; its compiles
+    do too (a signal ignored at the start stays ignored), whatever reaches them."""
+    events = tmp_path / "events.jsonl"
+    compiler = _compiler(tmp_path, 'echo "$$" > "$0.pid"; sleep 1; echo done')
+    child = subprocess.Popen([sys.executable, "-c", RUN, str(SRC), compiler, str(events),
+                              str(tmp_path / "pool"), "-c", "k.cu"], process_group=0,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT,  # noqa: PLW1509
+                                                              signal.SIG_IGN))
+    try:
+        deadline = time.monotonic() + 20
+        while not Path(compiler + ".pid").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.killpg(child.pid, signal.SIGINT)
+        out, err = child.communicate(timeout=20)
+        assert child.returncode == 0 and out == "done\n", err
+    finally:
+        with contextlib.suppress(OSError):
+            os.killpg(child.pid, signal.SIGKILL)
+        child.communicate()
 
 
 def _rows(*rows: dict[str, object]) -> list[str]:
@@ -327,11 +367,12 @@ def test_builds_lists_a_build_the_tree_watched(tmp_path: Path) -> None:
         assert start is not None
         (events / f"tree-{root.pid}-{start.start}.jsonl").write_text("\n".join(_rows(
             {"event": "start", "pid": 3, "file": "/s/flash_fwd_hdim64_fp16_sm80.cu",
-             "t": time.time() - 90, "build": "flash_attn 2.8.3", "root": root.pid})) + "\n")
+             "t": time.time() - 90, "build": "flash_attn 2.8.3", "root": root.pid,
+             "by": "uv"})) + "\n")
         (events / f"tree-{root.pid}-{start.start + 1}.jsonl").write_text("")  # pid reused
         r = run("builds", env={"WHEELCUDA_CACHE_DIR": str(layout.root)})
         assert r.returncode == 0, r.stderr
-        assert f"flash_attn 2.8.3  (its installer, pid {root.pid}, since " in r.stdout
+        assert f"flash_attn 2.8.3  (uv, pid {root.pid}, since " in r.stdout
         # 90 s ago, read a moment later (a loaded machine: a second or more)
         assert re.search(r"\[0/72\] flash_fwd_hdim64_fp16_sm80\.cu 1m3\ds", r.stdout), r.stdout
         assert "(the recipe's guess)" in r.stdout and r.stdout.count("pid") == 1
@@ -458,3 +499,87 @@ def test_a_compile_through_the_cache_says_so_without_the_servers_usage() -> None
     assert call.args() == ["-c", "k.cu"]
     assert _progress.Call("/t/bin/.nvcc-real", ["/t/bin/nvcc", "-c", "k.cu"]).args() == \
         ["-c", "k.cu"]
+
+
+# --- a line a person can read --------------------------------------------------------
+
+def test_a_terminal_line_keeps_whole_values_what_matters_first() -> None:
+    """Under a pty with no width, `uv add` showed `… compiled causal_conv1d_update.cu
+    (sm_120) in 8.` and `· [1 d`: cut at 80 columns in the middle of a value. The count,
+    the time so far and the file come first; a part that does not fit goes whole."""
+    state = _events.read_events(_rows(
+        {"event": "start", "pid": 1, "file": "/s/csrc/causal_conv1d_bwd.cu", "t": 100.0},
+        {"event": "start", "pid": 2, "file": "/s/csrc/causal_conv1d_update.cu", "t": 100.5},
+        {"event": "end", "pid": 2, "file": "/s/csrc/causal_conv1d_update.cu", "t": 108.8,
+         "wall": 8.3, "cpu": 8.0, "peak_kb": 1, "code": 0}))
+    before = _events.guess({"causal_conv1d_bwd.cu": 270.0, "causal_conv1d_update.cu": 8.0,
+                            "causal_conv1d_fwd.cu": 40.0, "causal_conv1d.cpp": 38.0})
+    what = ["compiled causal_conv1d_update.cu (sm_120) in 8.3s",
+            "compiled causal_conv1d_update.cu in 8.3s", "compiled causal_conv1d_update.cu"]
+    wide = _build.line(state, "causal-conv1d 1.7.0", what, before=before, source="",
+                       now=160.0, width=200)
+    assert wide == ("wheelcuda [1/4] 1m00s · compiled causal_conv1d_update.cu (sm_120) in "
+                    "8.3s · about 5 min left · causal-conv1d 1.7.0")
+    for width in (80, 60, 45, 30):
+        line = _build.line(state, "causal-conv1d 1.7.0", what, before=before, source="",
+                           now=160.0, width=width)
+        assert len(line) <= width and line.startswith("wheelcuda [1/4] 1m00s"), line
+        parts = line.split(" · ")
+        assert all(p in (parts[0], *what, "about 5 min left", "causal-conv1d 1.7.0")
+                   for p in parts), line
+    assert _build.line(state, "causal-conv1d 1.7.0", what, before=before, source="",
+                       now=160.0, width=80) == \
+        "wheelcuda [1/4] 1m00s · compiled causal_conv1d_update.cu (sm_120) in 8.3s"
+
+
+def test_the_width_is_columns_else_the_terminals_else_80() -> None:
+    assert _build.width(-1, {"COLUMNS": "132"}) == 132
+    assert _build.width(-1, {"COLUMNS": "wide"}) == 80  # not a number: the terminal's
+    assert _build.width(-1, {}) == 80  # no terminal (a closed descriptor): 80
+
+
+def test_the_uv_route_learns_order_and_time_left_from_the_last_build(tmp_path: Path) -> None:
+    """Time left was never shown on uv's or pip's route: only install handed its builds'
+    profile over. The tree's compilers now read the package's last build through the
+    same cache (its events), the recipe's guess filling what it lacks."""
+    events = tmp_path / "events"
+    events.mkdir()
+    last = [{"event": "start", "pid": 5, "file": "/u/1/csrc/a.cu", "t": 1.0, "rel": "csrc/a.cu",
+             "build": "causal_conv1d 1.7.0"},
+            {"event": "end", "pid": 5, "file": "/u/1/csrc/a.cu", "t": 91.0, "rel": "csrc/a.cu",
+             "wall": 90.0, "cpu": 90.0, "peak_kb": 1, "code": 0, "build": "causal_conv1d 1.7.0"},
+            {"event": "start", "pid": 6, "file": "/u/1/b.cu", "t": 1.0, "rel": "b.cu",
+             "build": "causal_conv1d 1.7.0"},
+            {"event": "end", "pid": 6, "file": "/u/1/b.cu", "t": 3.0, "rel": "b.cu",
+             "wall": 2.0, "cpu": 2.0, "peak_kb": 1, "code": 1, "build": "causal_conv1d 1.7.0"}]
+    (events / "tree-11-22.jsonl").write_text("\n".join(_rows(*last)) + "\n")
+    (events / "tree-12-23.jsonl").write_text("\n".join(_rows(  # another package's
+        {"event": "start", "pid": 7, "file": "/x/a.cu", "t": 1.0, "build": "other 1.0"})))
+    (events / "tree-13-24.jsonl").write_text("\n".join(_rows(  # one still running
+        {"event": "start", "pid": 8, "file": "/y/c.cu", "t": 1.0, "build": "causal_conv1d 1"})))
+    facts = {"events": str(events),
+             "recipes": {"causal-conv1d": {"order": {"a.cu": 50.0, "z.cu": 7.0}}}}
+    seconds, source = _progress._expected({}, facts, "causal-conv1d", None)
+    assert seconds == {"csrc/a.cu": 90.0, "z.cu": 7.0} and source == ""  # b.cu failed
+    assert _progress._expected({}, {**facts, "events": str(tmp_path / "none")},
+                               "causal-conv1d", None) == ({"a.cu": 50.0, "z.cu": 7.0},
+                                                          "the recipe's guess")
+
+
+def test_a_build_held_back_by_another_says_so(tmp_path: Path) -> None:
+    """A build whose compiles waited for another build's showed `[0/0] · 1m29s elapsed`.
+    Its compiles write a wait event naming whom they wait for; builds and its line say
+    it."""
+    state = _events.read_events(_rows(
+        {"event": "wait", "pid": 3, "file": "k.cu", "t": 10.0, "build": "mine 1.0",
+         "for": "2 compiles of causal-conv1d 1.7.0 (pid 4242)"}))
+    assert state.build == "mine 1.0" and not state.running
+    assert _events.status_line(state, 100.0, 90.0) == \
+        "[0 done] waiting for 2 compiles of causal-conv1d 1.7.0 (pid 4242) · 1m30s elapsed"
+    started = _events.read_events(_rows({"event": "start", "pid": 3, "file": "k.cu",
+                                         "t": 95.0}), state)
+    assert not started.waiting and list(started.running) == [3]
+    assert _progress._holders([_pool.Held(1, 1, 0, "a", 4242, "causal-conv1d 1.7.0"),
+                               _pool.Held(2, 1, 0, "b", 4242, "causal-conv1d 1.7.0"),
+                               _pool.Held(5, 1, 0, "c", 77, "")]) == \
+        "2 compiles of causal-conv1d 1.7.0 (pid 4242), 1 compile of another build (pid 77)"

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from wheelcuda import _standalone as standalone
-from wheelcuda._rules import tree
+from wheelcuda._rules import buildkey, cxxstd, tree
 from wheelcuda._standalone import _nvcc_wrapper as w
 from wheelcuda._standalone import _tree
+from wheelcuda._store import fs
 
 #: a shim that runs itself for ever is stopped after this: far more than a shim needs
 LIMIT_S = 20
@@ -104,3 +105,59 @@ def test_every_shim_says_it_is_one(tmp_path: Path) -> None:
     a = _tree_at(tmp_path / "a")
     assert _tree.is_shim(str(a / "nvcc")) and _tree.is_shim(str(a / "wheelcuda-c++"))
     assert not _tree.is_shim(sys.executable) and not _tree.is_shim(str(tmp_path / "none"))
+
+
+@pytest.mark.parametrize(("cxx", "real", "runs"), [
+    ("{b}/wheelcuda-c++", "g++-12", "g++-12"),            # another tree's, after env
+    ("ccache {a}/wheelcuda-c++", "g++-12", "ccache g++-12"),  # CXX="ccache $CXX"
+    ("ccache {b}/wheelcuda-c++", "ccache g++-12", "ccache g++-12"),  # ccache once
+    ("{a}/wheelcuda-c++", "{b}/wheelcuda-c++", "c++"),    # shims all the way: c++
+    ("g++-13", "g++-12", "g++-13"),                       # the user's own CXX wins
+])
+def test_the_build_runs_the_compiler_its_key_names(tmp_path: Path, cxx: str, real: str,
+                                                   runs: str) -> None:
+    """The key read WHEELCUDA_REAL_CXX for any tree's shim in CXX, the build only for
+    this tree's: with another tree's shim in CXX and WHEELCUDA_REAL_CXX=g++-12, the build
+    ran c++ and the key said g++-12. One function decides for both."""
+    a, b = _tree_at(tmp_path / "a"), _tree_at(tmp_path / "b")
+    environ = {"CXX": cxx.format(a=a, b=b), "WHEELCUDA_REAL_CXX": real.format(a=a, b=b)}
+    build = cxxstd.variables(None, str(tmp_path / "a"), environ)
+    assert build["CXX"] == f"{a}/wheelcuda-c++"
+    assert build["WHEELCUDA_REAL_CXX"] == runs
+    assert buildkey.build_variables({}, environ)["CXX"] == runs
+
+
+def test_a_host_compile_through_sccache_keeps_the_users_tmpdir(tmp_path: Path) -> None:
+    """A compile's own temporary folder goes when it ends; sccache's client starts a
+    server that outlives it and keeps the TMPDIR it was started with (nvcc.rs:391
+    panicked in the next build). A host compile through sccache gets the user's."""
+    a = _tree_at(tmp_path / "a")
+    tools = _tools(tmp_path)
+    (tools / "sccache").write_text('#!/bin/sh\necho "$TMPDIR" > "$SEEN"\nexec "$@"\n')
+    (tools / "sccache").chmod(0o755)
+    user_tmp = tmp_path / "user-tmp"
+    user_tmp.mkdir()
+    env = {"PATH": f"{tools}:/usr/bin:/bin", "WHEELCUDA_POOL": str(tmp_path / "pool"),
+           "WHEELCUDA_REAL_CXX": "sccache c++", "TMPDIR": str(user_tmp),
+           "SEEN": str(tmp_path / "seen")}
+    r = _run([str(a / "wheelcuda-c++"), "-c", "x.cpp", "-o", "x.o"], env, tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("REAL c++ -c x.cpp"), r.stdout
+    assert (tmp_path / "seen").read_text().strip() == str(user_tmp)
+    assert "through sccache" in r.stderr
+
+
+def test_a_trees_programs_start_from_precompiled_modules(tmp_path: Path) -> None:
+    """A compile through a tree imported its wrapper and modules from source at every
+    start (about 100 ms of each compile's toll on 2 cores): a tree holds them compiled,
+    and its entries are a few lines that import them."""
+    a = _tree_at(tmp_path / "a")
+    fs.precompile(a)
+    cached = {p.name.split(".")[0] for p in (a / "__pycache__").glob("*.pyc")}
+    assert {m[:-3] for m in tree.WRAPPER_MODULES} <= cached
+    for entry in (tree.WRAPPER_SOURCE, tree.HOST_ENTRY):
+        assert len((tmp_path / "a" / entry).read_text().splitlines()) <= 4
+    r = subprocess.run([sys.executable, "-IBSv", str(tmp_path / "a" / tree.HOST_ENTRY),
+                        "--version"], capture_output=True, text=True, check=False,
+                       env={"PATH": f"{_tools(tmp_path)}:/usr/bin:/bin"})
+    assert f"code object from '{a}/__pycache__/_progress" in r.stderr, r.stderr[-2000:]

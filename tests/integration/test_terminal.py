@@ -87,7 +87,7 @@ def _on_a_terminal(command: str, tmp_path: Path, env: dict[str, str], *,
 
 
 def _ours(screen: list[str]) -> list[str]:
-    return [line for line in screen if line.startswith("wheelcuda: host-only")]
+    return [line for line in screen if line.startswith("wheelcuda [")]
 
 
 @pytest.mark.parametrize("installer", ["uv", "pip"])
@@ -114,10 +114,11 @@ def test_a_build_the_installer_runs_is_told_on_the_terminal(
     # the package's name and version, each compile's start and end, counted; whole lines
     # (a pty nobody sized, 0 columns, gets lines of 80), and the installer's own last
     # lines still there below them: neither drawing erased the other
-    assert re.search(r"(?m)^wheelcuda: host-only 0\.3: started x\.cpp · \[0 done\] x\.cpp "
-                     r"[\d.]+s · [\d.]+s elapsed$", shown), screen
-    assert re.search(r"(?m)^wheelcuda: host-only 0\.3: compiled x\.cpp in [\d.]+s · "
-                     r"\[3 done\] · [\d.]+s elapsed$", shown), screen
+    # what matters first (the count, the time so far, the file), whole values only
+    assert re.search(r"(?m)^wheelcuda \[0 done\] [\d.]+s · started x\.cpp · host-only 0\.3$",
+                     shown), screen
+    assert re.search(r"(?m)^wheelcuda \[3 done\] [\d.]+s · compiled x\.cpp in [\d.]+s · "
+                     r"host-only 0\.3$", shown), screen
     after = screen[max(i for i, line in enumerate(screen) if line in shown) + 1:]
     assert any(line.startswith((" + host-only==0.3", "Successfully installed host-only-0.3"))
                for line in after), screen
@@ -127,7 +128,7 @@ def test_a_build_the_installer_runs_is_told_on_the_terminal(
     seen = [json.loads(text)["builds"] for text in
             (tmp_path / "builds.json").read_text().replace("}\n{", "}\n\x00{").split("\x00")]
     assert any(row["name"] == "host-only 0.3" and row["done"] >= 1 and
-               row["by"] == "its installer" for rows in seen for row in rows), seen
+               row["by"] == installer and "key" not in row for rows in seen for row in rows), seen
 
     # a narrow terminal: each line is cut to fit, so that the installer's redraw (which
     # counts lines) never leaves half of one; and `stty tostop`, under which the compiles'
@@ -135,6 +136,12 @@ def test_a_build_the_installer_runs_is_told_on_the_terminal(
     # they ignore SIGTTOU: the build would hang
     narrow = _ours(_on_a_terminal(build(), tmp_path, env, columns=50, tostop=True))
     assert narrow and all(len(line) <= 49 for line in narrow), narrow
+
+    # the second build of the package knows its files from the first (their events in
+    # the tree's cache), so it says the time left, on the uv and pip routes alike
+    again = _ours(_on_a_terminal(build(), tmp_path, env, columns=120))
+    assert any(re.search(r"^wheelcuda \[\d/\d\] .* · under a minute left", line)
+               for line in again), again
 
     # turned off
     quiet = _on_a_terminal(build("export WHEELCUDA_NO_PROGRESS=1; "), tmp_path, env)

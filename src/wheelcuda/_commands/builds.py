@@ -28,6 +28,10 @@ SUMMARY = "the builds running now, with their progress"
 NO_PYTHON = True
 
 
+#: Who ran a tree's build, as `builds` names it (_standalone/_build.py ``installer``).
+_BY = {"uv": "uv", "pip": "pip", "build": "python -m build"}
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true",
                    help="print them as JSON (a versioned envelope)")
@@ -52,23 +56,25 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
     for build in buildlog.running(layout):
         state = build.state or _events.State()
         before, source = _before(layout, build)
-        rows.append({"name": build.name, "key": build.key, "pid": build.pid,
-                     "started": time.strftime("%Y-%m-%d %H:%M:%S",
-                                              time.localtime(build.started)),
-                     "by": "wheelcuda install" if build.key else "its installer",
-                     "log": str(build.output or build.events), "done": len(state.done),
-                     "running": sorted(str(e.get("file")) for e in state.running.values()),
-                     "status": _events.status_line(state, now, now - build.started,
-                                                   before=before, source=source,
-                                                   jobs=max(1, len(state.running)),
-                                                   width=200)})
+        row = {"name": build.name, "pid": build.pid,
+               "started": time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(build.started)),
+               # install's builds have its key; a tree's, the installer that ran them
+               **({"key": build.key} if build.key else {}),
+               "by": "wheelcuda install" if build.key else _BY.get(state.by, state.by or "python"),
+               "log": str(build.output or build.events), "done": len(state.done),
+               "running": sorted(str(e.get("file")) for e in state.running.values()),
+               "waiting_for": sorted(set(state.waiting.values())),
+               "status": _events.status_line(state, now, now - build.started, before=before,
+                                             source=source, jobs=max(1, len(state.running)),
+                                             width=200)}
+        rows.append(row)
     if args.json:
         print(render.envelope("builds", {"builds": rows}), end="")
         return 0
     for row in rows:
         print(f"{row['name']}  ({row['by']}, pid {row['pid']}, since {row['started']})")
         print(f"    {row['status']}")
-        print(f"    {'log' if row['key'] else 'events'}: {row['log']}")
+        print(f"    {'log' if 'key' in row else 'events'}: {row['log']}")
     if not rows:
         note(f"no build is running (through a tree of {layout.root})")
     return 0

@@ -13,13 +13,12 @@ import hashlib
 import json
 import os
 import re
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import redact, sharekey
-from .cxxstd import REAL_CXX_VAR
-from .tree import HOST_SHIM
+from . import cxxstd, redact, sharekey
 
 #: Variables that change what a build produces, beyond the package's own recipe.
 BUILD_VARIABLES = ("NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "CFLAGS", "CXXFLAGS",
@@ -132,8 +131,8 @@ def build_variables(recipe: Mapping[str, str], environ: Mapping[str, str],
     out = {k: environ.get(k, v) for k, v in recipe.items() if k != "MAX_JOBS"}
     out.update({k: v for k, v in environ.items() if prefixes and k.startswith(tuple(prefixes))})
     out.update({k: environ[k] for k in BUILD_VARIABLES if environ.get(k)})
-    if out.get("CXX", "").endswith("/" + HOST_SHIM):
-        # `eval "$(wheelcuda env)"` set CXX to a tree's host shim (a path of this machine):
-        # the compiler it runs is what the binary depends on
-        out["CXX"] = environ.get(REAL_CXX_VAR) or "c++"
+    if out.get("CXX"):
+        # the compiler the build runs (a tree's host shim set by `eval "$(wheelcuda env)"`
+        # is a path of this machine: what it runs is what the binary depends on)
+        out["CXX"] = shlex.join(cxxstd.host_command(environ))
     return out

@@ -79,20 +79,38 @@ def problems(environ: Mapping[str, str]) -> list[Problem]:
                     "unset, torch's headers decide)")]
 
 
+def _is_shim(word: str) -> bool:
+    return os.path.basename(word) == os.path.basename(HOST_SHIM)
+
+
+def host_command(environ: Mapping[str, str]) -> list[str]:
+    """The host compiler a build runs, as words (pure): the user's CXX (else ``c++``),
+    where each word that is one of wheelcuda's host shims (this tree's, another tree's,
+    ``ccache`` in front of one: ``CXX="ccache $CXX"`` after ``env``) stands for the
+    compiler behind it, WHEELCUDA_REAL_CXX (itself without shims, else ``c++``). The
+    one answer for the build (the shim runs it) and for the wheel cache's key: a key
+    naming ``g++-12`` over a build that ran ``c++`` would hand its wheel to the wrong
+    compiler's builds."""
+    behind = _tree.without_shims(_tree.split_command(environ.get(REAL_CXX_VAR) or "c++"),
+                                 _is_shim)
+    out: list[str] = []
+    for word in _tree.split_command(environ.get("CXX") or "c++") or ["c++"]:
+        for w in behind if _is_shim(word) else [word]:
+            if not out or out[-1] != w:  # ccache in front of a shim over ccache: once
+                out.append(w)
+    return out
+
+
 def variables(std: int | None, home: str, environ: Mapping[str, str]) -> dict[str, str]:
-    """What a build's host compiles get: the tree's host shim as CXX, running the user's
-    own CXX (else ``c++``), so that they wait for their turn in the machine's compile
-    budget and are told like nvcc's; with ``std``, the standard it raises an older
-    ``-std`` to (pure). A shim in the user's CXX (another tree's, or ``ccache`` in front
-    of this one's: ``CXX="ccache $CXX"``) is left out of what the shim runs: it would run
-    itself for ever, and the key would name a compiler that never compiles."""
+    """What a build's host compiles get: the tree's host shim as CXX, running the
+    compiler :func:`host_command` names, so that they wait for their turn in the
+    machine's compile budget and are told like nvcc's; with ``std``, the standard it
+    raises an older ``-std`` to (pure)."""
     if any(c.isspace() for c in home):
         return {}  # distutils and torch's ninja rule split CXX on whitespace
     shim = f"{home.rstrip('/')}/{HOST_SHIM}"
-    real = environ.get(REAL_CXX_VAR) if environ.get("CXX") == shim else environ.get("CXX")
-    words = _tree.without_shims(_tree.split_command(real or "c++"),
-                                lambda w: os.path.basename(w) == os.path.basename(HOST_SHIM))
-    return {**({VAR: str(std)} if std else {}), "CXX": shim, REAL_CXX_VAR: shlex.join(words)}
+    return {**({VAR: str(std)} if std else {}), "CXX": shim,
+            REAL_CXX_VAR: shlex.join(host_command(environ))}
 
 
 def raised(log: Sequence[str]) -> tuple[int, set[str]]:

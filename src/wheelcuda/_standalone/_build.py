@@ -187,17 +187,30 @@ def events_file(environ: Mapping[str, str], facts: Mapping[str, Any],
 
 # --- the terminal ---------------------------------------------------------------------
 
-def _installer(build: Build) -> str:
-    """``uv``, ``pip`` or ``""``: who runs the build, by the process above it (uv) or the
-    hook it runs (pip's ``_in_process.py``)."""
+def _cmdline(pid: int) -> list[bytes]:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().split(b"\0")
+    except OSError:
+        return []
+
+
+def installer(build: Build) -> str:
+    """Who runs the build: ``uv`` (the process above it), ``pip`` or ``build`` (pypa/build)
+    by the frontend above the hook they run (both vendor pyproject_hooks'
+    ``_in_process.py``), else ``""`` (setup.py, a JIT build, another frontend)."""
     if build.parent is not None and os.path.basename(build.parent.exe) == "uv":
         return "uv"
-    try:
-        with open(f"/proc/{build.pid}/cmdline", "rb") as f:
-            cmdline = f.read()
-    except OSError:
+    if not any(w.endswith(b"_in_process.py") for w in _cmdline(build.pid)):
         return ""
-    return "pip" if b"_in_process.py" in cmdline else ""
+    above = _cmdline(build.parent.pid) if build.parent is not None else []
+    words = {os.path.basename(w) for w in above[:3]}
+    if words & {b"pip", b"pip3"} or b"pip" in above[1:3] or \
+            any(w.endswith(b"/pip/__main__.py") for w in above[:2]):
+        return "pip"
+    if b"build" in above[1:3] or any(w.endswith(b"/build/__main__.py") for w in above[:2]):
+        return "build"
+    return "pip" if any(b"/pip/" in w for w in above[:2]) else ""
 
 
 def _uv_lines(uv: int) -> int:
@@ -242,11 +255,11 @@ def tell(text: Callable[[int], str], build: Build | None, environ: Mapping[str, 
             if not _ours_to_tell(fd, build):
                 return
             plain = environ.get("TERM", "") in ("", "dumb")
-            installer = "" if plain else _installer(build)
-            height = _uv_lines(build.parent.pid) if installer == "uv" and build.parent else 2
+            drawer = "" if plain else installer(build)
+            height = _uv_lines(build.parent.pid) if drawer == "uv" and build.parent else 2
             # a line that wrapped would be two: uv would draw over one of them
             shown = text(width(fd, environ) - 1)
-            data = placed(shown, installer, first=first, height=height).encode(
+            data = placed(shown, drawer, first=first, height=height).encode(
                 errors="replace")
             # ninja runs each compile in a process group of its own, which is never the
             # terminal's foreground one: with `stty tostop` a write would stop it (SIGTTOU)
@@ -307,7 +320,7 @@ def line(state: _events.State, build_name: str, what: Sequence[str], *,
                         [_events.printable(w) for w in what],
                         [f"{left} ({source})" if source else left, left],
                         [_events.printable(build_name)],
-                        [f"{others} running" if others else ""]], width)
+                        [f"{others} running" if others > 1 else ""]], width)
 
 
 def read(path: str | None) -> _events.State:

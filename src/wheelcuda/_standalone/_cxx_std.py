@@ -149,7 +149,11 @@ def main() -> None:
     try:
         found = _tree.which(real[0], environ.get("PATH", os.defpath))
         if found and "-c" in args and _progress.sources(args):
-            sys.exit(_progress.run(_progress.Call(found, [*real, *args]), here, environ))
+            # through sccache (CXX="sccache g++"): its server, which the first compile
+            # starts, outlives the compile, so it keeps the user's TMPDIR (_progress.Call)
+            cached = os.path.basename(found).startswith("sccache") and len(real) > 1
+            sys.exit(_progress.run(_progress.Call(found, [*real, *args], cached=cached), here,
+                                   environ))
         os.execvp(real[0], [*real, *args])  # noqa: S606 - argv list
     except OSError as exc:
         sys.stderr.write(f"wheelcuda-c++: cannot run the host compiler {real}: "

@@ -94,6 +94,8 @@ class State:
         self.build = ""
         self.first: float | None = None
         self.waiting: dict[int, str] = {}
+        #: who runs the build (``uv``, ``pip``), when an event said
+        self.by = ""
 
 
 #: The largest number a profile may hold, whole or not: a float's exact range. An int of
@@ -145,6 +147,8 @@ def read_events(lines: Iterable[str], state: State | None = None) -> State:
         pid = event["pid"]
         if isinstance(event.get("build"), str) and event["build"]:
             state.build = event["build"]
+        if isinstance(event.get("by"), str) and event["by"]:
+            state.by = event["by"]
         if event.get("event") == "wait":
             state.waiting[pid] = str(event.get("for") or "another build")
         elif event.get("event") == "start":
@@ -220,7 +224,8 @@ def count_of(state: State, before: Sequence[Compile]) -> str:
     """``[3/72]`` (done of the build's files, when a profile or guess knows them), else
     ``[3 done]`` (pure)."""
     total, count = len(before), len(state.done)
-    return f"[{count}/{total}]" if total >= count + len(state.running) else f"[{count} done]"
+    return f"[{count}/{total}]" if total and total >= count + len(state.running) else \
+        f"[{count} done]"
 
 
 def status_line(state: State, now: float, elapsed: float, *, before: Sequence[Compile] = (),

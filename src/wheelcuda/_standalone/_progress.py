@@ -398,7 +398,9 @@ def _event(args: Sequence[str], name: str, archs: Sequence[str],
                                 "threads": _table_number(args, "threads")}
     if build is not None:
         rel = _events.relative(os.path.join(os.getcwd(), name), build.cwd)
-        event.update(build=shown, root=build.pid, **({"rel": rel} if rel else {}))
+        by = _quietly(_build.installer, build)
+        event.update(build=shown, root=build.pid, **({"rel": rel} if rel else {}),
+                     **({"by": by} if by else {}))
     return event
 
 

@@ -193,7 +193,9 @@ def test_the_tree_holds_every_recipes_memory_and_guess() -> None:
     recipes = packages.tree_recipes()
     assert recipes["flash-attn"]["job_gb"] == 5.5
     assert len(recipes["flash-attn"]["order"]) == 72  # type: ignore[arg-type]
-    assert "order" not in recipes["causal-conv1d"]
+    assert max(recipes["causal-conv1d"]["order"].items(),  # type: ignore[attr-defined]
+               key=lambda kv: kv[1])[0] == "causal_conv1d_bwd.cu"
+    assert "order" not in recipes["mamba-ssm"]
 
 
 # --- the real wrapper, as concurrent processes ---------------------------------------
@@ -497,6 +499,17 @@ def test_a_profile_of_small_compiles_does_not_size_a_big_build() -> None:
     assert progress.measured_job_gb(tiny, 1) == progress.LEAST_JOB_GB  # no recipe
 
 
+def test_max_jobs_lets_ninja_start_every_file_the_recipe_knows() -> None:
+    """flash-attn on 16 cores: with a ceiling of 32, ninja started its split-KV files,
+    the longest, 52nd to 57th of 73 (setup.py's order), and the pool could not choose
+    them: they ended the build alone."""
+    assert jobs.max_jobs(16, packages.known_files(["flash-attn"])) == 72
+    assert jobs.max_jobs(64, packages.known_files(["flash-attn"])) == 128
+    assert jobs.for_build({}, 16, files=72) == {"MAX_JOBS": "72"}
+    assert jobs.for_build({"MAX_JOBS": "8"}, 16, files=72) == {}  # the user's wins
+    assert packages.known_files(["causal-conv1d", None, "chamferdist"]) == 4
+
+
 def test_max_jobs_is_a_ceiling_of_twice_the_cores() -> None:
     assert jobs.max_jobs(16) == 32
     assert jobs.for_build({}, 16) == {"MAX_JOBS": "32"}
@@ -531,7 +544,7 @@ def test_a_first_build_takes_the_recipes_guess() -> None:
     assert top.startswith("flash_fwd_split_") and "causal" not in top  # listed last
     assert progress.longest_first([_compile("a.cu", 1.0, wall=5.0)], guess) == \
         {"a.cu": 5.0, **guess}
-    assert packages.first_order(["causal-conv1d", None]) == {}
+    assert packages.first_order(["mamba-ssm", None]) == {}
 
 
 def test_a_partial_profile_keeps_the_guess_for_what_it_lacks() -> None:

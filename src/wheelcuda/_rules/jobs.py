@@ -9,10 +9,14 @@ number decided here would be stale by the time the compile starts, and would cha
 uv's cache key from run to run (uv-config wrote ``MAX_JOBS = "16"`` with no split
 tokens, so causal-conv1d's one long file compiled on one thread: 474 s against 182 s).
 
-MAX_JOBS is the most compiles ninja (or a setup.py) starts: twice the cores, so that the
-pool, which runs at most one per core, sees more compiles waiting than it runs and can
-start the longest first (flash-attn's setup.py lists its longest kernels last). A user's
-MAX_JOBS is kept and counts as the ceiling.
+MAX_JOBS is the most compiles ninja (or a setup.py) starts: twice the cores, and at least
+the files the package is known to have (its recipe's table), so that the pool, which runs
+at most one per core, sees the compiles waiting and can start the longest first. ninja
+starts in setup.py's order, and the pool chooses only among what ninja started: with 32
+on 16 cores, flash-attn's split-KV files (its longest, 291-376 s) started 52nd to 57th
+of 73 and ended the build alone (`uv add` on an H100, 927 s). A compile waiting in the
+pool is a sleeping Python process (about 10 MB). A user's MAX_JOBS is kept and counts as
+the ceiling.
 
 Cores alone were never enough: a causal-conv1d compile job peaked at 3.4 GB RSS here,
 and flash-attn builds are known to be killed by the kernel when MAX_JOBS follows the
@@ -35,9 +39,10 @@ from .checks import Kind, Problem
 JOB_GB_VAR = registry.JOB_GB.name
 
 
-def max_jobs(cores: int) -> int:
-    """The ceiling on compiles started at once: twice the cores (pure)."""
-    return 2 * max(1, cores)
+def max_jobs(cores: int, files: int = 0) -> int:
+    """The ceiling on compiles started at once: twice the cores, and at least the
+    ``files`` the build is known to compile (pure)."""
+    return max(2 * max(1, cores), files)
 
 
 def problems(environ: Mapping[str, str]) -> list[Problem]:
@@ -72,12 +77,12 @@ def _gib(text: str) -> bool:
 
 
 def for_build(environ: Mapping[str, str], cores: int, *,
-              measured_gb: float | None = None) -> dict[str, str]:
+              measured_gb: float | None = None, files: int = 0) -> dict[str, str]:
     """MAX_JOBS (the ceiling) and, when the package's last build measured it, the memory
-    one of its compiles holds, for a build on a machine of ``cores`` cores (pure;
-    :func:`problems` first). A value the user set is kept (an empty one counts as unset:
-    CI files often export MAX_JOBS="")."""
-    chosen = {"MAX_JOBS": str(max_jobs(cores))}
+    one of its compiles holds, for a build on a machine of ``cores`` cores of the
+    ``files`` the build is known to compile (pure; :func:`problems` first). A value the
+    user set is kept (an empty one counts as unset: CI files often export MAX_JOBS="")."""
+    chosen = {"MAX_JOBS": str(max_jobs(cores, files))}
     if measured_gb is not None:
         chosen[JOB_GB_VAR] = f"{measured_gb:g}"
     return {k: v for k, v in chosen.items() if not environ.get(k)}

@@ -51,6 +51,13 @@ def tree_recipes() -> dict[str, dict[str, object]]:
             for name, r in sorted(RECIPES.items())}
 
 
+def known_files(names: Sequence[str | None]) -> int:
+    """How many files the known packages among ``names`` compile at most, by their
+    recipe's table (0: none known) (pure): MAX_JOBS lets ninja start them all."""
+    return max((len(RECIPES[n].order) for n in names if n is not None and n in RECIPES),
+               default=0)
+
+
 def user_wins(wanted: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
     """Drop what the user already set: their environment always wins (pure)."""
     return {k: v for k, v in wanted.items() if k not in environ}

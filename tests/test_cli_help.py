@@ -301,3 +301,14 @@ def test_json_of_env_is_still_json(good: Path) -> None:
     data = json.loads(run("env", "--python", str(good), "--arch", "9.0", "--shell",
                           "json").stdout)
     assert data["variables"]["TORCH_CUDA_ARCH_LIST"] == "9.0"
+
+
+def test_the_help_says_how_to_build_again() -> None:
+    """The only way to build a kept wheel again was to uninstall it and `cache clear
+    PKG`, and neither help said so: install has --rebuild, and `cache clear -h` names it."""
+    install = flat(run("install", "-h", env=WIDE).stdout)
+    assert "--rebuild build again even when wheelcuda's wheel cache (or a team's index) has " \
+           "this build's wheel, and reinstall the packages named" in install
+    clear = flat(run("cache", "clear", "-h", env=WIDE).stdout)
+    assert "To build a package again and reinstall it, the cached wheel replaced: wheelcuda " \
+           "install --rebuild PKG" in clear

@@ -3,6 +3,7 @@ message and the fix within seconds, and no build starts (a fake uv records any c
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -123,16 +124,120 @@ def test_torch_major_differs_from_compiler(tmp_path: Path, fake_uv: dict[str, st
     no_build(tmp_path)
 
 
-def test_build_needs_missing(tmp_path: Path, fake_uv: dict[str, str]) -> None:
+#: A fake uv that builds: each call logged with what the key's installer cache held
+#: when it started; an install (not of the build needs: --only-binary) leaves a wheel of
+#: each project folder it names in that cache, holding the call's arguments; the build
+#: needs' install fails when asked to. Asked which release it takes, it cannot say.
+FAKE_BUILDER = """import json, os, sys
+args = sys.argv[1:]
+if args[:2] == ["pip", "compile"]:
+    sys.exit(2)
+cache = os.environ.get("UV_CACHE_DIR", "")
+held = sorted(os.listdir(cache)) if cache and os.path.isdir(cache) else []
+with open({log!r}, "a") as f:
+    f.write(json.dumps({{"args": args, "cache_held": held}}) + "\\n")
+if "--only-binary" in args and {fail_bring!r}:
+    print("error: no index answers for wheel", file=sys.stderr)
+    sys.exit(2)
+if args[:2] == ["pip", "install"] and "--only-binary" not in args and cache:
+    os.makedirs(os.path.join(cache, "built"), exist_ok=True)
+    for arg in args:
+        if os.path.isfile(os.path.join(arg, "pyproject.toml")):
+            name = os.path.basename(arg.rstrip("/")).replace("-", "_")
+            with open(os.path.join(cache, "built", name + "-1.0-py3-none-any.whl"), "w") as f:
+                f.write(" ".join(args))
+"""
+
+
+def builder(tmp: Path, *, fail_bring: bool = False, ninja: bool = True) -> dict[str, str]:
+    """:data:`FAKE_BUILDER` first on PATH; without ``ninja``, a PATH with the host
+    compiler but no ninja."""
+    env = fakes.uv_on_path(tmp, FAKE_BUILDER.format(log=str(tmp / "calls"),
+                                                    fail_bring=fail_bring))
+    if not ninja:  # /usr/bin less ninja: gcc finds its assembler on PATH
+        tools = tmp / "tools"
+        tools.mkdir()
+        for found in Path("/usr/bin").iterdir():
+            if found.name != "ninja":
+                (tools / found.name).symlink_to(found)
+        env["PATH"] = f"{tmp / 'fakebin'}:{tools}"
+    return env
+
+
+def calls(tmp: Path) -> list[dict[str, list[str]]]:
+    """The installs the fake uv ran (not its cache prune)."""
+    log = tmp / "calls"
+    rows = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return [r for r in rows if r["args"][:2] == ["pip", "install"]]
+
+
+def project(tmp: Path, name: str = "two-kernels") -> Path:
+    folder = tmp / name
+    folder.mkdir()
+    (folder / "pyproject.toml").write_text(
+        f'[build-system]\nrequires = ["setuptools>=64", "wheel"]\n'
+        f'build-backend = "setuptools.build_meta"\n\n[project]\nname = "{name}"\n'
+        'version = "1.0"\n')
+    return folder
+
+
+def test_build_needs_a_uv_venv_lacks_are_installed_before_the_build(tmp_path: Path) -> None:
+    """Before: a venv made by `uv venv` (no setuptools, wheel, ninja or packaging) made
+    install stop at once, asking for them; and doctor said NOT OK. install now installs
+    what the target lacks into it, with the same installer, before the build."""
     site = fakes.torch(fakes.cu13_site(tmp_path / "site"))
-    fakes.dist_info(site, "setuptools", "80.0")
-    env = {**fake_uv, "PATH": fake_uv["PATH"].split(":")[0] + ":/usr/bin:/bin"}
-    if Path("/usr/bin/ninja").exists():
-        env["PATH"] = fake_uv["PATH"].split(":")[0]  # hide the system ninja too
+    fakes.dist_info(site, "setuptools", "80.0")  # torch 2.14.1 brings it
     py = fakes.python(tmp_path, [site])
-    r = run("install", "--python", str(py), "--arch", "9.0", "x", env=env)
-    fail(r, "wheel, ninja, packaging missing", f"uv pip install --python {py} wheel ninja")
-    no_build(tmp_path)
+    env = builder(tmp_path, ninja=False)
+    src = project(tmp_path)
+    explained = run("install", "--python", str(py), "--arch", "9.0", "--explain", str(src),
+                    env=env)
+    assert explained.returncode == 0, explained.stderr
+    assert (f"bring      wheel, ninja, packaging, missing in {py} (--no-build-isolation builds "
+            "use the environment's own), first: ") in explained.stdout
+    assert calls(tmp_path) == []  # --explain ran nothing
+    r = run("install", "--python", str(py), "--arch", "9.0", str(src), env=env)
+    assert r.returncode == 0, r.stderr
+    first, build = calls(tmp_path)
+    assert first["args"] == ["pip", "install", "--no-build-isolation", "--python", str(py),
+                             "wheel", "ninja", "packaging", "--only-binary", ":all:"]
+    assert build["args"][:5] == ["pip", "install", "--no-build-isolation", "--python", str(py)]
+    assert f"installing wheel, ninja, packaging into {py} first" in r.stderr
+    doctor = run("doctor", "--python", str(py), "--arch", "9.0", env=env)
+    assert doctor.returncode == 0, doctor.stdout
+    assert f"WARNING: wheel, ninja, packaging missing in {py}" in doctor.stdout
+    assert f"fix: uv pip install --python {py} wheel ninja packaging" in doctor.stdout
+    # from wheelcuda's wheel cache: nothing is built, so nothing is brought
+    again = run("install", "--python", str(py), "--arch", "9.0", str(src), env=env)
+    assert again.returncode == 0, again.stderr
+    assert len(calls(tmp_path)) == 3 and "first" not in again.stderr
+
+
+def test_nothing_to_build_needs_no_build_needs(tmp_path: Path) -> None:
+    """Before: an install of what the target holds already stopped for setuptools and
+    wheel, though the installer would build nothing. It now runs the installer, and
+    installs no build need."""
+    site = fakes.torch(fakes.cu13_site(tmp_path / "site"))
+    fakes.dist_info(site, "causal-conv1d", "1.7.0")
+    py = fakes.python(tmp_path, [site])
+    env = builder(tmp_path, ninja=False)
+    r = run("install", "--python", str(py), "--arch", "9.0", "causal-conv1d==1.7.0", env=env)
+    assert r.returncode == 0, r.stderr
+    assert [c["args"][-1] for c in calls(tmp_path)] == ["causal-conv1d==1.7.0"]
+    assert "first" not in r.stderr and "missing" not in r.stderr
+
+
+def test_build_needs_that_cannot_be_installed_stop_before_the_build(tmp_path: Path) -> None:
+    site = fakes.torch(fakes.cu13_site(tmp_path / "site"))
+    py = fakes.python(tmp_path, [site])
+    env = builder(tmp_path, fail_bring=True, ninja=False)
+    r = run("install", "--python", str(py), "--arch", "9.0", str(project(tmp_path)), "--",
+            "--index-url", "https://example.org/simple", "--no-deps", env=env)
+    fail(r, f"could not install the build needs setuptools, wheel, ninja, packaging into {py}",
+         "no index answers for wheel", "fix: install them yourself, then install again: ")
+    # from the index given after --, and no build after it
+    assert [c["args"][-5:] for c in calls(tmp_path)] == [
+        ["packaging", "--index-url", "https://example.org/simple", "--only-binary", ":all:"]]
 
 
 def test_arch_unknown(tmp_path: Path, fake_uv: dict[str, str]) -> None:
@@ -303,3 +408,94 @@ def test_build_requirements_the_source_declares_are_named_before_the_build(
             f"missing in {py}", f"uv pip install --python {py} 'cython<3' setuptools_scm")
     assert "torch" not in r.stderr.split("missing in")[0] and "tomli" not in r.stderr
     no_build(tmp_path)
+
+
+# --- --rebuild ------------------------------------------------------------------------
+
+
+def test_rebuild_builds_again_and_replaces_the_kept_wheel(tmp_path: Path) -> None:
+    """Before: the only way to build a kept wheel again was to uninstall it and run
+    `cache clear PKG`; install itself took the kept wheel, and an installer that saw
+    the same version installed did nothing. --rebuild passes the wheel cache by, empties
+    the key's installer cache (which would hand back its old wheel), has uv reinstall
+    the package and keeps the new wheel in place of the old."""
+    py = fakes.user_env(tmp_path / "venv")
+    env = builder(tmp_path)
+    src = project(tmp_path)
+    args = ("install", "--python", str(py), "--arch", "9.0", str(src))
+    assert run(*args, env=env).returncode == 0
+    kept = next((Path(os.environ["WHEELCUDA_CACHE_DIR"]) / "builds").glob(
+        "two-kernels-*/wheels/two_kernels-1.0-py3-none-any.whl"))
+    assert kept.read_text() == " ".join(calls(tmp_path)[0]["args"])
+    cached = run(*args, env=env)
+    assert cached.returncode == 0 and "from wheelcuda's wheel cache" in cached.stderr
+    assert calls(tmp_path)[-1]["args"][-1] == str(kept)
+    explained = run(*args, "--rebuild", "--explain", env=env)
+    assert explained.returncode == 0, explained.stderr
+    assert "rebuild    not taken from the wheel cache or an index; this key's uv cache " \
+           "emptied first" in explained.stdout
+    assert f"--python {py} {src} --reinstall-package two-kernels\n" in explained.stdout
+    rebuilt = run(*args, "--rebuild", env=env)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    last = calls(tmp_path)[-1]
+    assert last["args"][-3:] == [str(src), "--reinstall-package", "two-kernels"]
+    assert last["cache_held"] == []  # the old build's wheel was not there to take
+    assert "building with uv" in rebuilt.stderr
+    assert kept.read_text() == " ".join(last["args"])  # the new one
+    assert run(*args, env=env).returncode == 0  # and the next install takes it
+    assert calls(tmp_path)[-1]["args"][-1] == str(kept)
+
+
+def test_rebuild_asks_each_installer_to_reinstall_only_what_was_named(tmp_path: Path) -> None:
+    """uv has a switch per package; pip's --force-reinstall reinstalls every dependency
+    too (torch, into an emptied cache), so it goes with --no-deps, and only when every
+    package named is installed (their dependencies are there); a mix is refused, as is
+    a source whose name is not known before it is built."""
+    from wheelcuda._commands import install_plan  # noqa: PLC0415
+    from wheelcuda._probe.given import PackageArgs  # noqa: PLC0415
+    from wheelcuda._rules import installer  # noqa: PLC0415
+    from wheelcuda.errors import WheelcudaError  # noqa: PLC0415
+
+    site = tmp_path / "site"
+    fakes.dist_info(site, "causal-conv1d", "1.7.0")
+    dirs = [str(site)]
+    uv, pip = installer.Uv(("uv",)), installer.Pip()
+
+    def again(tool: installer.Tool, *specs: str) -> list[str]:
+        names = [source.distribution_name(s) for s in specs]
+        return install_plan.reinstall_args(dirs, tool, PackageArgs(specs), specs, names)
+
+    assert again(uv, "causal-conv1d==1.7.0", "mamba-ssm==2.2.4") == [
+        "--reinstall-package", "causal-conv1d", "--reinstall-package", "mamba-ssm"]
+    assert again(pip, "causal-conv1d==1.7.0") == ["--force-reinstall", "--no-deps"]
+    assert again(pip, "causal-conv1d==1.8.0") == []  # pip installs another release anyway
+    with pytest.raises(WheelcudaError) as mixed:
+        again(pip, "causal-conv1d==1.7.0", "mamba-ssm==2.2.4")
+    assert "causal-conv1d==1.7.0 installed, mamba-ssm==2.2.4 not" in mixed.value.message
+    assert mixed.value.fix == ("rebuild the installed ones on their own: wheelcuda install "
+                               "--rebuild causal-conv1d==1.7.0; then install the others")
+    with pytest.raises(WheelcudaError, match="not known before the build") as unnamed:
+        again(uv, "git+https://example.org/x.git")
+    assert "NAME @ URL" in str(unnamed.value.fix)
+
+
+def test_what_may_build_decides_whether_build_needs_are_brought(tmp_path: Path) -> None:
+    from wheelcuda._commands import install_plan  # noqa: PLC0415
+    from wheelcuda._probe.given import PackageArgs  # noqa: PLC0415
+
+    site = tmp_path / "site"
+    fakes.dist_info(site, "causal-conv1d", "1.7.0")
+    dirs = [str(site)]
+
+    def builds(*specs: str, extra: tuple[str, ...] = (), from_cache: bool = False,
+               rebuild: bool = False, editable: tuple[str, ...] = ()) -> bool:
+        return install_plan.builds(dirs, PackageArgs(specs, editable), specs, extra,
+                                   from_cache=from_cache, rebuild=rebuild)
+
+    assert not builds("causal-conv1d==1.7.0") and not builds("causal-conv1d>=1.6")
+    assert not builds("causal-conv1d") and not builds("causal-conv1d==2.0", from_cache=True)
+    assert builds("causal-conv1d==1.8.0") and builds("mamba-ssm") and builds("./ext")
+    assert builds("causal-conv1d==1.7.0", rebuild=True)
+    assert builds("causal-conv1d==1.7.0", extra=("-U",))
+    assert builds("causal-conv1d==1.7.0", editable=("./ext",))
+    assert builds("causal-conv1d @ https://example.org/c.tar.gz")

@@ -40,7 +40,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     showing.add_argument("--json", action="store_true",
                          help="print the entry as JSON (a versioned envelope)")
     clearing = sub.add_parser("clear", help="remove cached builds (of PKG only); --trees, "
-                                            "--toolkits or --all for the rest")
+                                            "--toolkits or --all for the rest",
+                              description="Remove cached builds (of PKG only); --trees, "
+                                          "--toolkits or --all for the rest. To build a "
+                                          "package again and reinstall it, the cached "
+                                          "wheel replaced: wheelcuda install --rebuild PKG")
     clearing.add_argument("package", nargs="?", metavar="PKG",
                           help="remove only the builds of this package (a name, e.g. "
                                "causal-conv1d; default: every build)")

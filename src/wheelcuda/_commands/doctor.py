@@ -187,14 +187,15 @@ def _cu130_move(r: pipeline.Resolved, gpus_seen: dict[str, Any]) -> list[Problem
 def _isolated(ctx: Context, r: pipeline.Resolved, problems: list[Problem]) -> list[Problem]:
     """For the environment of a uv project whose builds are isolated, its own build
     needs matter only to `wheelcuda install` and ``--no-build-isolation`` builds: a
-    warning, not an error (the project's ``uv add`` and ``uv sync`` bring their own)."""
+    warning that says so, never an error (the project's ``uv add`` and ``uv sync``
+    bring their own)."""
     venv = uvforms.isolated_project(ctx)
     if venv is None or os.path.realpath(venv) != os.path.realpath(r.target.prefix):
         return problems  # no such project, or another environment than its own
     return [Problem(p.kind, f"{p.message}; only `wheelcuda install` and --no-build-isolation "
                             f"builds need them: the uv project whose environment this is "
                             "builds in isolation, and `uv add`/`uv sync` bring their own", p.fix,
-                    Severity.WARNING) if p.kind is Kind.BUILD_NEEDS and p.is_error else p
+                    Severity.WARNING) if p.kind is Kind.BUILD_NEEDS else p
             for p in problems]
 
 
@@ -417,8 +418,9 @@ def _not_built(problems: list[dict[str, Any]]) -> str:
     """Why there is no CUDA_HOME, pointing at the problem line printed below that says
     it (the first the pipeline meets: a compiler still to fetch is a warning, and
     comes before a cache that cannot be written)."""
-    ranked = sorted((p for p in problems if p["kind"] in _NO_TREE),
-                    key=lambda p: list(_NO_TREE).index(Kind(p["kind"])))
+    order = list(_NO_TREE)
+    ranked = sorted((p for p in problems if Kind(p["kind"]) in _NO_TREE),
+                    key=lambda p: order.index(Kind(p["kind"])))
     if not ranked:
         return "not built: the ERROR lines below say why"
     first = ranked[0]

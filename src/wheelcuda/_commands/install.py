@@ -1,11 +1,14 @@
 """``wheelcuda install``: preflight, then one child process.
 
 Preflight answers in seconds what would otherwise fail 25 minutes into a build: torch
-present and built with CUDA, the arch list, MAX_JOBS, the build needs of
-``--no-build-isolation``, then the matching compiler (fetched into the store if the
-environment lacks it: the one slow step, so it comes after every cheap check), the host
-compiler. Then the installer runs with the environment of ``wheelcuda env`` plus what
-the package table and the machine say (MAX_JOBS).
+present and built with CUDA, the arch list, MAX_JOBS, what the sources declare for their
+build, then the matching compiler (fetched into the store if the environment lacks it:
+the one slow step, so it comes after every cheap check), the host compiler. When
+something may be built, the build needs of ``--no-build-isolation`` the target lacks
+(setuptools, wheel, ninja, packaging: a ``uv venv`` has none) are installed into it
+first. Then the installer runs with the environment of ``wheelcuda env`` plus what the
+package table and the machine say (MAX_JOBS). ``--rebuild`` builds again whatever the
+wheel cache holds, and has the installer reinstall the packages asked for.
 
 What was given is read by ``_probe/given.py``; the plan's parts (the key's fields, the
 wheels the cache serves) and ``--explain``'s text are in ``install_plan.py``.
@@ -29,7 +32,7 @@ from .. import _pipeline as pipeline
 from .. import _proc as proc
 from .. import _report as report
 from .._context import Context
-from .._pipeline import buildplan
+from .._pipeline import buildplan, preflight
 from .._probe import locate, locks, source
 from .._probe.given import PackageArgs, read_package_args
 from .._rules import (
@@ -47,7 +50,7 @@ from .._rules.sharing import Sharing
 from .._standalone import _events, _nvcc_wrapper, _progress, _tree
 from .._store import buildlog, fs, wheels
 from .._values import SourceName
-from ..errors import CacheError, WheelcudaError
+from ..errors import CacheError, ToolError, WheelcudaError
 from . import build_watch, install_share
 from . import compile_counts as sccache_counts
 from .common import (
@@ -60,7 +63,9 @@ from .common import (
 )
 from .install_plan import (
     Prepared,
+    bring_argv,
     build_requirements_missing,
+    builds,
     explain,
     explain_refused,
     fetch_text,
@@ -69,6 +74,7 @@ from .install_plan import (
     no_fetch_error,
     pinned,
     places,
+    reinstall_args,
 )
 
 NAME = "install"
@@ -98,6 +104,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_arch(p)
     p.add_argument("--no-fetch", action="store_true", help=NO_FETCH_HELP)
     install_share.add_arguments(p)
+    p.add_argument("--rebuild", action="store_true",
+                   help="build again even when wheelcuda's wheel cache (or a team's index) "
+                        "has this build's wheel, and reinstall the packages named (uv's "
+                        "--reinstall-package; pip's --force-reinstall --no-deps when they "
+                        "are installed already): the new wheel replaces the kept one")
     p.add_argument("--explain", action="store_true",
                    help="print what would be set and run, and stop (downloads nothing, builds no "
                         "package; the tree is made, as by `wheelcuda env`)")
@@ -107,11 +118,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def prepare(ctx: Context, pkgs: Sequence[str] | PackageArgs, req: pipeline.Request,
             extra: Sequence[str], *, explain: bool = False,
             resolved: pipeline.Resolved | None = None,
-            pinned_by: Prepared | None = None) -> Prepared:
+            pinned_by: Prepared | None = None, rebuild: bool = False) -> Prepared:
     """Preflight and the full plan of the install; raises before any build starts.
     With ``explain``, a missing compiler set is what install would fetch, not an error.
     ``pinned_by``: an earlier plan of the same install, whose pins this one takes (each
-    pin asks the indexes again, and their answer may change between two asks)."""
+    pin asks the indexes again, and their answer may change between two asks).
+    ``rebuild``: built again, never taken from the wheel cache, and reinstalled."""
     given = pkgs if isinstance(pkgs, PackageArgs) else PackageArgs(tuple(pkgs))
     r = resolved or pipeline.resolve(ctx, req)
     would_fetch = fetch_text(r) if explain else None
@@ -122,9 +134,6 @@ def prepare(ctx: Context, pkgs: Sequence[str] | PackageArgs, req: pipeline.Reque
     given, pins, sdists = (pinned_by.given, list(pinned_by.pins), pinned_by.sdists) \
         if pinned_by is not None else pinned(ctx, r, given, extra)
     pkgs = given.specs
-    lacking = build_requirements_missing(r, given.sources)
-    if lacking is not None:
-        raise lacking.error()
     searched = places(ctx, r)[0]
     names = [source.distribution_name(p) for p in given.sources]
     # --all-archs: the package's own list, so none of its arch variables is set either
@@ -162,13 +171,26 @@ def prepare(ctx: Context, pkgs: Sequence[str] | PackageArgs, req: pipeline.Reque
     variables.update(wheels.installer_cache(r.layout, tool.name, key))
     # each key builds in its own folder (wheels.building writes the file)
     variables.update(buildplan.build_base(ctx, wheels.setuptools_config(r.layout, key)))
-    chosen = kept_sources(r, key, pkgs, names) if given.cacheable else list(pkgs)
-    argv = tool.install_argv(r.target.python, chosen, extra,
-                                  editable=given.editable, requirements=given.requirements)
+    chosen = kept_sources(r, key, pkgs, names) if given.cacheable and not rebuild \
+        else list(pkgs)
+    from_cache = chosen != list(pkgs)
+    # what a build needs from the environment, only when something may be built: a uv
+    # venv has none of it, and an install from the wheel cache or of what is installed
+    # already builds nothing
+    brings: tuple[str, ...] = ()
+    if builds(r.target.site_dirs, given, pkgs, extra, from_cache=from_cache, rebuild=rebuild):
+        brings = tuple(preflight.missing_build_needs(ctx, r.target))
+        lacking = build_requirements_missing(r, given.sources, brings)
+        if lacking is not None:
+            raise lacking.error()
+    again = reinstall_args(r.target.site_dirs, tool, given, pkgs, names) if rebuild else []
+    argv = tool.install_argv(r.target.python, chosen, [*again, *extra],
+                             editable=given.editable, requirements=given.requirements)
     return Prepared(r, tool, argv, variables, names, build_key, tuple(pkgs), would_fetch,
-                    origins, from_cache=chosen != list(pkgs), extra=tuple(extra), given=given,
+                    origins, from_cache=from_cache, extra=tuple(extra), given=given,
                     pins=tuple(pins), sdists=sdists, profile=tuple(profile),
-                    order=progress.longest_first(profile, packages.first_order(names)))
+                    order=progress.longest_first(profile, packages.first_order(names)),
+                    brings=brings, rebuild=rebuild)
 
 
 #: The installer's exit code after wheelcuda passed it a signal (proc.call: 128 + its
@@ -236,8 +258,11 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
             tempfile.NamedTemporaryFile("r", prefix="wheelcuda-nvcc-") as log, \
             tempfile.TemporaryDirectory(prefix="wheelcuda-tmp-",
                                         dir=ctx.get("TMPDIR") or None) as tmp:
+        if p.rebuild:  # the key's installer cache would hand back the wheel it built
+            for folder in wheels.installer_cache(r.layout, p.tool.name, p.key).values():
+                fs.discard(Path(folder))
         # another install of this key may have built it while we waited
-        if not p.from_cache and p.given.cacheable:
+        elif not p.from_cache and p.given.cacheable:
             chosen = kept_sources(r, p.key, p.specs, p.names)
             if chosen != list(p.specs):
                 note(f"another install built this key ({p.key}) meanwhile: installing it")
@@ -414,6 +439,9 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
         args.parser.error(f"give {own[0]} before --, as install's own option "
                           "(wheelcuda install -e DIR, wheelcuda install -r FILE): the "
                           "wheel cache and the package table must see what it names")
+    if "--rebuild" in args.rest:  # uv and pip have no such option: theirs would fail
+        args.parser.error("give --rebuild before --: it is install's own option, not uv's "
+                          "or pip's (wheelcuda install --rebuild PKG)")
     # read before any probe: a bad file or folder is named first
     given = read_package_args(ctx, args.packages, args.editable, args.requirement)
     fetch = not args.no_fetch and not args.explain  # --explain downloads nothing
@@ -426,10 +454,10 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
             print(refused, end="")
             return 1
     team = install_share.settings(ctx, args)
-    prepared, looked = (None, None) if args.explain else \
+    prepared, looked = (None, None) if args.explain or args.rebuild else \
         _without_a_build(ctx, given, req, args.rest, team)
     prepared = prepared or prepare(ctx, given, req, args.rest, explain=args.explain,
-                                   resolved=resolved, pinned_by=looked)
+                                   resolved=resolved, pinned_by=looked, rebuild=args.rebuild)
     if args.explain:
         print(explain(prepared), end="")
         for line in buildplan.warnings(prepared.resolved):
@@ -442,6 +470,7 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
         note(f"installing the wheel built before for this key ({prepared.key}) from "
              f"wheelcuda's wheel cache with {prepared.tool.name}: {shlex.join(prepared.argv)}")
     else:
+        _bring(ctx, prepared)
         note(f"building with {prepared.tool.name} for {arch.to_torch(r.archs)} "
              f"(from {r.arch_source}): {shlex.join(prepared.argv)}")
     code, summary = execute(ctx, prepared)
@@ -452,6 +481,31 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
                                      wanted=prepared.build_key.shared(),
                                      profile=wheels.profile_of(r.layout, prepared.key))
     return code
+
+
+#: Four wheels (setuptools, wheel, ninja, packaging: about 3 MB together).
+_BRING_TIMEOUT_S = 600
+
+
+def _bring(ctx: Context, p: Prepared) -> None:
+    """Install the build needs the target lacks (:attr:`Prepared.brings`) before the
+    build: ``--no-build-isolation`` builds use the environment's own, and a venv made
+    by ``uv venv`` has none of them. With the user's own installer settings (the key's
+    installer cache is the build's)."""
+    if not p.brings:
+        return
+    python = p.resolved.target.python
+    argv = bring_argv(p)
+    note(f"installing {', '.join(p.brings)} into {python} first (--no-build-isolation "
+         f"builds use the environment's own): {shlex.join(argv)}")
+    try:
+        proc.capture(argv, env=proc.child_environ(ctx.environ, drop=sharing.TEAM_VARS),
+                     timeout=_BRING_TIMEOUT_S)
+    except WheelcudaError as exc:
+        raise ToolError(f"could not install the build needs {', '.join(p.brings)} into "
+                        f"{python}: {exc.message}",
+                        f"install them yourself, then install again: {shlex.join(argv)}"
+                        ) from exc
 
 
 def _without_a_build(ctx: Context, given: PackageArgs, req: pipeline.Request, extra: Sequence[str],

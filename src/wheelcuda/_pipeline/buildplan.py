@@ -154,10 +154,12 @@ def build_base(ctx: Context, config: Path) -> dict[str, str]:
 def warnings(r: Resolved) -> list[str]:
     """The warnings among the problems, as note lines (errors were raised before).
     Someone else's CUDA_HOME is not one: install, run and the backend set wheelcuda's
-    for the build."""
+    for the build; nor are missing build needs, which install installs itself, and
+    says so."""
     return [f"warning: {p.message}" + (f" ({p.fix})" if p.fix else "")
             for p in r.problems
-            if p.severity is Severity.WARNING and p.kind is not Kind.ENVIRONMENT]
+            if p.severity is Severity.WARNING
+            and p.kind not in (Kind.ENVIRONMENT, Kind.BUILD_NEEDS)]
 
 
 def build_key(r: Resolved, packages: Sequence[str], names: Sequence[str | None],

@@ -84,20 +84,31 @@ def writable_folder(ctx: Context, layout: Layout) -> Path | None:
     return None
 
 
-def build_needs(ctx: Context, target: Target) -> list[Problem]:
-    """Build needs absent from the environment (ninja may also come from PATH)."""
+def missing_build_needs(ctx: Context, target: Target) -> list[str]:
+    """The build needs absent from the target (ninja may also come from PATH): what
+    ``install`` installs into it before it builds (one answer for doctor and install)."""
     import shutil  # noqa: PLC0415 (only install and doctor need it)
 
     search = os.pathsep.join([os.path.dirname(target.python), ctx.get("PATH") or ""])
-    missing = [n for n in BUILD_NEEDS
-               if not locate.installed_version(target.site_dirs, n)
-               and not (n == "ninja" and shutil.which("ninja", path=search))]
+    return [n for n in BUILD_NEEDS
+            if not locate.installed_version(target.site_dirs, n)
+            and not (n == "ninja" and shutil.which("ninja", path=search))]
+
+
+def build_needs(ctx: Context, target: Target) -> list[Problem]:
+    """Build needs absent from the environment: a warning, not an error. A venv made
+    by ``uv venv`` has none of them (and torch 2.14.1 brings only setuptools), so
+    ``install`` installs them there itself before it builds, and only then; builds
+    without isolation outside install need them too."""
+    missing = missing_build_needs(ctx, target)
     if not missing:
         return []
     return [Problem(Kind.BUILD_NEEDS,
                     f"{', '.join(missing)} missing in {target.python}: "
-                    "--no-build-isolation builds use the environment's own",
-                    f"uv pip install --python {shlex.quote(target.python)} {' '.join(missing)}")]
+                    "--no-build-isolation builds use the environment's own (`wheelcuda "
+                    "install` installs them there before it builds)",
+                    f"uv pip install --python {shlex.quote(target.python)} {' '.join(missing)}",
+                    Severity.WARNING)]
 
 
 def installer(ctx: Context, request: Request, problems: list[Problem]

@@ -22,7 +22,7 @@ from .._pipeline import buildplan
 from .._probe import frontend, locate
 from .._probe import torch as torch_probe
 from .._rules import arch as archmod
-from .._rules import buildkey, checks, uvtorch
+from .._rules import buildkey, checks, packages, uvtorch
 from .._rules.checks import Kind
 from .._values import SourceName, Torch
 from ..errors import ComponentError, TorchError
@@ -206,7 +206,7 @@ def plan_build(ctx: Context, config: Config, project: Project, python: str, *,
                         "wheelcuda's tree (it matches torch's CUDA)")
     names = [project.name]
     wanted, _ = package_variables(ctx, config, names, r.archs)
-    variables = buildplan.run_variables(ctx, r, wanted)
+    variables = buildplan.run_variables(ctx, r, wanted, files=packages.known_files(names))
     max_jobs = variables.get("MAX_JOBS") or ctx.get("MAX_JOBS")
     return Plan(variables, f"{note}; MAX_JOBS={max_jobs} at most, as many at once as the "
                 "memory free lets each compile start", tuple(warnings),

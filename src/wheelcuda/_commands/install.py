@@ -154,14 +154,16 @@ def prepare(ctx: Context, pkgs: Sequence[str] | PackageArgs, req: pipeline.Reque
     floor = progress.job_floor(profile, packages.first_order(names), packages.job_gb(names))
     measured = None if r.request.all_archs else progress.measured_job_gb(
         profile, len(r.archs), floor=floor)
-    variables = buildplan.run_variables(ctx, r, recipe, measured_gb=measured)
+    variables = buildplan.run_variables(ctx, r, recipe, measured_gb=measured,
+                                        files=packages.known_files(names))
     if jobs.JOB_GB_VAR in variables:
         origins[jobs.JOB_GB_VAR] = (
             f"measured in this package's last build (its largest compile, with "
             f"{progress.MEASURED_MARGIN:g}x room): each compile holds that much of the "
             "machine's compile budget")
     if "MAX_JOBS" in variables:
-        origins["MAX_JOBS"] = ("a ceiling (twice the cores): how many compiles run at once "
+        origins["MAX_JOBS"] = ("a ceiling (twice the cores, at least the recipe's files, so "
+                               "that ninja starts them all): how many compiles run at once "
                                "is decided as each starts, by the memory free then and the "
                                "cores")
     tool = r.installer

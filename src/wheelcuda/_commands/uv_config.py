@@ -29,7 +29,7 @@ from .._data.recipes import RECIPES
 from .._pipeline import buildplan
 from .._probe import frontend, installer, locate, machine, uvforms, uvlock
 from .._probe import torch as torch_probe
-from .._rules import arch, buildkey, jobs, uvconfig, uvtorch
+from .._rules import arch, buildkey, jobs, packages, uvconfig, uvtorch
 from .._store import named, userfiles
 from .._values import Torch
 from ..errors import ConfigError, WheelcudaError
@@ -238,7 +238,8 @@ def _settings(r: pipeline.Resolved, torch: Torch, version: str | None,
         variables.update({k: ctx.environ.get(k) or v for k, v in wanted.items()})
         # a ceiling, the same from run to run (it is in uv's key): the tree's compilers
         # decide how many run at once, and their threads, as each compile starts
-        variables.update(jobs.for_build({}, machine.cores()))
+        variables.update(jobs.for_build({}, machine.cores(),
+                                        files=packages.known_files([name])))
         if ctx.get("MAX_JOBS"):
             variables["MAX_JOBS"] = ctx.environ["MAX_JOBS"]
         variables[uvconfig.KEY] = key

@@ -124,8 +124,9 @@ MEMORY: Final = Setting(
     "The most memory the compiles of all your builds on this machine hold at once "
     "(`64G`, `512M`): a cap on a shared machine.",
     ("_rules/jobs.py", "_pool.py"),
-    default="what the kernel says is available when no compile runs (within the cgroup's "
-    "limit), lowered while something else takes it")
+    default="what the kernel says is available now (within the cgroup's limit, its page "
+    "cache not counted) plus what the running compiles hold of their shares, read at each "
+    "compile")
 POOL: Final = Setting(
     "WHEELCUDA_POOL", "path",
     "The compile pool's folder: every build whose compiles name the same one shares one "

@@ -63,15 +63,17 @@ def package_variables(ctx: Context, sources: Sequence[str], names: Sequence[str 
 
 
 def run_variables(ctx: Context, r: Resolved, wanted: dict[str, str], *,
-                  measured_gb: float | None = None) -> dict[str, str]:
+                  measured_gb: float | None = None, files: int = 0) -> dict[str, str]:
     """The build's variables on top of the current environment: the tree's (as ``env``
     sets them, with the target's bin on PATH), the packages' ``wanted`` ones the user
-    did not set, then MAX_JOBS, a ceiling (the user's own kept; an empty one replaced),
+    did not set, then MAX_JOBS, a ceiling (the user's own kept; an empty one replaced;
+    at least the ``files`` the packages' recipes know),
     and the memory one compile holds when the package's last build measured it
     (``measured_gb``; else the tree takes the recipe table's figure at compile time)."""
     variables = r.run_variables() if r.home else {}
     variables.update(packages.user_wins(wanted, ctx.environ))
-    variables.update(jobs.for_build(ctx.environ, machine.cores(), measured_gb=measured_gb))
+    variables.update(jobs.for_build(ctx.environ, machine.cores(), measured_gb=measured_gb,
+                                    files=files))
     return variables
 
 
@@ -104,13 +106,6 @@ def isolated_variables(ctx: Context, r: Resolved) -> tuple[dict[str, str], list[
             notes.append(f"warning: {exc.message}: isolated builds get no build "
                          "constraints, so they may take another torch (wheelcuda constraints "
                          "-o FILE writes them elsewhere)")
-        if any(c.isspace() for c in path):  # uv and pip split these variables on spaces
-            notes.append(f"warning: {path} holds a space, and uv and pip split "
-                         f"{' and '.join(environ.BUILD_CONSTRAINT_VARS)} on spaces: they are "
-                         "left out, so isolated builds may take another torch: pass "
-                         f"--build-constraint '{path}', or export WHEELCUDA_CACHE_DIR=a "
-                         "folder without spaces")
-            path = ""
         pip = locate.installed_version(r.target.site_dirs, "pip")
         if pip and Version(pip) < PIP_NEEDED:
             notes.append(f"warning: pip {pip} in {r.target.python} ignores build "

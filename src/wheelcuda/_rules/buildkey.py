@@ -133,6 +133,11 @@ def build_variables(recipe: Mapping[str, str], environ: Mapping[str, str],
     out.update({k: environ[k] for k in BUILD_VARIABLES if environ.get(k)})
     if out.get("CXX"):
         # the compiler the build runs (a tree's host shim set by `eval "$(wheelcuda env)"`
-        # is a path of this machine: what it runs is what the binary depends on)
-        out["CXX"] = shlex.join(cxxstd.host_command(environ))
+        # is a path of this machine: what it runs is what the binary depends on); plain
+        # c++ is what no CXX runs, the same key (install after env found no kept wheel)
+        host = cxxstd.host_command(environ)
+        if host == ["c++"]:
+            del out["CXX"]
+        else:
+            out["CXX"] = shlex.join(host)
     return out

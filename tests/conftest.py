@@ -55,6 +55,18 @@ def _state(pid: int) -> str:
         return ""
 
 
+def _lives_with_python(pid: int) -> bool:
+    """multiprocessing's resource tracker and fork server: started once by the first
+    test that needs them, they live as long as the test run, by design."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmdline = f.read()
+    except OSError:
+        return False
+    return any(b"multiprocessing." + name in cmdline
+               for name in (b"resource_tracker", b"forkserver"))
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     before = _children()
@@ -74,7 +86,7 @@ def ends_what_it_starts(request: pytest.FixtureRequest) -> Iterator[None]:
     yield
     gc.collect()
     left = sorted(p for p in request.node.stash.get(_STARTED, set()) if _state(p) not in
-                  ("", "Z"))
+                  ("", "Z") and not _lives_with_python(p))
     if not left:
         return
     shown = []

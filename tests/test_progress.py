@@ -42,7 +42,7 @@ def _compiler(tmp_path: Path, body: str) -> str:
 RUN = ("import sys; sys.path.insert(0, sys.argv[1]); import _progress; "
        "sys.exit(_progress.run(_progress.Call(sys.argv[2], ['nvcc', *sys.argv[5:]]), "
        "sys.argv[1], {'WHEELCUDA_PROGRESS': sys.argv[3], 'WHEELCUDA_POOL': sys.argv[4], "
-       "'PATH': '/usr/bin:/bin'}))")
+       "'PATH': '/usr/bin:/bin', 'TMPDIR': __import__('os').environ.get('TMPDIR', '/tmp')}))")
 
 
 def _run(real: str, events: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -260,16 +260,7 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
             tempfile.NamedTemporaryFile("r", prefix="wheelcuda-nvcc-") as log, \
             tempfile.TemporaryDirectory(prefix="wheelcuda-tmp-",
                                         dir=ctx.get("TMPDIR") or None) as tmp:
-        if p.rebuild:  # the key's installer cache would hand back the wheel it built
-            for folder in wheels.installer_cache(r.layout, p.tool.name, p.key).values():
-                fs.discard(Path(folder))
-        # another install of this key may have built it while we waited
-        elif not p.from_cache and p.given.cacheable:
-            chosen = kept_sources(r, p.key, p.specs, p.names)
-            if chosen != list(p.specs):
-                note(f"another install built this key ({p.key}) meanwhile: installing it")
-                p = replace(p, argv=p.tool.install_argv(r.target.python, chosen,
-                                                           p.extra), from_cache=True)
+        p = _under_lock(p)
         output = build_watch.start_log(r.layout, p.key)
         echo = output is None or report.verbosity() > 0
         # each source's seconds in the last build: the compile pool starts the longest
@@ -333,6 +324,29 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
                 proc.capture(prune,
                              env=proc.child_environ(ctx.environ, p.variables,
                                                     drop=sharing.TEAM_VARS), timeout=120)
+    return 0, _summary(p, done, compiles, unpruned, f" in {took}") + raised
+
+
+def _under_lock(p: Prepared) -> Prepared:
+    """What to run once the key's lock is held: for --rebuild, the key's installer cache
+    emptied (it would hand back the wheel it built); else, when another install of this
+    key built it while this one waited, that wheel."""
+    r = p.resolved
+    if p.rebuild:
+        for folder in wheels.installer_cache(r.layout, p.tool.name, p.key).values():
+            fs.discard(Path(folder))
+    elif not p.from_cache and p.given.cacheable:
+        chosen = kept_sources(r, p.key, p.specs, p.names)
+        if chosen != list(p.specs):
+            note(f"another install built this key ({p.key}) meanwhile: installing it")
+            return replace(p, argv=p.tool.install_argv(r.target.python, chosen, p.extra),
+                           from_cache=True)
+    return p
+
+
+def _summary(p: Prepared, done: list[str], compiles: str, unpruned: int, took: str) -> str:
+    """install's last line: what was installed, how long it took, and how (pure)."""
+    r = p.resolved
     archs = ", ".join(f"sm_{a.number}" for a in r.archs)
     built = archs if not r.request.all_archs else "the package's own arch list (--all-archs)"
     if compiles and unpruned:
@@ -341,8 +355,8 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
     how = (f"built {built} ({compiles})" if compiles
            else "from wheelcuda's wheel cache (nothing compiled)" if p.from_cache
            else "nothing compiled (already installed, or the key's installer cache had it)")
-    return 0, (f"installed {', '.join(done)} with {p.tool.name} in {took}: {how}; "
-               f"cache key {p.key}{raised}")
+    return (f"installed {', '.join(done)} with {p.tool.name}{took}: {how}; "
+            f"cache key {p.key}")
 
 
 def _cache_counts(ctx: Context, p: Prepared, tmp: str

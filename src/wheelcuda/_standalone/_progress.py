@@ -362,8 +362,7 @@ def _private_tmp(environ: Mapping[str, str]) -> str:
     files (nvcc's, clang's): removed when the compile ends, however it ends but SIGKILL.
     A Ctrl-C during a clang compile left zero-byte .fatbin, .o and .s files in /tmp,
     whatever route started the build."""
-    base = next((v for v in (environ.get("TMPDIR"), *map(os.environ.get, ("TMPDIR", "TEMP",
-                                                                         "TMP"))) if v),
+    base = next((environ[v] for v in ("TMPDIR", "TEMP", "TMP") if environ.get(v)),
                 "/tmp")  # noqa: S108 - the user's, as tempfile.gettempdir takes it
     for n in range(100):  # tempfile.mkdtemp's way, without importing it at each start
         path = os.path.join(base, f"wheelcuda-cc-{os.getpid()}-{time.monotonic_ns() + n:x}")

@@ -520,6 +520,10 @@ def test_a_terminal_line_keeps_whole_values_what_matters_first() -> None:
                        now=160.0, width=200)
     assert wide == ("wheelcuda [1/4] 1m00s · compiled causal_conv1d_update.cu (sm_120) in "
                     "8.3s · about 5 min left · causal-conv1d 1.7.0")
+    # spread over the cores, not only the compiles that came so far (flash-attn's first
+    # line said 130 min, 2 running of 16, where 18 were left)
+    assert "about 2 min left" in _build.line(state, "causal-conv1d 1.7.0", what, before=before,
+                                             source="", now=160.0, width=200, jobs=2)
     for width in (80, 60, 45, 30):
         line = _build.line(state, "causal-conv1d 1.7.0", what, before=before, source="",
                            now=160.0, width=width)

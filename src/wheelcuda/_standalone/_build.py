@@ -304,16 +304,18 @@ def width(fd: int, environ: Mapping[str, str]) -> int:
 
 def line(state: _events.State, build_name: str, what: Sequence[str], *,
          before: Sequence[_events.Compile], source: str, now: float | None = None,
-         width: int = _DEFAULT_COLUMNS) -> str:
+         width: int = _DEFAULT_COLUMNS, jobs: int = 0) -> str:
     """The terminal's line for one compile's start, end or wait (pure but for the
     clock), fitted to ``width`` by whole parts, what matters first: how many are done
     and the time so far, then the file (``what``: its forms, the longest first), the
     time left, the build, what else runs (``wheelcuda [1/4] 52.0s · compiled
     causal_conv1d_update.cu (sm_120) in 8.3s · about 4 min left · causal-conv1d
-    1.7.0``)."""
+    1.7.0``). The time left is spread over ``jobs`` compiles at once (the cores: at a
+    build's start only the first have come, and flash-attn's first line said 130 min
+    where 18 were left), else over those running."""
     now = time.time() if now is None else now
     elapsed = now - state.first if state.first is not None else 0.0
-    left = _events.time_left(state, now, before, max(1, len(state.running)))
+    left = _events.time_left(state, now, before, max(1, jobs or len(state.running)))
     others = len(state.running)
     return _events.fit([[f"wheelcuda {_events.count_of(state, before)} "
                          f"{_events.duration(elapsed)}"],

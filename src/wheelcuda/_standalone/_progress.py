@@ -28,11 +28,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TypeVar
 
 try:
-    from . import _build, _events, _pool, _tree
+    from . import _build, _events, _machine, _pool, _tree
     from . import _nvcc_table as _table
 except ImportError:  # run from a tree's bin/, beside them
     import _build  # type: ignore[import-not-found,no-redef]
     import _events  # type: ignore[import-not-found,no-redef]
+    import _machine  # type: ignore[import-not-found,no-redef]
     import _nvcc_table as _table  # type: ignore[import-not-found,no-redef]
     import _pool  # type: ignore[import-not-found,no-redef]
     import _tree  # type: ignore[import-not-found,no-redef]
@@ -209,7 +210,7 @@ class _Teller:
         # the events are read only once a terminal is there to tell (most builds have none)
         _build.tell(lambda width: _build.line(_build.read(self.events), self.shown, what,
                                               before=self.before, source=self.source,
-                                              width=width),
+                                              width=width, jobs=_machine.cores()),
                     self.build, self.environ, first=first)
 
     def waiting(self, ask: _pool.Ask, held: Sequence[_pool.Held]) -> None:

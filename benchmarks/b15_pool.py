@@ -11,7 +11,9 @@ file, this tree's programs against an older commit's, side by side in one run.
   compiler of its file's share of the real build, through the nvcc wrapper: the seconds
   from the first compile's start to ``causal_conv1d_bwd.cu``'s, from the build's events.
 
-Run alone: ``python benchmarks/b15_pool.py [--base COMMIT]``; run.py's ``--b15``.
+Run alone: ``python benchmarks/b15_pool.py [--base COMMIT]`` (writes benchmarks/b15.json,
+which every table quotes); run.py's ``--b15``. About 3 minutes on 2 cores; run it on an
+idle machine (the toll is a difference of two walls).
 """
 
 from __future__ import annotations
@@ -147,7 +149,11 @@ def pool_alone(runs: int = 200) -> float:
 
 
 def measure(base: str) -> dict:
-    out: dict = {"cores": os.cpu_count(), "base": base, "pool_alone_ms": pool_alone()}
+    out: dict = {"date": time.strftime("%Y-%m-%d"), "cores": os.cpu_count(),
+                 "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO,
+                                          text=True, capture_output=True,
+                                          check=False).stdout.strip(),
+                 "base_commit": base, "pool_alone_ms": pool_alone()}
     with tempfile.TemporaryDirectory() as tmp:
         for label, commit in (("now", None), ("base", base)):
             work = Path(tmp) / label
@@ -162,11 +168,45 @@ def measure(base: str) -> dict:
     return out
 
 
+#: the last run, quoted in every table (benchmarks/run.py)
+RESULTS = REPO / "benchmarks" / "b15.json"
+
+
+def b15_rows(r: dict | None = None) -> list[tuple[str, str, str, str, str]]:
+    """The table's rows of a run (None: the kept one)."""
+    if r is None:
+        if not RESULTS.exists():
+            return []
+        r = json.loads(RESULTS.read_text())
+    now, base = r["now"], r["base"]
+    head = f"({r['date']}, {r['commit']} vs {r['base_commit']}, {r['cores']} cores)"
+    rows = []
+    for key, what in (("free_0.2", "20 compiles of 0.2 s at -j2"),
+                      ("free_1.0", "20 compiles of 1 s at -j2"),
+                      ("contended_0.2", "20 compiles of 0.2 s at -j4 (the pool holds two "
+                                        "back)")):
+        a, b = now[key]["per_compile_ms"], base[key]["per_compile_ms"]
+        rows.append(("B15", f"what the host compiler shim and the pool add to a compile, "
+                            f"{what}: this tree vs the base {head}",
+                     f"{a:.0f} ms / {b:.0f} ms", f"{a / b:.2f}" if b > 0 else "-",
+                     "<= 20 ms" if key.startswith("free") else "reported"))
+    rows.append(("B15", "the pool alone: admit and release with a free slot, in one process",
+                 f"{r['pool_alone_ms']:.1f} ms", "-", "reported"))
+    a, b = now["critical_start"], base["critical_start"]
+    rows.append(("B15", "causal-conv1d's four files started at once in setup.py's order "
+                        "(fake compiles of their share): seconds from the first compile to "
+                        "causal_conv1d_bwd.cu's start, this tree vs the base",
+                 f"{a:.2f} s / {b:.2f} s", f"{a / b:.2f}" if b > 0 else "-", "<= 1 s"))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--base", default="5952a8b",
                         help="the commit whose programs are measured beside this tree's")
-    print(json.dumps(measure(parser.parse_args().base), indent=1))
+    results = measure(parser.parse_args().base)
+    RESULTS.write_text(json.dumps(results, indent=1) + "\n")
+    print(json.dumps(results, indent=1))
 
 
 if __name__ == "__main__":

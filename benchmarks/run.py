@@ -43,6 +43,18 @@ B13 (the GPU machine only: examples/b13_gpu.sh) the first user's route against i
     uv-config, each against `wheelcuda install`, cold, kernels checked; flash-attn
     modelled through the compile pool (benchmarks/b13_routes.py)
 
+B15 what the compile pool costs a compile, and how soon it starts a build's longest file,
+    this tree's programs vs an older commit's (benchmarks/b15_pool.py; `--b15` runs only
+    these)
+
+B16 the first user's world on 2 cores (torch 2.10.0+cu128 from PyPI, the clang route,
+    sm_120, no toolkit): causal-conv1d by install, `uv add`, env + `uv pip`, env + pip
+    (benchmarks/b16_first_user.py, 30 minutes and 3 GB of downloads: run on purpose;
+    its kept run, benchmarks/b16.json, is quoted in every table)
+
+The uv route on the GPU machine (examples/uvroute_gpu.sh): flash-attn by `uv add`, the
+    order its files started in (benchmarks/uvroute_gpu.json)
+
 Prints one table and writes it to benchmarks/results.md (quoted by the README).
 Needs `make torch-venv wheels-venv`, network for causal-conv1d's sdist (or a uv
 cache holding it), and about 40 minutes on 2 cores (B1's full build is 25 of them).
@@ -67,6 +79,8 @@ import b10_clang  # beside this script (run as benchmarks/run.py)
 import b12_progress
 import b13_routes
 import b14_compile_cache
+import b15_pool
+import b16_first_user
 
 REPO = Path(__file__).resolve().parents[1]
 WHEELCUDA = str(Path(sys.executable).parent / "wheelcuda")
@@ -431,7 +445,9 @@ def table(r: dict[str, float], machine: str) -> str:
         rows += b12_progress.b12_rows(r)
     if "b14_a" in r:
         rows += b14_compile_cache.b14_rows(r)  # type: ignore[arg-type]
-    return render(rows + b11_rows() + b13_routes.b13_rows() + b14_gpu_rows(), machine)
+    rows += b15_pool.b15_rows(r.get("b15"))  # type: ignore[arg-type]
+    return render(rows + b11_rows() + b13_routes.b13_rows() + b14_gpu_rows()
+                  + b16_first_user.b16_rows() + uvroute_gpu_rows(), machine)
 
 
 #: B14's runs on the GPU machine (examples/b14_gpu.sh), quoted in every table.
@@ -450,6 +466,28 @@ def b14_gpu_rows() -> list[tuple[str, str, str, str, str]]:
             ("B14", "the same: machine A filling the store vs a build without the cache",
              f"{a['wall_s']} s / {plain['wall_s']} s", f"{a['wall_s'] / plain['wall_s']:.2f}",
              "reported (a call through the cache keeps no load-following split)")]
+
+
+#: the uv route's run on the GPU machine (examples/uvroute_gpu.sh), quoted in every table
+UVROUTE_RUN = REPO / "benchmarks" / "uvroute_gpu.json"
+
+
+def uvroute_gpu_rows() -> list[tuple[str, str, str, str, str]]:
+    r = json.loads(UVROUTE_RUN.read_text())
+    ranks = r["split_kv_start_ranks"]
+    return [("uv route", f"{r['package']} by {r['route']} on the GPU machine ({r['device']}, "
+                         f"{r['date']}, {r['commit']}; MAX_JOBS {r['max_jobs']}): the split-KV "
+                         f"files without causal (its longest) started by 0.4 s, ranks "
+                         f"{ranks[0]} to {ranks[r['split_kv_noncausal_started_by_0_4s'] - 1]} "
+                         f"of {r['compiles']} (at {r['before']['commit']}: "
+                         f"{r['before']['split_kv_start_ranks']})",
+             f"{r['split_kv_noncausal_started_by_0_4s']} of "
+             f"{r['split_kv_noncausal_total']}", "-", "first"),
+            ("uv route", "the same build: the last compile's end vs its floor (CPU "
+                         f"{r['compile_cpu_s_72_of_73']} s / 16); wall and kernels not "
+                         "measured (the machine was given back before the build ended)",
+             f"{r['last_compile_end_s']} s / {r['floor_s']} s",
+             f"{r['last_compile_end_s'] / r['floor_s']:.2f}", "reported")]
 
 
 def main() -> int:
@@ -471,6 +509,8 @@ def main() -> int:
                         help="B12 only: what watching a build costs (about 2 minutes)")
     parser.add_argument("--b14", action="store_true",
                         help="B14 only: a team's compile cache (about 15 minutes)")
+    parser.add_argument("--b15", action="store_true",
+                        help="B15 only: what the compile pool costs (about 3 minutes)")
     parser.add_argument("--b9", action="store_true",
                         help="B9 only: a team's index against a build (about 5 minutes)")
     args = parser.parse_args()
@@ -497,6 +537,9 @@ def main() -> int:
         if args.b10:
             print(render(b10_clang.b10_rows(b10_clang.b10(work)), machine))
             return 0
+        if args.b15:
+            print(render(b15_pool.b15_rows(b15_pool.measure("5952a8b")), machine))
+            return 0
         if args.b12:
             print(render(b12_progress.b12_rows(b12_progress.b12(args.wheels_venv.absolute(),
                                                                 env)), machine))
@@ -520,6 +563,7 @@ def main() -> int:
             results.update(b10_clang.b10(work))
             results.update(b12_progress.b12(args.wheels_venv.absolute(), env))
             results.update(b14_compile_cache.b14(args.torch_venv.absolute(), env, work))  # type: ignore[arg-type]
+            results["b15"] = b15_pool.measure("5952a8b")  # type: ignore[assignment]
         shutil.rmtree(work / "fresh", ignore_errors=True)
         shutil.rmtree(work / "fresh-bare", ignore_errors=True)
     text = table(results, machine)

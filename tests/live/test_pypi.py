@@ -26,12 +26,14 @@ of one set must be of one release (the CCCL trap of CUDA 13.5 beside nvcc 13.0).
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import threading
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -238,21 +240,44 @@ def _versions(venv: str, base: Path) -> str:
                                                           r"\s+(\S+)", done.stdout))
 
 
+#: pip fills each isolated build environment by copying torch and its CUDA wheels (5.2 GB
+#: for torch 2.15.0), where uv links them from its cache: two such builds at once took
+#: 10 GB of `.ci/run`'s peak (2026-12-06), so the routes through pip take turns.
+PIP_ROUTES = ("env-pip", "backend-pip")
+_PIP_TURN = threading.Lock()
+
+
 def _run(live: Live, route: str, torch: str) -> Outcome:
     w = live.base / f"{route}-{torch}"
     w.mkdir()
     script, venv, module = _route(route, live, torch, w)
     full = f"set -e\n{script}\ncd /\n{venv}/bin/python -c \"{IMPORT.format(module=module)}\"\n"
     extra = {**live.env(), **(CU12_ENV if torch == CU12_TORCH else {})}
-    r = sandbox.shell(full, w, extra_env=extra, timeout=2400)
+    with _PIP_TURN if route in PIP_ROUTES else contextlib.nullcontext():
+        r = sandbox.shell(full, w, extra_env=extra, timeout=2400)
     so = r.stdout.split("IMPORTED ")[1].split()[0] if "IMPORTED " in r.stdout else None
     return Outcome(r, so, _versions(venv, live.base))
+
+
+def _fill_uv_cache(live: Live, torch: str) -> None:
+    """torch and its CUDA wheels into the routes' one uv cache, before they start: two uv
+    processes that find the cache without them both download and unpack them (the cache
+    held each of torch 2.15.0's archives twice, 11 GB, on 2026-12-06); after this, every
+    venv and uv build environment links them."""
+    seed = live.base / f"seed-{torch}"
+    seed.mkdir()
+    r = sandbox.shell(_venv(live, torch, seed / "venv"), seed, timeout=1200,
+                      extra_env={**live.env(), **(CU12_ENV if torch == CU12_TORCH else {})})
+    shutil.rmtree(seed, ignore_errors=True)
+    assert r.returncode == 0, f"torch {torch} from PyPI into a venv:\n{r.stderr[-4000:]}"
 
 
 @pytest.fixture(scope="module")
 def outcomes(live: Live) -> Iterator[dict[tuple[str, str], concurrent.futures.Future[Outcome]]]:
     """Every route for every torch, two at a time (a build is mostly one core)."""
     sandbox.can_hide()
+    for torch in ALL_TORCHES:
+        _fill_uv_cache(live, torch)
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         yield {(r, t): pool.submit(_run, live, r, t) for t in ALL_TORCHES for r in ROUTES}
 

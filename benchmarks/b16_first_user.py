@@ -35,6 +35,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from wheelcuda._standalone import _events
+
 REPO = Path(__file__).resolve().parents[1]
 TOOLS = Path(sys.executable).parent
 UV, WHEELCUDA = str(TOOLS / "uv"), str(TOOLS / "wheelcuda")
@@ -63,8 +65,7 @@ def hidden(script: str) -> list[str]:
     toolkits = [str(p) for p in Path("/usr/local").glob("cuda-*") if p.is_dir()]
     if not toolkits or os.geteuid() != 0:
         return ["sh", "-ec", script]
-    empty = tempfile.mkdtemp()
-    mounts = " && ".join(f"mount --bind {empty} {t}" for t in toolkits)
+    mounts = " && ".join(f"mount -t tmpfs none {t}" for t in toolkits)
     return ["unshare", "-m", "sh", "-ec", f"{mounts}\n{script}"]
 
 
@@ -109,21 +110,12 @@ def compiles(cache: Path) -> list[tuple[str, float, float, float]]:
     """(file, start, cpu seconds, end) of every compile wheelcuda's cache knows: the
     tree's events (uv's and pip's builds) and install's kept profiles (times are the
     clock's, seconds since the epoch)."""
-    starts: dict[int, tuple[str, float]] = {}
-    cpu: dict[int, float] = {}
-    ends: dict[int, float] = {}
+    state = _events.State()
     for path in cache.rglob("*.jsonl"):
-        for line in path.read_text(errors="replace").splitlines():
-            try:
-                e = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(e, dict) and e.get("event") == "start":
-                starts[e["pid"]] = (str(e["file"]).rsplit("/", 1)[-1], float(e["t"]))
-            elif isinstance(e, dict) and e.get("event") == "end":
-                cpu[e["pid"]] = float(e.get("cpu") or 0)
-                ends[e["pid"]] = float(e["t"])
-    out = [(f, t, cpu.get(pid, 0.0), ends.get(pid, t)) for pid, (f, t) in starts.items()]
+        _events.read_events(path.read_text(errors="replace").splitlines(), state)
+    out = [(c.file.rsplit("/", 1)[-1], c.start, c.cpu, c.start + c.wall) for c in state.done]
+    out += [(str(e.get("file")).rsplit("/", 1)[-1], _events.number(e.get("t")), 0.0,
+             _events.number(e.get("t"))) for e in state.running.values()]  # never ended
     for path in cache.rglob("build.json"):
         with contextlib.suppress(OSError, ValueError):
             out += [(str(r["file"]).rsplit("/", 1)[-1], float(r["start"]),  # type: ignore[arg-type]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import socket
 import subprocess
@@ -108,21 +109,76 @@ def test_a_one_arch_build_after_an_all_arch_build_misses_with_sccache_0_16(
     assert second["hits"] == {}, second
 
 
-def test_another_folder_misses_as_sccache_keys_nvccs_source_path(
-        wheelcuda_cmd: str, wheels_venv: Path, tmp_path: Path, cache_env: dict[str, str]
-        ) -> None:
-    """The same file from another folder misses every step: nvcc hands cudafe++ and cicc
-    the source's real path (``--orig_src_path_name``, links resolved), and sccache 0.16's
-    base directories are stripped from the preprocessed input only, not from arguments
-    (mozilla/sccache PR 2840, merged 2026-09-14, is in no release on PyPI yet). When this
-    starts to hit, say in the README what it takes for uv's random build folders."""
+HOST_FILE = """#include "smoke_host.h"
+#include <tinytorch.h>
+int host_value() { return SMOKE_HOST + TINY; }
+"""
+
+
+def _random_build(base: Path, name: str) -> tuple[Path, Path]:
+    """An unpacked sdist (PKG-INFO, a kernel, a C++ file and a header beside them) and a
+    site-packages with a distribution's headers, as an installer makes them for one build:
+    the same contents in a folder of its own."""
+    work, site = base / name / "pkg-1.0", base / name / "env/lib/python3.11/site-packages"
+    (work / "csrc").mkdir(parents=True)
+    (work / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n")
+    shutil.copy(REPO / "examples/cmake_project/smoke.cu", work / "csrc")
+    (work / "csrc/smoke_host.h").write_text("#pragma once\n#define SMOKE_HOST 2\n")
+    (work / "csrc/host.cpp").write_text(HOST_FILE)
+    (site / "tinytorch/include").mkdir(parents=True)
+    (site / "tinytorch/include/tinytorch.h").write_text("#pragma once\n#define TINY 3\n")
+    (site / "tinytorch-1.0.dist-info").mkdir()
+    (site / "tinytorch-1.0.dist-info/RECORD").write_text("tinytorch/include/tinytorch.h,,\n")
+    return work, site
+
+
+def test_random_build_folders_hit_every_step_for_nvcc_and_the_host_compiler(
+        wheelcuda_cmd: str, wheels_venv: Path, tmp_path: Path, cache_env: dict[str, str],
+        cuobjdump: str) -> None:
+    """The same sources in another random folder, against another environment's headers,
+    as uv and pip unpack each build: the second build hits every nvcc step and the host
+    compile (sccache's own counts), gives the same objects byte for byte, and its
+    dependency files name its own folders (ninja reads them), not the stable views the
+    compilers saw, nor the first build's folder that sccache restored them with."""
+    counts = []
     for name in ("a", "b"):
-        (tmp_path / name).mkdir()
-        shutil.copy(REPO / "examples/cmake_project/smoke.cu", tmp_path / name)
-    env = {**cache_env, "SCCACHE_BASEDIRS": f"{tmp_path / 'a'}:{tmp_path / 'b'}"}
-    _compile(wheelcuda_cmd, wheels_venv, tmp_path / "a", env, tmp_path)
-    _, second = _compile(wheelcuda_cmd, wheels_venv, tmp_path / "b", env, tmp_path)
-    assert second["hits"] == {}, second
+        work, site = _random_build(tmp_path, name)
+        inc = site / "tinytorch/include"
+        # the compiles run from a Python in the unpacked sdist, as setup.py's ninja does
+        compiles = f"""set -e
+mkdir -p build && cd build
+nvcc --generate-dependencies-with-compile --dependency-output smoke.o.d -I{inc} \\
+    -c {work}/csrc/smoke.cu -o {work}/build/smoke.o -arch=sm_90
+$CXX -MMD -MF host.o.d -I {inc} -c {work}/csrc/host.cpp -o {work}/build/host.o -fPIC
+"""
+        script = f"""set -e
+eval "$({wheelcuda_cmd} env --python {wheels_venv} --arch 9.0)"
+cd {work}
+{sys.executable} -c 'import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))' \\
+    sh -c {shlex.quote(compiles)}
+{SCCACHE} --show-stats --stats-format json
+{SCCACHE} --zero-stats > /dev/null
+"""
+        r = sandbox.shell(script, tmp_path, extra_env=cache_env)
+        out = sandbox.assert_ok(r)
+        stats = json.loads(out[out.index("{"):])["stats"]
+        counts.append((stats["cache_hits"]["adv_counts"], stats["cache_misses"]["adv_counts"]))
+        for dep in ("smoke.o.d", "host.o.d"):
+            text = (work / "build" / dep).read_text()
+            assert str(work / "csrc") in text, text
+            assert "views" not in text and f"{tmp_path}/{'b' if name == 'a' else 'a'}/" \
+                not in text, text
+        assert f"{work}/build/host.o:" in (work / "build/host.o.d").read_text()
+        assert str(inc / "tinytorch.h") in (work / "build/host.o.d").read_text()
+    (first_hits, first_misses), (hits, misses) = counts
+    assert first_hits == {} and first_misses.get("ptx [cicc]") == 1, counts
+    assert misses == {}, counts
+    assert hits.get("ptx [cicc]") == 1 and hits.get("cubin [ptxas]") == 1, counts
+    assert hits.get("c++ [gcc]") == 1, counts
+    for obj in ("smoke.o", "host.o"):
+        assert (tmp_path / f"a/pkg-1.0/build/{obj}").read_bytes() == \
+            (tmp_path / f"b/pkg-1.0/build/{obj}").read_bytes(), obj
+    assert "sm_90.cubin" in _elves(cuobjdump, tmp_path / "b/pkg-1.0/build/smoke.o")
 
 
 def _wait_for(port: int, process: subprocess.Popen[str], what: str, log: Path) -> None:

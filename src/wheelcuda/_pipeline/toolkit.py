@@ -172,6 +172,7 @@ def tree_for(ctx: Context, layout: Layout, toolkit: Toolkit) -> plan.TreePlan:
                                                      _modules(),
                                                      _facts(str(layout.events),
                                                             str(layout.pool),
+                                                            str(layout.views),
                                                             toolkit.source !=
                                                             SourceName.CLANG)),
                           hidden=hidden)
@@ -184,11 +185,12 @@ def _modules() -> tuple[tuple[str, str], ...]:
 
 
 @functools.cache
-def _facts(events: str, pool: str, split: bool) -> str:
+def _facts(events: str, pool: str, views: str, split: bool) -> str:
     """The tree's facts (_rules/tree.py): its cache's events folder and fallback pool, the
     recipes' memory and seconds; --split-compile for NVIDIA's nvcc only (clang ignores
     it)."""
-    return plan.tree_facts(events, pool=pool, recipes=packages.tree_recipes(), split=split)
+    return plan.tree_facts(events, pool=pool, views=views, recipes=packages.tree_recipes(),
+                           split=split)
 
 
 def _wrapper_version() -> str:

@@ -138,7 +138,8 @@ HOST_ENTRY = "bin/.wheelcuda-c++.py"
 FACTS = f"bin/{_tree.CONFIG}"
 #: The standalone modules the wrapper and the host shim import, copied beside them into bin/.
 WRAPPER_MODULES = ("_nvcc_wrapper.py", "_pool.py", "_machine.py", "_cxx_std.py",
-                   "_progress.py", "_nvcc_table.py", "_build.py", "_events.py", "_tree.py")
+                   "_progress.py", "_nvcc_table.py", "_build.py", "_events.py", "_tree.py",
+                   "_view.py")
 
 
 def entry(module: str) -> str:
@@ -153,13 +154,14 @@ def entry(module: str) -> str:
             f"{module}.main()\n")
 
 
-def tree_facts(events: str, *, pool: str, recipes: Mapping[str, Mapping[str, object]],
-               split: bool) -> str:
+def tree_facts(events: str, *, pool: str, views: str,
+               recipes: Mapping[str, Mapping[str, object]], split: bool) -> str:
     """The tree's facts as its programs read them (pure): the folder its builds' events
     go to, the compile pool's folder when the machine's cannot be used, the recipe table's
     memory and seconds per package, and whether its compiler takes ``--split-compile``
-    (the clang toolkit's does not)."""
-    return json.dumps({"events": events, "pool": pool, "recipes": recipes, "split": split},
+    (the clang toolkit's does not), and where a cached compile's stable paths are made."""
+    return json.dumps({"events": events, "pool": pool, "recipes": recipes, "split": split,
+                       "views": views},
                       sort_keys=True) + "\n"
 
 

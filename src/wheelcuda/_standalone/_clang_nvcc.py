@@ -179,6 +179,24 @@ def command(t: Translation, clang: str, home: str,  # noqa: PLR0912
     return argv
 
 
+#: The sccache the tree's nvcc wrapper asks this compile to run clang through (set by the
+#: wrapper for a compile call while WHEELCUDA_COMPILE_CACHE is on).
+CACHE_PROGRAM_VAR = "WHEELCUDA_CACHE_PROGRAM"
+
+
+def cached(argv: list[str], t: Translation, cache: str, sass: str) -> tuple[str, list[str]]:
+    """The program to run and its argv: clang itself, or, for a compile (``-c``) with a
+    cache named, sccache with clang (sccache caches ``clang -x cuda`` as a C-family
+    compile). What the tree's fatbinary keeps (WHEELCUDA_FATBIN_SASS) reaches it through
+    the environment, which sccache does not hash, while clang's own arguments can be the
+    same for SASS and PTX as for PTX alone: it goes into the arguments as a debug prefix
+    map that matches no path, so it is in the key and changes nothing clang writes
+    (pure)."""
+    if not cache or t.mode != "c":
+        return argv[0], argv
+    return cache, [cache, *argv, f"-fdebug-prefix-map=/wheelcuda-fatbin-sass={sass or '-'}"]
+
+
 def fatbin_select(t: Translation) -> str:
     """What the tree's fatbinary keeps: SASS only for the archs asked (clang makes SASS
     for every arch it compiles, also one asked only as PTX)."""
@@ -251,10 +269,11 @@ def main() -> None:
         sys.exit(1)
     env = dict(os.environ)
     env["WHEELCUDA_FATBIN_SASS"] = fatbin_select(t)
+    program, argv = cached(argv, t, env.pop(CACHE_PROGRAM_VAR, ""), env["WHEELCUDA_FATBIN_SASS"])
     if t.verbose:
         sys.stderr.write("#$ " + " ".join(shlex.quote(a) for a in argv) + "\n")
     try:
-        os.execve(clang, argv, env)  # noqa: S606 - argv list
+        os.execve(program, argv, env)  # noqa: S606 - argv list
     except OSError as exc:
         sys.stderr.write(f"nvcc (wheelcuda, clang toolkit): error: cannot run {clang}: "
                          f"{exc.strerror}\n  fix: wheelcuda doctor --toolkit clang says "

@@ -41,15 +41,17 @@ import sys
 from collections.abc import Iterator
 
 try:
-    from . import _cxx_std, _progress, _tree
+    from . import _cxx_std, _machine, _progress, _tree, _view
     from . import _nvcc_table as _table
 except ImportError:  # run as a script from a tree's bin/, beside them
     sys.dont_write_bytecode = True  # no __pycache__ in a tree (the trampoline says -B too)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import _cxx_std  # type: ignore[import-not-found,no-redef]
+    import _machine  # type: ignore[import-not-found,no-redef]
     import _nvcc_table as _table  # type: ignore[import-not-found,no-redef]
     import _progress  # type: ignore[import-not-found,no-redef]
     import _tree  # type: ignore[import-not-found,no-redef]
+    import _view  # type: ignore[import-not-found,no-redef]
 
 REAL = ".nvcc-real"
 #: (compiled when used: re.match caches it, and a compile's start pays for no other)
@@ -218,14 +220,16 @@ def _fixed_split(environ: dict[str, str]) -> int | None:
     return int(fixed) if fixed.isdecimal() else 1
 
 
-def compile_cache(environ: dict[str, str], facts: dict[str, object]) -> str | None:
-    """The sccache program compile calls run through, or None: the cache is off, or this
-    tree's compiler is the clang toolkit's (sccache knows nvcc by what it runs, and the
-    clang toolkit's nvcc is a program that stands in for it). A cache that cannot be
-    found is said on stderr, and the compile runs without it: a missing cache costs time,
-    never the build."""
-    if facts.get("split") is False:
-        return None
+#: Set by this wrapper for the clang toolkit's nvcc: the sccache it runs clang through.
+#: sccache knows nvcc by what nvcc runs, and the clang toolkit's nvcc is a program that
+#: stands in for it, so the cache goes where the compiler is clang.
+CACHE_PROGRAM_VAR = "WHEELCUDA_CACHE_PROGRAM"
+
+
+def compile_cache(environ: dict[str, str]) -> str | None:
+    """The sccache program compile calls run through, or None: the cache is off. A cache
+    that cannot be found is said on stderr, and the compile runs without it: a missing
+    cache costs time, never the build."""
     value, found = _tree.compile_cache(environ)
     if value and found is None:
         sys.stderr.write(f"wheelcuda: {_tree.CACHE_VAR}={value}: no such program, so this "
@@ -275,16 +279,17 @@ def main() -> None:
     argv = [os.path.join(here, "nvcc"), *args]
     try:
         if any(a in COMPILES for a in args):  # admitted, timed and told (_progress.py)
-            cache = compile_cache(environ, _tree.config(here))
-            # through the cache: sccache runs the real nvcc, from this folder as above
-            program, head = (cache, [cache, real]) if cache else (real, [argv[0]])
-            # a split that follows the machine's load would change cicc's arguments, so
-            # the key, from run to run: a cached call keeps its own (a fixed one stays)
-            split = None if own is None or fixed is not None or cache else \
-                (lambda threads: [*head, *add_split(args, threads, inherited)])
-            sys.exit(_progress.run(_progress.Call(program, [*head, *args], threads=own or 1,
-                                                  split=split, fixed_split=fixed, log=prefix,
-                                                  cached=cache is not None), here, environ))
+            cache = compile_cache(environ) if not environ.get(_progress.ADMITTED_VAR) \
+                else None
+            if cache:
+                sys.exit(_cached(cache, args, here=here, real=real, environ=environ,
+                                 own=own, fixed=fixed, log=prefix))
+            # a split that follows the machine's load (a fixed one is in args already)
+            split = None if own is None or fixed is not None else \
+                (lambda threads: [argv[0], *add_split(args, threads, inherited)])
+            sys.exit(_progress.run(_progress.Call(real, [argv[0], *args], threads=own or 1,
+                                                  split=split, fixed_split=fixed, log=prefix),
+                                   here, environ))
         _log(prefix + " ".join(args))
         os.execv(real, argv)  # noqa: S606 - argv list
     except OSError as exc:  # a compiler that cannot run: say which, not a traceback
@@ -292,6 +297,35 @@ def main() -> None:
                          f"{exc.strerror or exc}\n  fix: reinstall the compiler wheels, or "
                          "run `wheelcuda cache prune` and build again\n")
         sys.exit(127)
+
+
+def _cached(cache: str, args: list[str], *, here: str, real: str, environ: dict[str, str],
+            own: int | None, fixed: int | None, log: str) -> int:
+    """One compile through sccache, at the stable paths of _view.py: NVIDIA's nvcc run by
+    sccache (which caches nvcc's steps), or the clang toolkit's nvcc running clang
+    through it. Its exit code."""
+    facts = _tree.config(here)
+    view = _view.through(args, facts)
+    args = view.args
+    clang = facts.get("split") is False
+    if not clang and own is not None and fixed is None:
+        # a split that follows the machine's load would change cicc's arguments, so the
+        # key, from run to run and machine to machine: 0 is all the cores, written the
+        # same everywhere (nvcc hands cicc and ptxas "-split-compile=0" as it is). The
+        # pool counts the call as one thread, and its memory as a split call's.
+        args = [*args, "--split-compile=0"]
+        fixed = _machine.cores()
+    try:
+        if clang:
+            call = _progress.Call(real, [os.path.join(here, "nvcc"), *args], fixed_split=fixed,
+                                  log=log, cached=True, lead=1)
+            return _progress.run(call, here, {**environ, CACHE_PROGRAM_VAR: cache})
+        # sccache runs the real nvcc, from this folder (nvcc.profile: see main)
+        return _progress.run(_progress.Call(cache, [cache, real, *args], threads=own or 1,
+                                            fixed_split=fixed, log=log, cached=True),
+                             here, environ)
+    finally:
+        view.finish()
 
 
 def _log(line: str) -> None:

@@ -104,7 +104,7 @@ class Call:
     def __init__(self, real: str, argv: Sequence[str], *, threads: int = 1,
                  split: Callable[[int], list[str]] | None = None,
                  fixed_split: int | None = None, log: str | None = None,
-                 cached: bool = False) -> None:
+                 cached: bool = False, lead: int | None = None) -> None:
         #: the program, and its argv (argv[0] as it should see its name)
         self.real, self.argv = real, list(argv)
         #: the threads it uses by itself (--threads), and how to give it more (None: it
@@ -117,11 +117,14 @@ class Call:
         #: it runs through a compile cache (sccache), whose server runs the compiler: its
         #: time and memory are not this child's, and the server outlives the compile
         self.cached = cached
+        #: the words of argv before the compiler's arguments: the program, and the compiler
+        #: sccache is given (the clang toolkit's nvcc runs sccache itself: one)
+        self.lead = lead if lead is not None else 2 if cached else 1
 
     def args(self, argv: Sequence[str] | None = None) -> list[str]:
         """The compiler's arguments in ``argv`` (this call's when None): past the program,
         and past the compiler sccache is given."""
-        return list(argv if argv is not None else self.argv)[2 if self.cached else 1:]
+        return list(argv if argv is not None else self.argv)[self.lead:]
 
 
 def _status_code(status: int) -> int:

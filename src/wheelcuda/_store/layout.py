@@ -105,6 +105,13 @@ class Layout:
         return self._store / paths.POOL
 
     @property
+    def views(self) -> Path:
+        """Where a cached compile sees its build folder and its headers at paths that do
+        not change from build to build (_standalone/_view.py): the store's, so every
+        route's tree shares them, the backend's temporary ones too."""
+        return self._store / paths.VIEWS
+
+    @property
     def constraints(self) -> Path:
         """The build constraints ``wheelcuda env`` exports (_store/constraints.py)."""
         return self.root / paths.CONSTRAINTS

@@ -32,6 +32,9 @@ CONSTRAINTS = "constraints"
 #: The compile pool's folder when the machine's ($TMPDIR) cannot be used
 #: (_standalone/_pool.py): in the store, private to its user.
 POOL = "pool"
+#: stable paths for the compile cache: each cached compile sees its build folder and its
+#: headers there (_standalone/_view.py)
+VIEWS = "views"
 
 #: nvcc runs its own steps through ``sh -c`` with the tree's paths in double quotes:
 #: a tree under a path holding one of these cannot compile.

@@ -1,0 +1,400 @@
+"""Stable paths for the compile cache: what a cached compile sees of a build's folders.
+
+Standalone, like the rest of the tree's programs: the standard library only.
+
+Why: sccache keys a compile by what the compiler is given, and installers give it random
+folders. uv and pip unpack each sdist into a new temporary folder and build it against
+torch in a new temporary environment, so the same kernel compiled by ``wheelcuda
+install``, then by ``uv add``, then by ``uv pip install`` was three misses:
+
+- nvcc hands cicc and cudafe++ the source's real path (``--orig_src_path_name``, which
+  nvcc resolves through links: seen with nvcc 13.0 ``-dryrun``), and sccache hashes it;
+- every header's path is in the preprocessed text sccache hashes (``# 1 "/tmp/...h"``),
+  for nvcc, clang and g++ alike. sccache's ``SCCACHE_BASEDIRS`` would strip a prefix
+  from that text, but it is read once, when its server starts, and these folders are new
+  for every build.
+
+So a cached compile is given stable paths instead, in the tree cache's ``views`` folder:
+
+- **the package** (an unpacked sdist: a build folder holding PKG-INFO) is seen at
+  ``views/src-<name>-<version>/``: real folders mirroring the build folder, each entry a
+  link into it through the one link ``.root``, and each compiled source a copy (a link
+  would be resolved by nvcc). Another build of the same release repoints ``.root``; a
+  build that finds it held by a build of the same release in another folder compiles at
+  its own paths (a miss, never a wrong hit: a shared lock is held while a compile runs);
+- **headers of an installed distribution** (``-I .../site-packages/torch/include``) are
+  seen in a snapshot keyed by its RECORD (``views/site-torch-<version>-<digest>/``),
+  hard links where the file system allows, so a build environment that uv deletes
+  afterwards leaves the path whole.
+
+What the compiler writes keeps the real paths: the object where it was asked, and the
+dependency file, whose view paths (and the target sccache restores with a hit) are put
+back (:func:`Prepared.finish`), so ninja's dependencies name the build's own files.
+sccache hashes file contents too, so a stale path never gives a wrong object; the views
+only decide whether two builds of the same sources can share.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+try:
+    from . import _build
+except ImportError:  # run as a script from a tree's bin/, beside it
+    import _build  # type: ignore[import-not-found,no-redef]
+
+#: the link in a package's view that says which build folder it shows
+ROOT = ".root"
+#: options whose value (joined or the next argument) is a folder of headers
+_INCLUDES = ("-I", "-isystem", "-iquote", "-idirafter", "--include-path", "--system-include")
+#: options whose value is a file the compiler writes; never shown through a view
+_WRITES = ("-o", "-MF", "--dependency-output", "--output-file")
+#: options that name a dependency file's target themselves
+_TARGETS = ("-MT", "-MQ", "--dependency-target-name")
+_SOURCE_SUFFIXES = (".cu", ".c", ".cc", ".cpp", ".cxx", ".C", ".c++")
+_SITE = re.compile(r"^(.*/(?:site|dist)-packages)/([^/]+)(/.*)?$")
+
+
+def _safe(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.+_-]+", "_", text).strip("_") or "_"
+
+
+class Prepared:
+    """A compile's arguments through the views, and what to put back after it."""
+
+    def __init__(self, args: list[str], back: list[tuple[str, str]], lock: int | None,
+                 depfile: str | None, target: str | None) -> None:
+        self.args, self.back, self.lock = args, back, lock
+        self.depfile, self.target = depfile, target
+
+    def finish(self) -> None:
+        """The dependency file with the build's own paths, and the view let go."""
+        try:
+            if self.depfile and (self.back or self.target):
+                _fix_depfile(self.depfile, self.back, self.target)
+        except OSError:
+            pass  # a dependency file it cannot fix costs an incremental rebuild's accuracy
+        finally:
+            if self.lock is not None:
+                os.close(self.lock)
+                self.lock = None
+
+
+def _option_value(args: Sequence[str], names: Sequence[str]) -> str | None:
+    """The last value of any of ``names`` in ``args`` (``-o x``, ``-ox``, ``--opt=x``)."""
+    found = None
+    for i, arg in enumerate(args):
+        for name in names:
+            if arg == name and i + 1 < len(args):
+                found = args[i + 1]
+            elif arg.startswith(name + "=") and name.startswith("--"):
+                found = arg[len(name) + 1:]
+            elif len(name) == 2 and arg.startswith(name) and len(arg) > 2:
+                found = arg[2:]
+    return found
+
+
+def through(args: Sequence[str], facts: Mapping[str, Any]) -> Prepared:
+    """:func:`prepare` for this compile: its build's folder (the folder its build runs
+    in: an unpacked sdist's, for uv and pip) and the tree's views folder."""
+    build = _build.find()
+    root = build.cwd if build is not None and build.cwd else None
+    views = facts.get("views")
+    name = _build.package_name(root) if root else None
+    return prepare(args, cwd=os.getcwd(), root=root,
+                   views=views if isinstance(views, str) else None, name=name)
+
+
+def prepare(args: Sequence[str], *, cwd: str, root: str | None, views: str | None,
+            name: tuple[str, str] | None) -> Prepared:
+    """``args`` with the build folder ``root`` (an unpacked sdist named ``name``) and the
+    installed distributions' headers seen at stable paths under ``views``. Anything it
+    cannot show through a view stays as it was: the compile then runs at its real paths."""
+    args = list(args)
+    depfile = _option_value(args, ("-MF", "--dependency-output"))
+    target = None if _option_value(args, _TARGETS) else \
+        _option_value(args, ("-o", "--output-file"))
+    if not views:
+        return Prepared(args, [], None, depfile, None)
+    back: list[tuple[str, str]] = []
+    lock = None
+    package: tuple[str, str] | None = None
+    if root and name and os.path.isfile(os.path.join(root, "PKG-INFO")):
+        real = os.path.realpath(root)
+        view = os.path.join(views, _safe(f"src-{name[0]}-{name[1]}"))
+        lock = _hold(view, real)
+        if lock is not None:
+            package = (real, view)
+            back.append((view, real))
+    paths = _Paths(cwd, package, views)
+    out: list[str] = []
+    pending: str | None = None
+    for arg in args:
+        if pending is not None:  # the value of an option written apart
+            out.append(paths.shown(arg, pending))
+            pending = None
+            continue
+        if arg in _INCLUDES:
+            pending = "include"
+            out.append(arg)
+        elif arg in _WRITES or arg in _TARGETS:
+            pending = "keep"
+            out.append(arg)
+        elif (head := next((o for o in _INCLUDES if arg.startswith(o) and len(arg) > len(o)),
+                           None)) is not None:
+            value = arg[len(head):]
+            sep = "=" if head.startswith("--") and value.startswith("=") else ""
+            out.append(head + sep + paths.shown(value[len(sep):], "include"))
+        elif not arg.startswith("-") and arg.endswith(_SOURCE_SUFFIXES):
+            out.append(paths.shown(arg, "source"))
+        else:
+            out.append(arg)
+    back += [(snap, real) for real, snap in paths.sites.items()]
+    return Prepared(out, back, lock, depfile, target)
+
+
+class _Paths:
+    """How one compile's path arguments are shown: its folder, its package's view (the
+    build folder and the view, None without one), the snapshots made so far."""
+
+    def __init__(self, cwd: str, package: tuple[str, str] | None, views: str) -> None:
+        self.cwd, self.package, self.views = cwd, package, views
+        self.sites: dict[str, str] = {}
+
+    def shown(self, value: str, kind: str) -> str:
+        """One path argument as the compiler should see it: ``kind`` is ``source``,
+        ``include`` (a folder of headers) or ``keep`` (what the compiler writes)."""
+        if kind == "keep" or not value:
+            return value
+        path = os.path.normpath(os.path.join(self.cwd, value))
+        if self.package is not None:
+            real, view = self.package
+            if path == real or path.startswith(real + "/"):
+                rel = os.path.relpath(path, real)
+                try:
+                    return _source(view, real, rel) if kind == "source" else \
+                        _folder(view, rel, value)
+                except OSError:
+                    return value
+        if kind == "include" and (m := _SITE.match(path)):
+            site, top = m.group(1), m.group(2)
+            with contextlib.suppress(OSError):
+                snap = _snapshot(self.views, site, top, path)
+                if snap is not None:
+                    self.sites[os.path.join(site, top)] = snap
+                    return os.path.join(snap, os.path.relpath(path, os.path.join(site, top)))
+        return value
+
+
+def _folder(view: str, rel: str, value: str) -> str:
+    """A folder of the package through its view, when the view shows it (a folder made
+    after the view was filled stays at its real path)."""
+    shown = os.path.normpath(os.path.join(view, rel))
+    return shown if os.path.isdir(shown) else value
+
+
+# -- the package's view ---------------------------------------------------------------
+
+def _hold(view: str, real: str) -> int | None:
+    """A shared lock on ``view`` showing ``real``, repointing it when no compile holds it;
+    None when compiles of a build in another folder hold it."""
+    os.makedirs(os.path.dirname(view), exist_ok=True)
+    fd = os.open(view + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        for _ in range(3):
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            if _points(view) == real:
+                return fd
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                break
+            if _points(view) != real:
+                _fill(view, real)
+            # back to shared (flock's conversion is not atomic: the loop looks again)
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
+def _points(view: str) -> str | None:
+    try:
+        return os.readlink(os.path.join(view, ROOT))
+    except OSError:
+        return None
+
+
+def _fill(view: str, real: str) -> None:
+    """The view made anew for ``real`` (under the exclusive lock): every folder a real
+    folder, every other entry a link through ``.root``."""
+    if os.path.lexists(view):
+        shutil.rmtree(view)
+    os.makedirs(view)
+    os.symlink(real, os.path.join(view, ROOT))
+    for folder, dirs, files in os.walk(real):
+        rel = os.path.relpath(folder, real)
+        here = os.path.normpath(os.path.join(view, rel))
+        for d in dirs:
+            entry = os.path.join(folder, d)
+            if os.path.islink(entry):  # a link in the sdist: shown as one, not walked
+                _link(here, rel, d)
+            else:
+                os.makedirs(os.path.join(here, d), exist_ok=True)
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))]
+        for f in files:
+            _link(here, rel, f)
+
+
+def _link(here: str, rel: str, entry: str) -> None:
+    depth = 0 if rel == "." else rel.count("/") + 1
+    inside = entry if rel == "." else os.path.join(rel, entry)
+    with contextlib.suppress(FileExistsError):
+        os.symlink(os.path.join(*([".."] * depth), ROOT, inside) if depth else
+                   os.path.join(ROOT, inside), os.path.join(here, entry))
+
+
+def _sync(view: str, real: str, rel: str) -> None:
+    """The folder ``rel`` of the view and its parents, with what the build folder holds
+    now (files a build step wrote after the view was filled), and their copies fresh."""
+    parts = [] if rel == "." else rel.split("/")
+    for depth in range(len(parts) + 1):
+        sub = "/".join(parts[:depth]) or "."
+        here, there = os.path.join(view, sub), os.path.join(real, sub)
+        os.makedirs(here, exist_ok=True)
+        for entry in os.listdir(there):
+            shown = os.path.join(here, entry)
+            if os.path.islink(shown):
+                continue
+            if os.path.isfile(shown):
+                _copy(os.path.join(there, entry), shown)
+            elif not os.path.exists(shown):
+                _link(here, sub, entry)
+
+
+def _copy(src: str, dst: str) -> None:
+    """``dst`` a copy of ``src`` unless it is one already (size and time kept by copy2)."""
+    a = os.stat(src)
+    with contextlib.suppress(OSError):
+        b = os.stat(dst)
+        if (a.st_size, a.st_mtime_ns) == (b.st_size, b.st_mtime_ns):
+            return
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(dst), prefix=".copy-")
+    os.close(fd)
+    try:
+        shutil.copy2(src, tmp)
+        os.replace(tmp, dst)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def _source(view: str, real: str, rel: str) -> str:
+    """The compiled file at its place in the view: a copy, in real folders (nvcc resolves
+    links, and would hand cicc the build folder's path)."""
+    folder = os.path.dirname(rel) or "."
+    _sync(view, real, folder)
+    shown = os.path.join(view, rel)
+    if os.path.islink(shown):
+        os.unlink(shown)
+    _copy(os.path.join(real, rel), shown)
+    return shown
+
+
+# -- installed distributions' headers ---------------------------------------------------
+
+def _dist_info(site: str, top: str) -> str | None:
+    """The .dist-info of the distribution that installed ``top`` (``torch``) in ``site``:
+    the one whose name is the folder's, as pip and uv name them."""
+    want = re.sub(r"[-_.]+", "_", top).lower()
+    with contextlib.suppress(OSError):
+        for entry in os.listdir(site):
+            if entry.endswith(".dist-info") and \
+                    re.sub(r"[-_.]+", "_", entry.split("-", 1)[0]).lower() == want:
+                return os.path.join(site, entry)
+    return None
+
+
+def _snapshot(views: str, site: str, top: str, path: str) -> str | None:
+    """The snapshot of ``site/top`` that holds the header folder ``path``, made (hard
+    links, else copies) the first time; None when no RECORD says what it holds."""
+    info = _dist_info(site, top)
+    if info is None or not os.path.isdir(path):
+        return None
+    with open(os.path.join(info, "RECORD"), "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()[:16]
+    version = os.path.basename(info)[:-len(".dist-info")].split("-", 1)[-1]
+    snap = os.path.join(views, _safe(f"site-{top}-{version}-{digest}"))
+    rel = os.path.relpath(path, os.path.join(site, top))
+    made = os.path.join(snap, ".made-" + hashlib.sha256(rel.encode()).hexdigest()[:16])
+    if not os.path.exists(made) and not _inside_made(snap, rel):
+        _clone(path, os.path.join(snap, rel))
+        with open(made, "w") as f:
+            f.write(rel + "\n")
+    return snap
+
+
+def _inside_made(snap: str, rel: str) -> bool:
+    """Whether a folder above ``rel`` was snapshot already (torch's include/ holds the
+    api/include folder that the build names too)."""
+    parts = rel.split("/")
+    for n in range(1, len(parts)):
+        above = "/".join(parts[:n])
+        if os.path.exists(os.path.join(
+                snap, ".made-" + hashlib.sha256(above.encode()).hexdigest()[:16])):
+            return True
+    return False
+
+
+def _clone(src: str, dst: str) -> None:
+    """``src``'s tree at ``dst``, whole or not at all (built aside, then renamed)."""
+    os.makedirs(os.path.dirname(dst), exist_ok=True)
+    tmp = tempfile.mkdtemp(dir=os.path.dirname(dst), prefix=".clone-")
+    try:
+        shutil.copytree(src, tmp, dirs_exist_ok=True, copy_function=_hard_or_copy,
+                        symlinks=True)
+        try:
+            os.rename(tmp, dst)
+        except OSError:  # another compile made it first
+            if not os.path.isdir(dst):
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _hard_or_copy(src: str, dst: str) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:
+        shutil.copy2(src, dst)
+
+
+# -- the dependency file -----------------------------------------------------------------
+
+def _fix_depfile(path: str, back: Sequence[tuple[str, str]], target: str | None) -> None:
+    """The dependency file with the view's paths put back, and its target the one this
+    compile was asked for (a hit restores the first compile's)."""
+    with open(path, encoding="utf-8", errors="surrogateescape") as f:
+        text = f.read()
+    fixed = text
+    for shown, real in back:
+        for a, b in ((shown, real), (shown.replace(" ", "\\ "), real.replace(" ", "\\ "))):
+            fixed = fixed.replace(a + "/", b + "/")
+    if target is not None:
+        head, sep, rest = fixed.partition(": ")
+        if sep and "\n" not in head.rstrip("\\\n"):
+            fixed = target.replace(" ", "\\ ") + sep + rest
+    if fixed != text:
+        tmp = path + ".wheelcuda"
+        with open(tmp, "w", encoding="utf-8", errors="surrogateescape") as f:
+            f.write(fixed)
+        os.replace(tmp, path)
+

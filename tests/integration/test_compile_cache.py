@@ -20,6 +20,8 @@ import pytest
 
 from tests.integration import sandbox
 from tests.integration.conftest import REPO
+from tests.integration.test_clang import _env as clang_env
+from tests.integration.test_clang import clang_store  # noqa: F401 - a fixture
 
 pytestmark = pytest.mark.integration
 
@@ -179,6 +181,43 @@ cd {work}
         assert (tmp_path / f"a/pkg-1.0/build/{obj}").read_bytes() == \
             (tmp_path / f"b/pkg-1.0/build/{obj}").read_bytes(), obj
     assert "sm_90.cubin" in _elves(cuobjdump, tmp_path / "b/pkg-1.0/build/smoke.o")
+
+
+def test_the_clang_toolkit_hits_across_random_build_folders(
+        wheelcuda_cmd: str, cu128_venv: Path, clang_store: Path, tmp_path: Path,
+        cache_env: dict[str, str], cuobjdump: str) -> None:
+    """The first user's route (a CUDA 12 torch, so the clang toolkit compiles): the same
+    kernel from another random folder is a hit in sccache's own counts, with the same
+    object; the same file asked for PTX alone, which gives clang the same arguments and
+    the tree's fatbinary another selection, is a miss, never the SASS object."""
+    counts = []
+    for name, gencode in (("a", "code=sm_90"), ("b", "code=sm_90"), ("c", "code=compute_90")):
+        work, site = _random_build(tmp_path, name)
+        compiles = f"""set -e
+mkdir -p build && cd build
+nvcc -I{site / "tinytorch/include"} -c {work}/csrc/smoke.cu -o {work}/build/smoke.o \\
+    -gencode=arch=compute_90,{gencode}
+"""
+        script = f"""set -e
+eval "$({wheelcuda_cmd} env --toolkit clang --python {cu128_venv} --arch 9.0+PTX)"
+export WHEELCUDA_ALL_ARCHS=1
+cd {work}
+{sys.executable} -c 'import subprocess, sys; sys.exit(subprocess.call(sys.argv[1:]))' \\
+    sh -c {shlex.quote(compiles)}
+{SCCACHE} --show-stats --stats-format json
+{SCCACHE} --zero-stats > /dev/null
+"""
+        r = sandbox.shell(script, tmp_path, extra_env={**clang_env(clang_store), **cache_env})
+        out = sandbox.assert_ok(r)
+        stats = json.loads(out[out.index("{"):])["stats"]
+        counts.append((stats["cache_hits"]["adv_counts"], stats["cache_misses"]["adv_counts"]))
+    assert list(counts[0][1].values()) == [1] and counts[0][0] == {}, counts
+    assert list(counts[1][0].values()) == [1] and counts[1][1] == {}, counts
+    assert list(counts[2][1].values()) == [1] and counts[2][0] == {}, counts
+    a, b, c = (tmp_path / f"{n}/pkg-1.0/build/smoke.o" for n in "abc")
+    assert a.read_bytes() == b.read_bytes()
+    assert "sm_90.cubin" in _elves(cuobjdump, b)
+    assert "sm_90.cubin" not in _elves(cuobjdump, c)
 
 
 def _wait_for(port: int, process: subprocess.Popen[str], what: str, log: Path) -> None:

@@ -35,6 +35,8 @@ from . import fs
 _KEY_LIMIT = 2**20
 _LABEL_SEGMENT = re.compile(rf"^{sharekey.LABEL_PREFIX}[0-9a-f]{{12}}$")
 _SIGNATURES = ("RECORD.jws", "RECORD.p7s")
+#: A wheel variant's properties, in its ``.dist-info`` (PEP 825).
+VARIANT_FILE = "variant.json"
 
 
 class WheelFileError(WheelcudaError):
@@ -64,16 +66,19 @@ def _digest(raw: bytes) -> str:
     return "sha256=" + base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 
 
-def _metadata_with(text: bytes, version: str) -> bytes:
-    """METADATA with its ``Version:`` header changed (the body, after the first blank
-    line, is the description: left alone)."""
+def _metadata_with(text: bytes, version: str, requires: Sequence[str] = ()) -> bytes:
+    """METADATA with its ``Version:`` header changed and ``requires`` added as
+    ``Requires-Dist`` headers after the others (the body, after the first blank line, is
+    the description: left alone)."""
     lines = text.decode("utf-8").splitlines(keepends=True)
-    for i, line in enumerate(lines):
-        if not line.strip():
-            break
+    end = next((i for i, line in enumerate(lines) if not line.strip()), len(lines))
+    for i, line in enumerate(lines[:end]):
         if line.lower().startswith("version:"):
-            ending = line[len(line.rstrip("\r\n")):]
+            ending = line[len(line.rstrip("\r\n")):] or "\n"
             lines[i] = f"Version: {version}{ending}"
+            if lines[end - 1][-1:] not in ("\n", "\r"):  # a header block without its end
+                lines[end - 1] += ending
+            lines[end:end] = [f"Requires-Dist: {r}{ending}" for r in requires]
             return "".join(lines).encode("utf-8")
     raise WheelFileError("the wheel's METADATA has no Version")
 
@@ -97,13 +102,18 @@ def _renamed(name: str, old_info: str, new_info: str, old_data: str, new_data: s
 
 
 def labelled(wheel: Path, dest: Path, fields: Mapping[str, Any], *, label: bool = True,
-             profile: Sequence[Mapping[str, Any]] | None = None) -> Path:
+             profile: Sequence[Mapping[str, Any]] | None = None,
+             requires: Sequence[str] = (), variant: tuple[str, bytes] | None = None
+             ) -> Path:
     """Write into ``dest`` a copy of ``wheel`` labelled with the share key of the build
     key ``fields``, holding that key in its ``.dist-info``; the copy's path. Without
     ``label``, the copy keeps the key but not the label (a wheelcuda segment removed):
     what a build backend hands over, whose version must be the project's own. The
     build's compile ``profile`` goes beside the key as data, not part of it: a teammate's
-    next build of the package knows its files' times and memory."""
+    next build of the package knows its files' times and memory. ``requires`` are added
+    to METADATA as ``Requires-Dist``; ``variant`` (a label and ``variant.json``'s text)
+    makes the copy a wheel variant (PEP 825): the file in its ``.dist-info``, the label
+    after its platform tag."""
     try:
         project, version, _build, _tags = parse_wheel_filename(wheel.name)
     except (InvalidWheelFilename, InvalidVersion) as exc:
@@ -114,17 +124,22 @@ def labelled(wheel: Path, dest: Path, fields: Mapping[str, Any], *, label: bool 
     parts = wheel.name[:-len(".whl")].split("-")
     filename = "-".join([parts[0], str(new_version), *parts[2:]]) + ".whl"
     parse_wheel_filename(filename)  # the name stays a wheel's
+    if variant is not None:  # PEP 825: `{name}-{version}-{tags}-{label}.whl`
+        filename = f"{filename[:-len('.whl')]}-{variant[0]}.whl"
     carried: dict[str, Any] = {"format": sharekey.KEY_FORMAT, "share_id": share,
                                "fields": sharekey.share_fields(fields)}
     if profile:
         carried["profile"] = progress.carried(profile)
     key = json.dumps(carried, indent=1, sort_keys=True).encode()
     with fs.replacing(dest, filename) as tmp:
-        _write(wheel, tmp, project, str(new_version), key)
+        _write(wheel, tmp, project, str(new_version), {
+            sharekey.KEY_FILE: key, **({VARIANT_FILE: variant[1]} if variant else {})},
+            requires=requires)
     return dest / filename
 
 
-def _write(wheel: Path, out: Path, project: str, version: str, key: bytes) -> None:
+def _write(wheel: Path, out: Path, project: str, version: str, added: Mapping[str, bytes],
+           *, requires: Sequence[str]) -> None:
     try:
         source = zipfile.ZipFile(wheel)
     except (OSError, zipfile.BadZipFile) as exc:
@@ -135,7 +150,7 @@ def _write(wheel: Path, out: Path, project: str, version: str, key: bytes) -> No
         stem = old_info[:-len(".dist-info")].rpartition("-")[0]
         new_info, new_data = f"{stem}-{version}.dist-info", f"{stem}-{version}.data"
         old_data = old_info[:-len(".dist-info")] + ".data"
-        skipped = {f"{old_info}/RECORD", f"{old_info}/{sharekey.KEY_FILE}",
+        skipped = {f"{old_info}/RECORD", *(f"{old_info}/{s}" for s in added),
                    *(f"{old_info}/{s}" for s in _SIGNATURES)}
         listed: list[tuple[str, bytes, int]] = []
         try:
@@ -151,14 +166,15 @@ def _write(wheel: Path, out: Path, project: str, version: str, key: bytes) -> No
                         target.writestr(copy, b"")
                         continue
                     if info.filename == f"{old_info}/METADATA":
-                        data = _metadata_with(source.read(info), version)
+                        data = _metadata_with(source.read(info), version, requires)
                         target.writestr(copy, data)
                         listed.append((name, hashlib.sha256(data).digest(), len(data)))
                     else:
                         listed.append((name, *_copy(source, info, target, copy)))
-                name = f"{new_info}/{sharekey.KEY_FILE}"
-                target.writestr(_member(name), key)
-                listed.append((name, hashlib.sha256(key).digest(), len(key)))
+                for base, data in added.items():
+                    name = f"{new_info}/{base}"
+                    target.writestr(_member(name), data)
+                    listed.append((name, hashlib.sha256(data).digest(), len(data)))
                 record = f"{new_info}/RECORD"
                 target.writestr(_member(record), _record(listed, record))
         except (zipfile.BadZipFile, KeyError, EOFError, UnicodeDecodeError,
@@ -203,6 +219,12 @@ def _read_member(wheel: Path, suffix: str, limit: int) -> bytes | None:
     except (OSError, zipfile.BadZipFile, zipfile.LargeZipFile, KeyError, EOFError,
             NotImplementedError, RuntimeError, ValueError):
         return None
+
+
+def read_member(wheel: Path, name: str, limit: int = _KEY_LIMIT) -> bytes | None:
+    """The wheel's one ``*.dist-info/<name>`` (``variant.json``), or None when it has
+    none, several, or it cannot be read."""
+    return _read_member(wheel, name, limit)
 
 
 def read_key(wheel: Path) -> dict[str, Any] | None:

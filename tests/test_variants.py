@@ -103,12 +103,13 @@ def _pypi(tmp_path: Path) -> Path:
     return folder
 
 
-def _uv(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+def _uv(*args: str, env: dict[str, str], cwd: Path, uv: Path = UV
+        ) -> subprocess.CompletedProcess[str]:
     full = {k: v for k, v in os.environ.items()
             if not k.startswith(("UV_", "NV_VARIANT_", "VIRTUAL_ENV"))}
     full.update({"UV_CACHE_DIR": str(cwd / "uv-cache"), "UV_PYTHON_DOWNLOADS": "never",
                  **env})
-    return subprocess.run([str(UV), *args], capture_output=True, text=True, env=full,
+    return subprocess.run([str(uv), *args], capture_output=True, text=True, env=full,
                           cwd=cwd, check=False)
 
 
@@ -146,41 +147,53 @@ def test_publish_writes_a_variant_and_its_index_json(tmp_path: Path,
     assert len(list(folder.glob("*-variants.json"))) == 2
 
 
-def test_uv_picks_the_teams_build_only_where_it_runs(tmp_path: Path,
-                                                     served: tuple[Path, str]) -> None:
-    folder, url = served
+def picks(uv: Path, tmp_path: Path, folder: Path, url: str) -> dict[str, str]:
+    """The demo-pkg version ``uv pip install`` puts into a fresh venv in each case, the
+    team's folder (machine A's sm_120 build for torch 2.10.0+cu128) served at ``url``."""
     assert run("publish", "--variants", str(folder), str(_team_wheel(tmp_path))).returncode == 0
     pypi = _pypi(tmp_path)
-    version = _uv("--version", env={}, cwd=tmp_path).stdout
-    assert version.startswith("uv 0.13.9"), version
 
     def install(torch: str, env: dict[str, str], *flags: str) -> str:
         venv = tmp_path / "venv"
         made = _uv("venv", "-q", "--clear", "--python", sys.executable, str(venv), env={},
-                   cwd=tmp_path)
+                   cwd=tmp_path, uv=uv)
         assert made.returncode == 0, made.stderr
         base = ["pip", "install", "--python", str(venv / "bin" / "python"), "--no-build"]
         got = _uv(*base, "--no-index", "--find-links", str(pypi), f"torch=={torch}", env={},
-                  cwd=tmp_path)
+                  cwd=tmp_path, uv=uv)
         assert got.returncode == 0, got.stderr
         # as the README's uv.toml has it: the team's folder as find-links, the preview
         # feature, torch held to the project's own
         got = _uv(*base, "--no-index", "--find-links", str(pypi), "--find-links", url,
                   "--constraints", str(_constraint(tmp_path, torch)), *flags, "demo-pkg",
-                  env=env, cwd=tmp_path)
+                  env=env, cwd=tmp_path, uv=uv)
         assert got.returncode == 0, got.stderr
         assert _installed(venv, "torch") == torch  # never changed for the team's wheel
         return _installed(venv, "demo-pkg")
 
     preview = ("--preview-features", "wheel-variants")
-    assert install(TORCH, SM120, *preview) == f"1.0.0+{LABEL}"
-    assert install(TORCH, {**SM120, "NV_VARIANT_PROVIDER_FORCE_SM_ARCH": "9.0"},
-                   *preview) == "1.0.0"
-    assert install("2.9.1+cu128", SM120, *preview) == "1.0.0"
-    assert install(TORCH, SM120) == "1.0.0"
-    # the preview asked through the variable uv also reads
-    assert install(TORCH, {**SM120, "UV_PREVIEW_FEATURES": "wheel-variants"}) == \
-        f"1.0.0+{LABEL}"
+    return {
+        "sm_120": install(TORCH, SM120, *preview),
+        "sm_90": install(TORCH, {**SM120, "NV_VARIANT_PROVIDER_FORCE_SM_ARCH": "9.0"},
+                         *preview),
+        "another torch": install("2.9.1+cu128", SM120, *preview),
+        "no preview": install(TORCH, SM120),
+        # the preview asked through the variable uv also reads
+        "UV_PREVIEW_FEATURES": install(TORCH, {**SM120,
+                                               "UV_PREVIEW_FEATURES": "wheel-variants"}),
+    }
+
+
+#: what uv must install in each case of :func:`picks`: the team's build, or the index's
+EXPECTED = {"sm_120": f"1.0.0+{LABEL}", "sm_90": "1.0.0", "another torch": "1.0.0",
+            "no preview": "1.0.0", "UV_PREVIEW_FEATURES": f"1.0.0+{LABEL}"}
+
+
+def test_uv_picks_the_teams_build_only_where_it_runs(tmp_path: Path,
+                                                     served: tuple[Path, str]) -> None:
+    version = _uv("--version", env={}, cwd=tmp_path).stdout
+    assert version.startswith("uv 0.13.9"), version
+    assert picks(UV, tmp_path, *served) == EXPECTED
 
 
 def _constraint(tmp_path: Path, torch: str) -> Path:

@@ -191,12 +191,13 @@ def test_the_clang_toolkit_hits_across_random_build_folders(
     object; the same file asked for PTX alone, which gives clang the same arguments and
     the tree's fatbinary another selection, is a miss, never the SASS object."""
     counts = []
-    for name, gencode in (("a", "code=sm_90"), ("b", "code=sm_90"), ("c", "code=compute_90")):
+    both = "code=[sm_90,compute_90]"
+    for name, gencode in (("a", both), ("b", both), ("c", "code=compute_90")):
         work, site = _random_build(tmp_path, name)
         compiles = f"""set -e
 mkdir -p build && cd build
 nvcc -I{site / "tinytorch/include"} -c {work}/csrc/smoke.cu -o {work}/build/smoke.o \\
-    -gencode=arch=compute_90,{gencode}
+    '-gencode=arch=compute_90,{gencode}'
 """
         script = f"""set -e
 eval "$({wheelcuda_cmd} env --toolkit clang --python {cu128_venv} --arch 9.0+PTX)"

@@ -13,7 +13,9 @@ from wheelcuda._rules import compile_counts
 def test_a_builds_counts_are_the_difference_and_a_restarted_server_gives_none() -> None:
     before = {"hits": 3, "misses": 5, "remote": 0}
     after = {"hits": 12, "misses": 5, "remote": 2}
-    assert compile_counts.difference(before, after) == {"hits": 9, "misses": 0, "remote": 2}
+    assert compile_counts.difference(before, after) == {
+        "hits": 9, "misses": 0, "remote": 2, "clang_hits": 0, "clang_misses": 0,
+        "host_hits": 0, "host_misses": 0}
     assert compile_counts.difference(None, after) is None
     assert compile_counts.difference(before, None) is None
     # the server stopped (idle) and started again during the build: its counts began at 0
@@ -25,6 +27,23 @@ def test_the_counts_are_said_as_steps() -> None:
         "compile cache: 9 of 9 nvcc steps hit, 0 compiled on a build server"
     assert compile_counts.said({"hits": 0, "misses": 1, "remote": 1}) == \
         "compile cache: 0 of 1 nvcc step hit, 1 compiled on a build server"
+
+
+def test_clang_and_host_compiles_are_said_by_kind() -> None:
+    """sccache's keys for what it compiled (as sccache 0.16 names them: ``ptx [cicc]``,
+    ``cuda [clang]``, ``c++ [gcc]``) fall to nvcc's steps, the clang toolkit's CUDA
+    compiles and the host's C++ compiles, each said on its own."""
+    assert [compile_counts.kind(k) for k in ("ptx [cicc]", "cubin [ptxas]", "cuda [nvcc]",
+                                             "cuda [cudafe++]", "cuda [clang]", "c++ [gcc]",
+                                             "c++ [clang]", "c [gcc]")] == \
+        ["nvcc"] * 4 + ["clang", "host", "host", "host"]
+    counts = {"clang_hits": 3, "clang_misses": 0, "host_hits": 1, "host_misses": 1,
+              "remote": 0}
+    assert compile_counts.said(counts, 3) == ("compile cache: 3 of 3 clang CUDA compiles hit, "
+                                              "1 of 2 C++ compiles hit, 0 compiled on a "
+                                              "build server")
+    assert "counted 1 clang CUDA compile for 3" in compile_counts.said(
+        {"clang_hits": 1, "remote": 0}, 3)
 
 
 def test_no_counts_without_the_cache() -> None:

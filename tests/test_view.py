@@ -75,7 +75,7 @@ def test_a_build_folder_without_pkg_info_keeps_its_paths(tmp_path: Path) -> None
     (root / "PKG-INFO").unlink()
     p = _view.prepare(["-c", f"{root}/csrc/k.cu"], cwd="/", root=str(root),
                       views=str(tmp_path / "views"), name=("pkg", "1.0"))
-    assert p.args == ["-c", f"{root}/csrc/k.cu"] and p.lock is None
+    assert p.args == ["-c", f"{root}/csrc/k.cu"] and p.locks == []
 
 
 def test_the_lock_is_not_inherited(tmp_path: Path) -> None:
@@ -83,6 +83,6 @@ def test_the_lock_is_not_inherited(tmp_path: Path) -> None:
     root, _ = _sdist(tmp_path)
     p = _view.prepare(["-c", f"{root}/csrc/k.cu"], cwd="/", root=str(root),
                       views=str(tmp_path / "views"), name=("pkg", "1.0"))
-    assert p.lock is not None and not os.get_inheritable(p.lock)
-    assert fcntl.fcntl(p.lock, fcntl.F_GETFD) & fcntl.FD_CLOEXEC
+    [lock] = p.locks
+    assert not os.get_inheritable(lock) and fcntl.fcntl(lock, fcntl.F_GETFD) & fcntl.FD_CLOEXEC
     p.finish()

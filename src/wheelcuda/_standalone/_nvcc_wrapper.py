@@ -305,8 +305,8 @@ def _cached(cache: str, args: list[str], *, here: str, real: str, environ: dict[
     sccache (which caches nvcc's steps), or the clang toolkit's nvcc running clang
     through it. Its exit code."""
     facts = _tree.config(here)
-    view = _view.through(args, facts)
-    args = view.args
+    view = _view.through(args, facts, here)
+    args, real = view.args, view.program(real)
     clang = facts.get("split") is False
     if not clang and own is not None and fixed is None:
         # a split that follows the machine's load would change cicc's arguments, so the
@@ -317,7 +317,8 @@ def _cached(cache: str, args: list[str], *, here: str, real: str, environ: dict[
         fixed = _machine.cores()
     try:
         if clang:
-            call = _progress.Call(real, [os.path.join(here, "nvcc"), *args], fixed_split=fixed,
+            call = _progress.Call(real, [view.program(os.path.join(here, "nvcc")), *args],
+                                  fixed_split=fixed,
                                   log=log, cached=True, lead=1)
             return _progress.run(call, here, {**environ, CACHE_PROGRAM_VAR: cache})
         # sccache runs the real nvcc, from this folder (nvcc.profile: see main)

@@ -53,6 +53,8 @@ except ImportError:  # run as a script from a tree's bin/, beside it
 
 #: the link in a package's view that says which build folder it shows
 ROOT = ".root"
+#: a tree's file of facts (_tree.CONFIG): a folder holding it in bin/ is one of wheelcuda's
+_TREE_FACTS = ".wheelcuda-tree.json"
 #: options whose value (joined or the next argument) is a folder of headers
 _INCLUDES = ("-I", "-isystem", "-iquote", "-idirafter", "--include-path", "--system-include")
 #: options whose value is a file the compiler writes; never shown through a view
@@ -68,24 +70,35 @@ def _safe(text: str) -> str:
 
 
 class Prepared:
-    """A compile's arguments through the views, and what to put back after it."""
+    """A compile's arguments through the views, the program to run it by, and what to put
+    back after it."""
 
-    def __init__(self, args: list[str], back: list[tuple[str, str]], lock: int | None,
-                 depfile: str | None, target: str | None) -> None:
-        self.args, self.back, self.lock = args, back, lock
+    def __init__(self, args: list[str], back: list[tuple[str, str]], locks: list[int],
+                 depfile: str | None, target: str | None, *, tree: str | None = None) -> None:
+        self.args, self.back, self.locks = args, back, locks
         self.depfile, self.target = depfile, target
+        #: the tree's folder as the compiler should be run from it (None: its own)
+        self.tree = tree
+
+    def program(self, path: str) -> str:
+        """``path`` (in the tree) as the compile runs it: through the tree's view, so that
+        nvcc's ``_HERE_`` and the clang toolkit's ``--cuda-path`` are the view's."""
+        back = next((real for shown, real in self.back if shown == self.tree), None)
+        if self.tree is None or back is None or not path.startswith(back + "/"):
+            return path
+        return self.tree + path[len(back):]
 
     def finish(self) -> None:
-        """The dependency file with the build's own paths, and the view let go."""
+        """The dependency file with the build's own paths, and the views let go."""
         try:
             if self.depfile and (self.back or self.target):
                 _fix_depfile(self.depfile, self.back, self.target)
         except OSError:
             pass  # a dependency file it cannot fix costs an incremental rebuild's accuracy
         finally:
-            if self.lock is not None:
-                os.close(self.lock)
-                self.lock = None
+            for fd in self.locks:
+                os.close(fd)
+            self.locks = []
 
 
 def _option_value(args: Sequence[str], names: Sequence[str]) -> str | None:
@@ -102,47 +115,69 @@ def _option_value(args: Sequence[str], names: Sequence[str]) -> str | None:
     return found
 
 
-def through(args: Sequence[str], facts: Mapping[str, Any]) -> Prepared:
+def through(args: Sequence[str], facts: Mapping[str, Any], here: str) -> Prepared:
     """:func:`prepare` for this compile: its build's folder (the folder its build runs
-    in: an unpacked sdist's, for uv and pip) and the tree's views folder."""
+    in: an unpacked sdist's, for uv and pip), the tree ``here`` is the ``bin`` of, and the
+    tree's views folder."""
     build = _build.find()
     root = build.cwd if build is not None and build.cwd else None
     views = facts.get("views")
     name = _build.package_name(root) if root else None
-    return prepare(args, cwd=os.getcwd(), root=root,
+    return prepare(args, cwd=os.getcwd(), root=root, tree=os.path.dirname(here),
                    views=views if isinstance(views, str) else None, name=name)
 
 
 def prepare(args: Sequence[str], *, cwd: str, root: str | None, views: str | None,
-            name: tuple[str, str] | None) -> Prepared:
-    """``args`` with the build folder ``root`` (an unpacked sdist named ``name``) and the
-    installed distributions' headers seen at stable paths under ``views``. Anything it
-    cannot show through a view stays as it was: the compile then runs at its real paths."""
+            name: tuple[str, str] | None, tree: str | None = None) -> Prepared:
+    """``args`` with the build folder ``root`` (an unpacked sdist named ``name``), the
+    ``tree`` and the installed distributions' headers seen at stable paths under
+    ``views``. Anything it cannot show through a view stays as it was: the compile then
+    runs at its real paths."""
     args = list(args)
     depfile = _option_value(args, ("-MF", "--dependency-output"))
     target = None if _option_value(args, _TARGETS) else \
         _option_value(args, ("-o", "--output-file"))
     if not views:
-        return Prepared(args, [], None, depfile, None)
+        return Prepared(args, [], [], depfile, None)
     back: list[tuple[str, str]] = []
-    lock = None
+    locks: list[int] = []
     package: tuple[str, str] | None = None
     if root and name and os.path.isfile(os.path.join(root, "PKG-INFO")):
         real = os.path.realpath(root)
         view = os.path.join(views, _safe(f"src-{name[0]}-{name[1]}"))
-        lock = _hold(view, real)
-        if lock is not None:
+        if (lock := _hold(view, real)) is not None:
+            locks.append(lock)
             package = (real, view)
             back.append((view, real))
+    shown_tree = None
+    if tree and os.path.isfile(os.path.join(tree, "bin", _TREE_FACTS)):
+        # the tree by its CUDA release alone: install's tree (over the environment's
+        # wheels) and uv-config's (over the store's) hold other folders, the same headers
+        view = os.path.join(views, _safe("tree-" + os.path.basename(tree).rsplit("-", 1)[0]))
+        if (lock := _hold(view, tree)) is not None:
+            locks.append(lock)
+            shown_tree = view
+            back.append((view, tree))
+            args = [a.replace(tree + "/", view + "/") for a in args]
     paths = _Paths(cwd, package, views)
+    out = _rewritten(args, paths)
+    back += [(snap, real) for real, snap in paths.sites.items()]
+    return Prepared(out, back, locks, depfile, target, tree=shown_tree)
+
+
+def _rewritten(args: Sequence[str], paths: _Paths) -> list[str]:
+    """Each path argument of ``args`` as :meth:`_Paths.shown` shows it."""
     out: list[str] = []
     pending: str | None = None
     for arg in args:
         if pending is not None:  # the value of an option written apart
-            out.append(paths.shown(arg, pending))
+            value = paths.shown(arg, pending)
+            if value is None:
+                out.pop()  # a folder that holds nothing: the option goes too
+            else:
+                out.append(value)
             pending = None
-            continue
-        if arg in _INCLUDES:
+        elif arg in _INCLUDES:
             pending = "include"
             out.append(arg)
         elif arg in _WRITES or arg in _TARGETS:
@@ -152,13 +187,14 @@ def prepare(args: Sequence[str], *, cwd: str, root: str | None, views: str | Non
                            None)) is not None:
             value = arg[len(head):]
             sep = "=" if head.startswith("--") and value.startswith("=") else ""
-            out.append(head + sep + paths.shown(value[len(sep):], "include"))
+            shown = paths.shown(value[len(sep):], "include")
+            if shown is not None:
+                out.append(head + sep + shown)
         elif not arg.startswith("-") and arg.endswith(_SOURCE_SUFFIXES):
-            out.append(paths.shown(arg, "source"))
+            out.append(paths.shown(arg, "source") or arg)
         else:
             out.append(arg)
-    back += [(snap, real) for real, snap in paths.sites.items()]
-    return Prepared(out, back, lock, depfile, target)
+    return out
 
 
 class _Paths:
@@ -169,12 +205,17 @@ class _Paths:
         self.cwd, self.package, self.views = cwd, package, views
         self.sites: dict[str, str] = {}
 
-    def shown(self, value: str, kind: str) -> str:
+    def shown(self, value: str, kind: str) -> str | None:
         """One path argument as the compiler should see it: ``kind`` is ``source``,
-        ``include`` (a folder of headers) or ``keep`` (what the compiler writes)."""
+        ``include`` (a folder of headers) or ``keep`` (what the compiler writes). None: a
+        folder of headers that is not there or holds nothing (a build environment's
+        ``include``, named by every build and random in each: sccache keys the compile by
+        it, and it can give the compile nothing)."""
         if kind == "keep" or not value:
             return value
         path = os.path.normpath(os.path.join(self.cwd, value))
+        if kind == "include" and not _holds_anything(path):
+            return None
         if self.package is not None:
             real, view = self.package
             if path == real or path.startswith(real + "/"):
@@ -192,6 +233,14 @@ class _Paths:
                     self.sites[os.path.join(site, top)] = snap
                     return os.path.join(snap, os.path.relpath(path, os.path.join(site, top)))
         return value
+
+
+def _holds_anything(path: str) -> bool:
+    try:
+        with os.scandir(path) as entries:
+            return next(entries, None) is not None
+    except OSError:
+        return False
 
 
 def _folder(view: str, rel: str, value: str) -> str:
@@ -329,8 +378,13 @@ def _snapshot(views: str, site: str, top: str, path: str) -> str | None:
     info = _dist_info(site, top)
     if info is None or not os.path.isdir(path):
         return None
+    # the package's own lines: the installer adds its own (REQUESTED when asked for by
+    # name, INSTALLER, direct_url.json), so a venv's torch and a build environment's
+    # differ in their RECORD while their headers are the same files
     with open(os.path.join(info, "RECORD"), "rb") as f:
-        digest = hashlib.sha256(f.read()).hexdigest()[:16]
+        own = sorted(line for line in f.read().splitlines()
+                     if line.startswith(top.encode() + b"/"))
+    digest = hashlib.sha256(b"\n".join(own)).hexdigest()[:16]
     version = os.path.basename(info)[:-len(".dist-info")].split("-", 1)[-1]
     snap = os.path.join(views, _safe(f"site-{top}-{version}-{digest}"))
     rel = os.path.relpath(path, os.path.join(site, top))

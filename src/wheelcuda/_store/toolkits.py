@@ -18,6 +18,7 @@ the next one.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import platform
@@ -28,7 +29,8 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from packaging.utils import canonicalize_name
+from packaging.utils import canonicalize_name, canonicalize_version
+from packaging.version import InvalidVersion
 
 from .. import _proc as proc
 from .. import _report as report
@@ -62,7 +64,14 @@ def folder_name(specifier: str, machine: str | None = None, kind: str = "") -> s
     if kind == CLANG_INDEX:
         pins_ = "-".join(r.replace("==", "-") for r in clang_data.INDEX_CLANG)
         return f"clang-{pins_}-{machine or platform.machine()}"
-    spec = specifier.replace("==", "").replace("*", "x")
+    spec = specifier.replace("==", "")
+    if specifier.startswith("==") and "*" not in spec:
+        # one release, however it is spelled: uv-config pinned ==13.0.3.0 (the lock's) and
+        # install ==13.0.3 (torch's), so the same compiler set was fetched twice, and the
+        # two trees over it kept the compile cache from hitting across those routes
+        with contextlib.suppress(InvalidVersion):
+            spec = canonicalize_version(spec, strip_trailing_zero=True)
+    spec = spec.replace("*", "x")
     safe = re.sub(r"[^A-Za-z0-9.+-]", "_", spec)
     middle = f"-{kind}" if kind else ""
     return f"{catalog.METAPACKAGE}-{safe}{middle}-{machine or platform.machine()}"

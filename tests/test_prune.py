@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -29,6 +30,7 @@ from tests.test_cli import run
 from tests.test_failure_modes import SPEC, fake_uv, torch_only, uv_calls
 from wheelcuda._rules import buildkey
 from wheelcuda._rules import tree as plan
+from wheelcuda._standalone import _view
 from wheelcuda._store import named, toolkits
 from wheelcuda._store import prune as prune_mod
 from wheelcuda._store.layout import Layout
@@ -362,3 +364,31 @@ def test_prune_keeps_a_tree_that_uv_settings_or_a_live_shell_name(tmp_path: Path
     assert f"removed {trees_['settings']} (" in r.stderr and not trees_["settings"].exists()
     left = sorted(p.name for p in (layout.homes / named.FOLDER).iterdir())
     assert left and all(n.startswith(f"{trees_['shell'].name}.session-") for n in left), left
+
+
+def test_prune_removes_a_view_whose_build_folder_is_gone_unless_a_compile_sees_it(
+        tmp_path: Path, isolated: Path) -> None:
+    """A view of the compile cache shows a build folder uv or pip deleted after the build:
+    prune takes it and its lock; one a running compile holds (shared) stays, as does one
+    whose folder is there."""
+    layout = Layout(isolated)
+    gone, here = tmp_path / "pkg-1.0", tmp_path / "other-2.0"
+    for root in (gone, here):
+        (root / "csrc").mkdir(parents=True)
+        (root / "PKG-INFO").write_text("Name: x\n")
+        (root / "csrc/k.cu").write_text("\n")
+    views = str(layout.views)
+    for root, name in ((gone, ("pkg", "1.0")), (here, ("other", "2.0"))):
+        _view.prepare(["-c", f"{root}/csrc/k.cu"], cwd="/", root=str(root), views=views,
+                      name=name).finish()
+    held = _view.prepare(["-c", f"{here}/csrc/k.cu"], cwd="/", root=str(here), views=views,
+                         name=("other", "2.0"))
+    shutil.rmtree(gone)
+    removed, busy = prune_mod.prune(layout)
+    assert [r.path.name for r in removed] == ["src-pkg-1.0"] and busy == []
+    assert not (layout.views / ".src-pkg-1.0.lock").exists()
+    assert (layout.views / "src-other-2.0/.root").is_symlink()
+    shutil.rmtree(here)
+    removed, busy = prune_mod.prune(layout)
+    assert removed == [] and [b.name for b in busy] == ["src-other-2.0"]
+    held.finish()

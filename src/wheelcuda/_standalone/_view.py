@@ -256,7 +256,7 @@ def _hold(view: str, real: str) -> int | None:
     """A shared lock on ``view`` showing ``real``, repointing it when no compile holds it;
     None when compiles of a build in another folder hold it."""
     os.makedirs(os.path.dirname(view), exist_ok=True)
-    fd = os.open(view + ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fd = os.open(lock_path(view), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         for _ in range(3):
             fcntl.flock(fd, fcntl.LOCK_SH)
@@ -273,6 +273,18 @@ def _hold(view: str, real: str) -> int | None:
         pass
     os.close(fd)
     return None
+
+
+def lock_path(view: str) -> str:
+    """The lock of a view: held shared by each compile that sees through it, and
+    exclusively to repoint it (or, by ``cache prune``, to remove it): ``.NAME.lock`` beside
+    it, as every lock in wheelcuda's cache is named (Layout.lock)."""
+    return os.path.join(os.path.dirname(view), f".{os.path.basename(view)}.lock")
+
+
+def points(view: str) -> str | None:
+    """The folder a view shows (None: none, or not a view)."""
+    return _points(view)
 
 
 def _points(view: str) -> str | None:

@@ -14,7 +14,9 @@
 - links to local toolkits (``local/``) whose toolkit is gone; those still usable stay
   (links only: they cost nothing, and trees lead through them);
 - wheel-cache folders without a record (failed builds of older versions);
-- build logs beyond the newest builds' or older than a month (_store/buildlog.py).
+- build logs beyond the newest builds' or older than a month (_store/buildlog.py);
+- the compile cache's views of build folders and trees that are gone
+  (_standalone/_view.py); the snapshots of installed headers stay (hard links, mostly).
 
 Every removal takes the lock of the thing removed first, without waiting: what a live
 run holds is left alone and reported as busy.
@@ -30,6 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._standalone import _view
 from . import buildlog, fs, named, shims, toolkits, trees, wheels
 from .layout import Layout
 
@@ -111,6 +114,7 @@ def candidates(layout: Layout) -> Iterator[tuple[Path, Path, str]]:
     yield from _shims(layout)
     yield from _builds(layout)
     yield from _memo_scraps(layout)
+    yield from _views(layout)
     for log in buildlog.old(layout):  # one lock for them all: no lock file per log
         yield log, layout.lock(layout.logs, "prune"), "an old build log"
 
@@ -132,6 +136,15 @@ def _builds(layout: Layout) -> Iterator[tuple[Path, Path, str]]:
         if lock.name.startswith(".") and lock.name.endswith(".lock") and lock.is_file() \
                 and not (layout.builds / name).exists():
             yield lock, lock, "the lock file of a key nothing is left of"
+
+
+def _views(layout: Layout) -> Iterator[tuple[Path, Path, str]]:
+    """The compile cache's views whose build folder or tree is gone (a compile that sees
+    through one holds its lock: a busy view stays)."""
+    for view in _entries(layout.views):
+        shown = _view.points(str(view))
+        if shown is not None and not os.path.isdir(shown):
+            yield view, Path(_view.lock_path(str(view))), "a view of a build folder now gone"
 
 
 def _trees(layout: Layout, kept: list[Path]) -> Iterator[tuple[Path, Path, str]]:

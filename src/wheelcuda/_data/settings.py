@@ -134,9 +134,10 @@ POOL: Final = Setting(
     ("_pool.py",), default="`$TMPDIR/wheelcuda-pool-<uid>-<pid namespace>` (`/tmp` without TMPDIR)")
 COMPILE_CACHE: Final = Setting(
     "WHEELCUDA_COMPILE_CACHE", "text",
-    "A compile cache behind the tree's nvcc, on every route: `sccache` (found on PATH) or "
-    "the path of an sccache program; sccache's own variables (`SCCACHE_DIR`, a remote "
-    "store's) say where it keeps what it compiled.",
+    "A compile cache for the tree's compilers (nvcc, the clang toolkit, the host C++ "
+    "shim), on every route, at paths that do not change from build to build: `sccache` "
+    "(found on PATH) or the path of an sccache program; sccache's own variables "
+    "(`SCCACHE_DIR`, a remote store's) say where it keeps what it compiled.",
     ("_tree.py", "_probe/compile_cache.py"), default="off")
 NO_PROGRESS: Final = Setting(
     "WHEELCUDA_NO_PROGRESS", "flag",

@@ -70,7 +70,8 @@ def _pick(work: Path, env: dict[str, str]) -> dict[str, object]:
                               stderr=subprocess.DEVNULL)
     try:
         time.sleep(1)
-        (work / "b.txt").write_text(f"torch=={b16.TORCH}+cu128\n")
+        # the user's torch as installers name it (README): PyPI's is 2.10.0 to uv
+        (work / "b.txt").write_text(f"torch=={b16.TORCH}\n")
         pick = {**env, "NV_VARIANT_PROVIDER_FORCE_SM_ARCH": b16.ARCH,
                 "NV_VARIANT_PROVIDER_FORCE_CUDA_DRIVER_VERSION": "12.9"}
         start = time.perf_counter()
@@ -89,19 +90,23 @@ def _pick(work: Path, env: dict[str, str]) -> dict[str, object]:
     return {"wall_s": round(wall, 2), "code": done.returncode,
             "took": next((line.strip() for line in said.splitlines()
                           if "+ causal-conv1d" in line), ""),
-            "built": "Building" in said or "Built " in said, "imports": check.returncode == 0}
+            "built": "Building" in said or "Built " in said, "imports": check.returncode == 0,
+            **({"said": said[-2000:]} if done.returncode else {})}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keep", type=Path, help="a folder kept between runs (torch, caches)")
+    parser.add_argument("--pick-only", action="store_true",
+                        help="B16 alone, from a cached install (the store of a kept run)")
     args = parser.parse_args()
     work = (args.keep or Path(tempfile.mkdtemp(prefix="wheelcuda-never-twice-"))).absolute()
     for sub in ("home", "tmp"):
         (work / sub).mkdir(parents=True, exist_ok=True)
     env = b16.environ(work)
     store = work / "sccache"
-    shutil.rmtree(store, ignore_errors=True)
+    if not args.pick_only:
+        shutil.rmtree(store, ignore_errors=True)
     cached = {**env, "WHEELCUDA_COMPILE_CACHE": SCCACHE, "SCCACHE_DIR": str(store),
               "SCCACHE_SERVER_PORT": str(_port()), "SCCACHE_IDLE_TIMEOUT": "0"}
     results: dict[str, object] = {
@@ -111,6 +116,19 @@ def main() -> None:
     try:
         proj = b16.project(work, env)
         b16.run(f"{b16.WHEELCUDA} fetch --python {proj / '.venv'}", env, proj)
+        if args.pick_only:
+            subprocess.run([SCCACHE, "--start-server"], env=cached, capture_output=True,
+                           check=True)
+            b16.route("install", proj, cached)
+            shutil.rmtree(work / "variants", ignore_errors=True)
+            b16.run(f"{b16.WHEELCUDA} publish --all --variants {work / 'variants'}", cached,
+                    proj)
+            earlier = json.loads(RESULTS.read_text()) if RESULTS.exists() else {}
+            pick = _pick(work, env)
+            print("pick", json.dumps(pick), flush=True)
+            RESULTS.write_text(json.dumps({**earlier, "pick": {**pick, **{
+                k: results[k] for k in ("date", "commit")}}}, indent=1) + "\n")
+            return
         results["no-cache"] = b16.route("install", proj, env)
         print("no-cache", json.dumps(results["no-cache"]), flush=True)
         subprocess.run([SCCACHE, "--start-server"], env=cached, capture_output=True,
@@ -118,7 +136,7 @@ def main() -> None:
         for name, label in (("install", "install"), ("uv-add", "uv-add"),
                             ("env-uv", "env-uv")):
             got = b16.route(name, proj, cached)
-            got["sccache"] = _stats(cached)
+            got["sccache"] = _stats(cached)  # type: ignore[assignment]
             results[label] = got
             print(label, json.dumps(got), flush=True)
             if name == "install":  # machine A publishes what it built

@@ -49,6 +49,9 @@ def test_properties_are_the_sass_archs_and_torchs_cuda() -> None:
     assert variants.properties({**FIELDS, "archs": "12.0a"})[0] == \
         "nvidia :: sm_arch :: 120a_real"
     assert variants.torch_pin(FIELDS) == f"torch=={TORCH}"
+    # PyPI's torch 2.10.0 calls itself 2.10.0+cu128: the pin is what installers know it
+    # by, exactly, so neither ==2.10.0+cu128 (unmet there) nor 2.10.0+cu130 (met by ==)
+    assert variants.torch_pin({**FIELDS, "torch_dist": "2.10.0"}) == "torch===2.10.0"
 
 
 @pytest.mark.parametrize(("change", "said"), [

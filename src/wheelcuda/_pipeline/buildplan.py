@@ -176,5 +176,5 @@ def build_key(r: Resolved, packages: Sequence[str], names: Sequence[str | None],
         variables=tuple(variables.items()), installer_args=tuple(installer_args),
         machine=platform.machine(), host_compiler=f"{host.family} {host.version or host.path}",
         cxx_std=r.cxx_std, names=tuple(n or "" for n in names), libc=machine.libc(),
-        release=release)
+        release=release, torch_dist=torch_pins(r.target).get("torch", ""))
 

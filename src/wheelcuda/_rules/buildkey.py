@@ -67,6 +67,10 @@ class BuildKey:
     #: the compiler as it travels, when it is not the release of ``compiler``: before a
     #: fetch, the release this machine would fetch (sharekey.compiler_release)
     release: str | None = None
+    #: torch's distribution version, where it is not :attr:`torch` (PyPI's torch is
+    #: ``2.10.0`` to installers and ``2.10.0+cu128`` to itself): what a wheel variant pins
+    #: (_rules/variants.py); the same binary either way, so not part of :attr:`id`
+    torch_dist: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "packages", tuple(redact.args(list(self.packages))))
@@ -77,7 +81,8 @@ class BuildKey:
     def fields(self) -> dict[str, Any]:
         """The key as data: what the wheel cache records with a build (``build.json``)."""
         return {**self._local(), "libc": self.libc,
-                "compiler_release": self.release or sharekey.compiler_release(self.compiler)}
+                "compiler_release": self.release or sharekey.compiler_release(self.compiler),
+                **({"torch_dist": self.torch_dist} if self.torch_dist else {})}
 
     def _local(self) -> dict[str, Any]:
         return {"packages": list(self.packages), "torch": self.torch,

@@ -71,8 +71,16 @@ def properties(fields: Mapping[str, Any]) -> list[str]:
 
 
 def torch_pin(fields: Mapping[str, Any]) -> str:
-    """``torch==2.10.0+cu128``: the requirement that holds the wheel to the torch it was
-    built against (local label included: a cu128 and a cu130 build of one release differ)."""
+    """``torch===2.10.0``: the requirement that holds the wheel to the torch distribution
+    it was built against, by the version installers know it by (``torch_dist``): PyPI's
+    torch 2.10.0 calls itself ``2.10.0+cu128`` and is ``2.10.0`` to uv, so ``==2.10.0+cu128``
+    could never be met there, and ``==2.10.0`` would also take PyTorch's index's
+    ``2.10.0+cu130``. ``===`` is the exact string (PEP 440's arbitrary equality; uv 0.13.9
+    takes it). A key from before ``torch_dist`` was recorded pins ``==`` what torch calls
+    itself (local label included)."""
+    dist = fields.get("torch_dist")
+    if isinstance(dist, str) and dist.strip():
+        return f"torch==={dist.strip()}"
     torch = fields.get("torch")
     if not isinstance(torch, str) or not torch.strip():
         raise VariantError("its key names no torch version", _FIX)

@@ -231,7 +231,7 @@ def test_the_wheel_cache_publishes_as_variants(tmp_path: Path) -> None:
     env = {**m.env, "WHEELCUDA_CACHE_DIR": str(tmp_path / "cache-a")}
     r = run("publish", "--all", "--variants", str(folder), env=env)
     assert r.returncode == 0, r.stderr
-    assert "nvidia :: sm_arch :: 120_real" in r.stderr and "requires torch==" in r.stderr
+    assert "nvidia :: sm_arch :: 120_real" in r.stderr and "requires torch===" in r.stderr
     [made] = folder.glob("demo_ext-1.0.0+wc*-py3-none-any-*.whl")
     assert (folder / variants_json(made)).is_file()
 

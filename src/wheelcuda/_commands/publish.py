@@ -130,7 +130,11 @@ def _from_cache(ctx: Context, names: Sequence[str], every: bool
             note(f"not publishing {entry.path.name}: its wheels came from an index, not "
                  "from a build here")
             continue
-        fields = install_share.recorded_share(entry.record.get("fields", {}))
+        recorded = entry.record.get("fields", {})
+        # the shared key, and torch's distribution version the variant pins (not shared:
+        # the same binary whichever index torch came from; variants.torch_pin)
+        fields = {**install_share.recorded_share(recorded),
+                  **{k: v for k, v in recorded.items() if k == "torch_dist"}}
         out += [(f, fields, entry.record.get("profile")) for f in files]
     return out
 

@@ -155,3 +155,56 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+#: the GPU machine's run (examples/never_twice_gpu.sh), one JSON line per step
+GPU_RUNS = REPO / "benchmarks" / "never_twice_gpu.json"
+
+
+def rows() -> list[tuple[str, str, str, str, str]]:
+    """The table's rows of the kept runs (benchmarks/run.py quotes them)."""
+    out: list[tuple[str, str, str, str, str]] = []
+    if RESULTS.exists():
+        r = json.loads(RESULTS.read_text())
+        world = (f"causal-conv1d 1.7.0, the first user's world ({r['cores']} cores, torch "
+                 f"{b16.TORCH}+cu128 from PyPI, the clang toolkit, --arch {b16.ARCH}, no "
+                 f"toolkit; {r['date']}, {r['commit']})")
+        plain, first = r["no-cache"], r["install"]
+
+        def hits(got: dict[str, dict[str, dict[str, int]]]) -> str:
+            s = got["sccache"]
+            return (f"sccache: {sum(s['hits'].values())} hits, "
+                    f"{sum(s['misses'].values())} misses")
+        out.append(("B15", f"{world}: `install` with the compile cache over an empty store "
+                           f"vs without the cache ({hits(first)})",
+                    f"{first['wall_s']} s / {plain['wall_s']} s",
+                    f"{first['wall_s'] / plain['wall_s']:.2f}", "<= 1.05"))
+        for name, what in (("uv-add", "`uv add` in the project after uv-config"),
+                           ("env-uv", "`uv pip install` after env")):
+            got = r[name]
+            out.append(("B15", f"the same, then {what}, its own random build folders "
+                               f"({hits(got)}), sm_120 alone, imports, vs the first",
+                        f"{got['wall_s']} s / {first['wall_s']} s",
+                        f"{got['wall_s'] / first['wall_s']:.3f}", "<= 0.15"))
+        pick = r.get("pick")
+        if isinstance(pick, dict) and pick.get("code") == 0:
+            out.append(("B16", f"{world}: machine B's `uv pip install` takes machine A's "
+                               f"variant wheel from a folder served by http.server "
+                               f"({pick['took'].lstrip('+ ')}; built: {pick['built']}; "
+                               f"imports: {pick['imports']})", f"{pick['wall_s']} s", "-",
+                        "<= 5 s, nothing compiled"))
+    if GPU_RUNS.exists():
+        runs = {r["machine"]: r for r in (json.loads(line) for line in
+                                          GPU_RUNS.read_text().splitlines() if line.strip())}
+        if {"plain", "a", "b"} <= set(runs):
+            plain, a, b = runs["plain"], runs["a"], runs["b"]
+            where = (f"GPU machine ({b.get('device', 'one GPU')}, {b['cores']} cores, "
+                     f"{b['date']}, {b['commit']}): causal-conv1d")
+            out.append(("B15", f"{where}, machine A filling the store vs without the cache",
+                        f"{a['wall_s']} s / {plain['wall_s']} s",
+                        f"{a['wall_s'] / plain['wall_s']:.2f}", "<= 1.05"))
+            out.append(("B15", f"{where}, machine B's `uv add` after uv-config with A's "
+                               f"store ({b['sccache']}; kernels: {b['kernels']}) vs the cold "
+                               "build", f"{b['wall_s']} s / {plain['wall_s']} s",
+                        f"{b['wall_s'] / plain['wall_s']:.2f}", "<= 0.10"))
+    return out

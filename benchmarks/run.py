@@ -81,6 +81,7 @@ import b13_routes
 import b14_compile_cache
 import b15_pool
 import b16_first_user
+import never_twice
 
 REPO = Path(__file__).resolve().parents[1]
 WHEELCUDA = str(Path(sys.executable).parent / "wheelcuda")
@@ -447,7 +448,8 @@ def table(r: dict[str, float], machine: str) -> str:
         rows += b14_compile_cache.b14_rows(r)  # type: ignore[arg-type]
     rows += b15_pool.b15_rows(r.get("b15"))  # type: ignore[arg-type]
     return render(rows + b11_rows() + b13_routes.b13_rows() + b14_gpu_rows()
-                  + b16_first_user.b16_rows() + uvroute_gpu_rows(), machine)
+                  + b16_first_user.b16_rows() + never_twice.rows() + uvroute_gpu_rows(),
+                  machine)
 
 
 #: B14's runs on the GPU machine (examples/b14_gpu.sh), quoted in every table.

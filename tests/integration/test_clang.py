@@ -139,6 +139,8 @@ echo "CUDA_HOME=$CUDA_HOME"
         assert "PTX file" not in listing.stdout
     report = json.loads((tmp_path / "doctor.json").read_text())
     assert report["toolkit"]["source"] == "clang", report["toolkit"]
+    # what the compile cache would do on this route, said before sccache is installed
+    assert report["compile_cache_does"].startswith("keeps each clang CUDA compile whole")
     assert report["clang"]["chosen"].startswith(f"clang 22.1.8 ({CLANG}, WHEELCUDA_CLANG)")
     sandbox.assert_no_system_toolkit(out + r.stderr)
 

@@ -133,13 +133,19 @@ def _old_style_sdist(tmp_path: Path) -> Path:
     setup = (src / "setup.py").read_text()
     (src / "setup.py").write_text(setup.replace(
         "setup(\n", 'setup(\n    name="wheelcuda-demo-old",\n    version="0.1.0",\n', 1))
-    (src / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: wheelcuda-demo-old\n"
-                                  "Version: 0.1.0\n")
-    out = tmp_path / "sdists"
+    return _tarred(src, "wheelcuda-demo-old")
+
+
+def _tarred(src: Path, name: str) -> Path:
+    """``src`` (a folder named ``NAME-VERSION``) as an sdist: PKG-INFO, then a tar.gz in
+    ``sdists`` beside it, so that uv and pip unpack it into folders of their own."""
+    version = src.name.rsplit("-", 1)[1]
+    (src / "PKG-INFO").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    out = src.parent / "sdists"
     out.mkdir()
-    subprocess.run(["tar", "czf", str(out / f"{base}.tar.gz"), "-C", str(tmp_path), base],
-                   check=True)
-    return out / f"{base}.tar.gz"
+    subprocess.run(["tar", "czf", str(out / f"{src.name}.tar.gz"), "-C", str(src.parent),
+                    src.name], check=True)
+    return out / f"{src.name}.tar.gz"
 
 
 def test_uv_pip_install_of_an_old_style_sdist(
@@ -251,19 +257,12 @@ cd /
 
 
 def _sdist(tmp_path: Path) -> Path:
-    """The example as an sdist: PKG-INFO and all, so that uv and pip unpack it into
-    folders of their own."""
+    """The example as an sdist."""
     base = "wheelcuda_demo_ext-0.1.0"
     src = tmp_path / base
     shutil.copytree(REPO / "examples/torch_ext", src,
                     ignore=shutil.ignore_patterns("build", "*.egg-info", "tests"))
-    (src / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: wheelcuda-demo-ext\n"
-                                  "Version: 0.1.0\n")
-    out = tmp_path / "sdists"
-    out.mkdir()
-    subprocess.run(["tar", "czf", str(out / f"{base}.tar.gz"), "-C", str(tmp_path), base],
-                   check=True)
-    return out / f"{base}.tar.gz"
+    return _tarred(src, "wheelcuda-demo-ext")
 
 
 def test_each_route_hits_what_install_compiled_in_its_random_build_folders(

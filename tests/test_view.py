@@ -86,3 +86,16 @@ def test_the_lock_is_not_inherited(tmp_path: Path) -> None:
     [lock] = p.locks
     assert not os.get_inheritable(lock) and fcntl.fcntl(lock, fcntl.F_GETFD) & fcntl.FD_CLOEXEC
     p.finish()
+
+
+def test_a_cache_that_cannot_be_written_leaves_the_compile_at_its_paths(
+        tmp_path: Path) -> None:
+    """Views that cannot be made (a read-only cache, a full disk: here a file where the
+    folder would be, which stops root too) cost the hits, never the compile."""
+    root, _ = _sdist(tmp_path)
+    (tmp_path / "not-a-folder").write_text("")
+    args = ["-c", f"{root}/csrc/k.cu", f"-I{root}/csrc"]
+    p = _view.prepare(args, cwd="/", root=str(root), views=str(tmp_path / "not-a-folder/v"),
+                      name=("pkg", "1.0"))
+    assert p.args == args and p.locks == []
+    p.finish()

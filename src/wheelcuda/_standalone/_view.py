@@ -254,9 +254,13 @@ def _folder(view: str, rel: str, value: str) -> str:
 
 def _hold(view: str, real: str) -> int | None:
     """A shared lock on ``view`` showing ``real``, repointing it when no compile holds it;
-    None when compiles of a build in another folder hold it."""
-    os.makedirs(os.path.dirname(view), exist_ok=True)
-    fd = os.open(lock_path(view), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    None when compiles of a build in another folder hold it, or when the views cannot be
+    written (a cache mounted read-only): the compile then runs at its own paths."""
+    try:
+        os.makedirs(os.path.dirname(view), exist_ok=True)
+        fd = os.open(lock_path(view), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return None
     try:
         for _ in range(3):
             fcntl.flock(fd, fcntl.LOCK_SH)
@@ -296,11 +300,11 @@ def _points(view: str) -> str | None:
 
 def _fill(view: str, real: str) -> None:
     """The view made anew for ``real`` (under the exclusive lock): every folder a real
-    folder, every other entry a link through ``.root``."""
+    folder, every other entry a link through ``.root``, and ``.root`` last, so that a fill
+    cut short (a full disk) is never taken for a view of ``real``."""
     if os.path.lexists(view):
         shutil.rmtree(view)
     os.makedirs(view)
-    os.symlink(real, os.path.join(view, ROOT))
     for folder, dirs, files in os.walk(real):
         rel = os.path.relpath(folder, real)
         here = os.path.normpath(os.path.join(view, rel))
@@ -313,6 +317,7 @@ def _fill(view: str, real: str) -> None:
         dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))]
         for f in files:
             _link(here, rel, f)
+    os.symlink(real, os.path.join(view, ROOT))
 
 
 def _link(here: str, rel: str, entry: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import threading
 from pathlib import Path
 
 from wheelcuda._standalone import _view
@@ -99,3 +100,51 @@ def test_a_cache_that_cannot_be_written_leaves_the_compile_at_its_paths(
                       name=("pkg", "1.0"))
     assert p.args == args and p.locks == []
     p.finish()
+
+
+def test_compiles_of_one_build_arriving_together_all_see_through_the_view(
+        tmp_path: Path) -> None:
+    """The view shows the last build; this build's compiles arrive at once: one that
+    looked while another held the view for a moment still gets the view, repointed (it
+    once gave up, and its compile missed)."""
+    first, _ = _sdist(tmp_path / "a")
+    second, _ = _sdist(tmp_path / "b")
+    views = str(tmp_path / "views")
+    _view.prepare(["-c", f"{first}/csrc/k.cu"], cwd="/", root=str(first), views=views,
+                  name=("pkg", "1.0")).finish()
+    # another compile holds the view (shared) for 0.2 s, as one that looks and lets go does
+    fd = os.open(_view.lock_path(f"{views}/src-pkg-1.0"), os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_SH)
+    threading.Timer(0.2, os.close, (fd,)).start()
+    p = _view.prepare(["-c", f"{second}/csrc/k.cu"], cwd="/", root=str(second), views=views,
+                      name=("pkg", "1.0"))
+    assert p.args[1] == f"{views}/src-pkg-1.0/csrc/k.cu"
+    assert os.readlink(f"{views}/src-pkg-1.0/.root") == str(second)
+    p.finish()
+
+
+def test_only_include_options_are_read_and_the_hosts_words_stay(tmp_path: Path) -> None:
+    """What follows -Xcompiler is the host's; -isystem-after, -I- and -isystem=DIR (under
+    the sysroot) are other options; nvcc's --include-path=a,b is each folder; an empty
+    folder goes with its option, never leaving -Xcompiler to swallow the next word."""
+    root, _ = _sdist(tmp_path)
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    views = str(tmp_path / "views")
+    args = ["-Xcompiler", f"-I{empty}", "-Xcompiler", "-isystem", "-Xcompiler", str(empty),
+            "-isystem-after", str(empty), "-I-", f"-isystem={empty}",
+            f"--include-path={empty},{root}/csrc", f"-I{empty}", "-c", f"{root}/csrc/k.cu",
+            "-MF", "dep.d", "-o", "k.o"]
+    p = _view.prepare(args, cwd=str(root), root=str(root), views=views, name=("pkg", "1.0"))
+    view = f"{views}/src-pkg-1.0"
+    assert p.args == ["-Xcompiler", f"-I{empty}", "-Xcompiler", "-isystem", "-Xcompiler",
+                      str(empty), "-isystem-after", str(empty), "-I-", f"-isystem={empty}",
+                      f"--include-path={view}/csrc", "-c", f"{view}/csrc/k.cu", "-MF",
+                      "dep.d", "-o", "k.o"]
+    assert p.depfile == "dep.d" and p.target == "k.o"
+    p.finish()
+    joined = _view.prepare(["-MMD", "-c", "x.cpp", "-o", "b/x.o"], cwd="/", root=None,
+                           views=views, name=None)
+    assert joined.depfile == "b/x.d"  # gcc's own name without -MF
+    assert _view.prepare(["-MFy.d", "-c", "x.cpp"], cwd="/", root=None, views=views,
+                         name=None).depfile == "y.d"

@@ -38,11 +38,14 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import filecmp
 import hashlib
 import os
 import re
 import shutil
+import stat
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -61,6 +64,10 @@ _INCLUDES = ("-I", "-isystem", "-iquote", "-idirafter", "--include-path", "--sys
 _WRITES = ("-o", "-MF", "--dependency-output", "--output-file")
 #: options that name a dependency file's target themselves
 _TARGETS = ("-MT", "-MQ", "--dependency-target-name")
+#: options whose next argument is another program's (the host compiler's, ptxas's)
+_PASSED_ON = ("-Xcompiler", "--compiler-options", "-Xptxas", "--ptxas-options", "-Xlinker",
+              "--linker-options", "-Xarch_device", "-Xarch_host", "-Xclang", "-Xnvlink",
+              "--nvlink-options", "-Xfatbin", "--fatbin-options")
 _SOURCE_SUFFIXES = (".cu", ".c", ".cc", ".cpp", ".cxx", ".C", ".c++")
 _SITE = re.compile(r"^(.*/(?:site|dist)-packages)/([^/]+)(/.*)?$")
 
@@ -110,8 +117,8 @@ def _option_value(args: Sequence[str], names: Sequence[str]) -> str | None:
                 found = args[i + 1]
             elif arg.startswith(name + "=") and name.startswith("--"):
                 found = arg[len(name) + 1:]
-            elif len(name) == 2 and arg.startswith(name) and len(arg) > 2:
-                found = arg[2:]
+            elif not name.startswith("--") and arg.startswith(name) and len(arg) > len(name):
+                found = arg[len(name):]  # -ox, -MFx
     return found
 
 
@@ -134,9 +141,11 @@ def prepare(args: Sequence[str], *, cwd: str, root: str | None, views: str | Non
     ``views``. Anything it cannot show through a view stays as it was: the compile then
     runs at its real paths."""
     args = list(args)
+    output = _option_value(args, ("-o", "--output-file"))
     depfile = _option_value(args, ("-MF", "--dependency-output"))
-    target = None if _option_value(args, _TARGETS) else \
-        _option_value(args, ("-o", "--output-file"))
+    if depfile is None and output and any(a in ("-MD", "-MMD") for a in args):
+        depfile = os.path.splitext(output)[0] + ".d"  # gcc's own name for it
+    target = None if _option_value(args, _TARGETS) else output
     if not views:
         return Prepared(args, [], [], depfile, None)
     back: list[tuple[str, str]] = []
@@ -151,9 +160,11 @@ def prepare(args: Sequence[str], *, cwd: str, root: str | None, views: str | Non
             back.append((view, real))
     shown_tree = None
     if tree and os.path.isfile(os.path.join(tree, "bin", _TREE_FACTS)):
-        # the tree by its CUDA release alone: install's tree (over the environment's
-        # wheels) and uv-config's (over the store's) hold other folders, the same headers
-        view = os.path.join(views, _safe("tree-" + os.path.basename(tree).rsplit("-", 1)[0]))
+        # the tree by what compiles, not by its folders: install's tree (over the
+        # environment's wheels) and uv-config's (over the store's) are two folders of one
+        # compiler
+        view = os.path.join(views, _safe("tree-" + os.path.basename(tree).rsplit("-", 1)[0]
+                                         + "-" + _compiler_digest(tree)))
         if (lock := _hold(view, tree)) is not None:
             locks.append(lock)
             shown_tree = view
@@ -165,12 +176,37 @@ def prepare(args: Sequence[str], *, cwd: str, root: str | None, views: str | Non
     return Prepared(out, back, locks, depfile, target, tree=shown_tree)
 
 
+def _compiler_digest(tree: str) -> str:
+    """What compiles through ``tree``, as 12 hex: its version.json (the compiler set's
+    versions) and its real nvcc (the clang toolkit's is a script naming the clang, ptxas
+    and its translator; NVIDIA's a program, by its size). sccache does not hash the
+    ptxas and fatbinary clang runs from the tree, so two trees of one CUDA release with
+    another ptxas must not share a view."""
+    h = hashlib.sha256()
+    with contextlib.suppress(OSError):
+        with open(os.path.join(tree, "version.json"), "rb") as f:
+            h.update(f.read())
+        nvcc = os.path.realpath(os.path.join(tree, "bin", ".nvcc-real"))
+        size = os.stat(nvcc).st_size
+        if size < 1 << 16:
+            with open(nvcc, "rb") as f:
+                h.update(f.read())
+        else:
+            h.update(str(size).encode())
+    return h.hexdigest()[:12]
+
+
 def _rewritten(args: Sequence[str], paths: _Paths) -> list[str]:
-    """Each path argument of ``args`` as :meth:`_Paths.shown` shows it."""
+    """Each path argument of ``args`` as :meth:`_Paths.shown` shows it. What follows
+    nvcc's ``-Xcompiler`` and the like is the host's and stays as it is; an option that
+    is not one of :data:`_INCLUDES` exactly (``-isystem-after``, ``-I-``, gcc's
+    ``-isystem=DIR`` under the sysroot) stays too."""
     out: list[str] = []
     pending: str | None = None
-    for arg in args:
-        if pending is not None:  # the value of an option written apart
+    for i, arg in enumerate(args):
+        if i and args[i - 1] in _PASSED_ON:
+            out.append(arg)
+        elif pending is not None:  # the value of an option written apart
             value = paths.shown(arg, pending)
             if value is None:
                 out.pop()  # a folder that holds nothing: the option goes too
@@ -183,18 +219,33 @@ def _rewritten(args: Sequence[str], paths: _Paths) -> list[str]:
         elif arg in _WRITES or arg in _TARGETS:
             pending = "keep"
             out.append(arg)
-        elif (head := next((o for o in _INCLUDES if arg.startswith(o) and len(arg) > len(o)),
-                           None)) is not None:
+        elif (head := _joined(arg)) is not None:
             value = arg[len(head):]
-            sep = "=" if head.startswith("--") and value.startswith("=") else ""
-            shown = paths.shown(value[len(sep):], "include")
-            if shown is not None:
-                out.append(head + sep + shown)
+            sep = "=" if head.startswith("--") else ""
+            shown = [s for v in value[len(sep):].split(",")
+                     if (s := paths.shown(v, "include")) is not None] \
+                if head.startswith("--") else [paths.shown(value, "include") or ""]
+            if any(shown):  # nvcc's --include-path=a,b: each folder; none left, no option
+                out.append(head + sep + ",".join(s for s in shown if s))
         elif not arg.startswith("-") and arg.endswith(_SOURCE_SUFFIXES):
             out.append(paths.shown(arg, "source") or arg)
         else:
             out.append(arg)
     return out
+
+
+def _joined(arg: str) -> str | None:
+    """The include option ``arg`` starts with, its folder joined to it (``-I/x``,
+    ``--include-path=/x``); None for anything else (``-isystem-after``, ``-I-``,
+    ``-isystem=/x``: a folder under the sysroot, kept as it is)."""
+    for option in _INCLUDES:
+        if option.startswith("--"):
+            if arg.startswith(option + "="):
+                return option
+        elif arg.startswith(option) and len(arg) > len(option) \
+                and arg[len(option)] not in "-=":
+            return option
+    return None
 
 
 class _Paths:
@@ -222,7 +273,7 @@ class _Paths:
                 rel = os.path.relpath(path, real)
                 try:
                     return _source(view, real, rel) if kind == "source" else \
-                        _folder(view, rel, value)
+                        _folder(view, real, rel, value)
                 except OSError:
                     return value
         if kind == "include" and (m := _SITE.match(path)):
@@ -243,10 +294,13 @@ def _holds_anything(path: str) -> bool:
         return False
 
 
-def _folder(view: str, rel: str, value: str) -> str:
-    """A folder of the package through its view, when the view shows it (a folder made
-    after the view was filled stays at its real path)."""
+def _folder(view: str, real: str, rel: str, value: str) -> str:
+    """A folder of the package through its view, with what it holds now (a build step
+    may have written headers since the view was filled), when the view shows it (a
+    folder made after the view was filled stays at its real path)."""
     shown = os.path.normpath(os.path.join(view, rel))
+    if os.path.isdir(shown) and not os.path.islink(shown):
+        _sync(view, real, os.path.normpath(rel))
     return shown if os.path.isdir(shown) else value
 
 
@@ -255,28 +309,79 @@ def _folder(view: str, rel: str, value: str) -> str:
 def _hold(view: str, real: str) -> int | None:
     """A shared lock on ``view`` showing ``real``, repointing it when no compile holds it;
     None when compiles of a build in another folder hold it, or when the views cannot be
-    written (a cache mounted read-only): the compile then runs at its own paths."""
+    written (a cache mounted read-only): the compile then runs at its own paths.
+
+    Compiles of one build arrive together and each finds the view showing the last
+    build: they take turns on a second lock (``.NAME.fill``), the first repoints it while
+    the others wait for that turn, not holding the view, and then find it done."""
     try:
         os.makedirs(os.path.dirname(view), exist_ok=True)
-        fd = os.open(lock_path(view), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     except OSError:
         return None
-    try:
-        for _ in range(3):
+    for _ in range(4):
+        fd = _open(lock_path(view))
+        if fd is None:
+            return None
+        try:
             fcntl.flock(fd, fcntl.LOCK_SH)
+            if not _current(fd, view):
+                os.close(fd)  # `cache prune` took the view and its lock file: anew
+                continue
             if _points(view) == real:
                 return fd
+            os.close(fd)
+            if not _repoint(view, real):
+                return None
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+            return None
+    return None
+
+
+def _open(path: str) -> int | None:
+    try:
+        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return None
+
+
+def _repoint(view: str, real: str) -> bool:
+    """``view`` made to show ``real``, in the fill lock's turn, unless compiles still see
+    through it (waited for half a second: those of this build let go at once); whether it
+    shows ``real`` now."""
+    turn = _open(os.path.join(os.path.dirname(view), f".{os.path.basename(view)}.fill"))
+    if turn is None:
+        return False
+    try:
+        fcntl.flock(turn, fcntl.LOCK_EX)
+        for _ in range(20):
+            fd = _open(lock_path(view))
+            if fd is None:
+                return False
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                break
-            if _points(view) != real:
-                _fill(view, real)
-            # back to shared (flock's conversion is not atomic: the loop looks again)
+                os.close(fd)
+                time.sleep(0.025)
+                continue
+            try:
+                if _current(fd, view) and _points(view) != real:
+                    _fill(view, real)
+                return _points(view) == real
+            finally:
+                os.close(fd)
+        return _points(view) == real
+    finally:
+        os.close(turn)
+
+
+def _current(fd: int, view: str) -> bool:
+    """Whether the lock ``fd`` holds is the file at the view's lock path still."""
+    try:
+        return os.fstat(fd).st_ino == os.stat(lock_path(view)).st_ino
     except OSError:
-        pass
-    os.close(fd)
-    return None
+        return False
 
 
 def lock_path(view: str) -> str:
@@ -335,6 +440,8 @@ def _sync(view: str, real: str, rel: str) -> None:
     for depth in range(len(parts) + 1):
         sub = "/".join(parts[:depth]) or "."
         here, there = os.path.join(view, sub), os.path.join(real, sub)
+        if os.path.islink(here):  # shown by a link (a folder the fill did not see): live
+            return
         os.makedirs(here, exist_ok=True)
         for entry in os.listdir(there):
             shown = os.path.join(here, entry)
@@ -347,11 +454,11 @@ def _sync(view: str, real: str, rel: str) -> None:
 
 
 def _copy(src: str, dst: str) -> None:
-    """``dst`` a copy of ``src`` unless it is one already (size and time kept by copy2)."""
-    a = os.stat(src)
+    """``dst`` a copy of ``src`` (replacing a link there at once) unless it is one already:
+    the same bytes, not the same size and time (sdists made with one fixed time for every
+    file, then unpacked again into a reused folder)."""
     with contextlib.suppress(OSError):
-        b = os.stat(dst)
-        if (a.st_size, a.st_mtime_ns) == (b.st_size, b.st_mtime_ns):
+        if stat.S_ISREG(os.lstat(dst).st_mode) and filecmp.cmp(src, dst, shallow=False):
             return
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(dst), prefix=".copy-")
     os.close(fd)
@@ -369,8 +476,6 @@ def _source(view: str, real: str, rel: str) -> str:
     folder = os.path.dirname(rel) or "."
     _sync(view, real, folder)
     shown = os.path.join(view, rel)
-    if os.path.islink(shown):
-        os.unlink(shown)
     _copy(os.path.join(real, rel), shown)
     return shown
 
@@ -379,14 +484,15 @@ def _source(view: str, real: str, rel: str) -> str:
 
 def _dist_info(site: str, top: str) -> str | None:
     """The .dist-info of the distribution that installed ``top`` (``torch``) in ``site``:
-    the one whose name is the folder's, as pip and uv name them."""
+    the one whose name is the folder's, as pip and uv name them; None when there is none,
+    or more than one (an old one left behind: which holds the headers is unknown)."""
     want = re.sub(r"[-_.]+", "_", top).lower()
-    with contextlib.suppress(OSError):
-        for entry in os.listdir(site):
-            if entry.endswith(".dist-info") and \
-                    re.sub(r"[-_.]+", "_", entry.split("-", 1)[0]).lower() == want:
-                return os.path.join(site, entry)
-    return None
+    try:
+        found = [e for e in os.listdir(site) if e.endswith(".dist-info")
+                 and re.sub(r"[-_.]+", "_", e.split("-", 1)[0]).lower() == want]
+    except OSError:
+        return None
+    return os.path.join(site, found[0]) if len(found) == 1 else None
 
 
 def _snapshot(views: str, site: str, top: str, path: str) -> str | None:
@@ -396,11 +502,13 @@ def _snapshot(views: str, site: str, top: str, path: str) -> str | None:
     if info is None or not os.path.isdir(path):
         return None
     # the package's own lines: the installer adds its own (REQUESTED when asked for by
-    # name, INSTALLER, direct_url.json), so a venv's torch and a build environment's
-    # differ in their RECORD while their headers are the same files
+    # name, INSTALLER, direct_url.json; pip the .pyc it compiled), so a venv's torch and a
+    # build environment's differ in their RECORD while their headers are the same files
     with open(os.path.join(info, "RECORD"), "rb") as f:
         own = sorted(line for line in f.read().splitlines()
-                     if line.startswith(top.encode() + b"/"))
+                     if line.startswith(top.encode() + b"/") and b"/__pycache__/" not in line)
+    if not own:
+        return None
     digest = hashlib.sha256(b"\n".join(own)).hexdigest()[:16]
     version = os.path.basename(info)[:-len(".dist-info")].split("-", 1)[-1]
     snap = os.path.join(views, _safe(f"site-{top}-{version}-{digest}"))
@@ -426,7 +534,10 @@ def _inside_made(snap: str, rel: str) -> bool:
 
 
 def _clone(src: str, dst: str) -> None:
-    """``src``'s tree at ``dst``, whole or not at all (built aside, then renamed)."""
+    """``src``'s tree at ``dst``: built aside, then renamed into place whole, or file by
+    file into what is there already (a folder inside it snapshot first, or another
+    compile's: the same files, by the RECORD's digest). A file appears whole or not at
+    all."""
     os.makedirs(os.path.dirname(dst), exist_ok=True)
     tmp = tempfile.mkdtemp(dir=os.path.dirname(dst), prefix=".clone-")
     try:
@@ -434,9 +545,13 @@ def _clone(src: str, dst: str) -> None:
                         symlinks=True)
         try:
             os.rename(tmp, dst)
-        except OSError:  # another compile made it first
-            if not os.path.isdir(dst):
-                raise
+        except OSError:
+            for folder, _, files in os.walk(tmp):
+                there = os.path.join(dst, os.path.relpath(folder, tmp))
+                os.makedirs(there, exist_ok=True)
+                for f in files:
+                    if not os.path.lexists(os.path.join(there, f)):
+                        os.rename(os.path.join(folder, f), os.path.join(there, f))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

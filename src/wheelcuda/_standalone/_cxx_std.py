@@ -137,12 +137,9 @@ def _through_cache(cache: str, real: list[str], args: list[str], here: str,
     """A host compile through the compile cache (WHEELCUDA_COMPILE_CACHE) at the stable
     paths of _view.py, as the tree's nvcc runs its compiles: torch's C++ files are a
     build's other half (28 s of 43 s of causal-conv1d's warm build on the GPU machine)."""
-    view = _view.through(args, _tree.config(here), here)
-    try:
+    with _view.through(args, _tree.config(here), here) as view:
         return _progress.run(_progress.Call(cache, [cache, *real, *view.args], cached=True),
                              here, environ)
-    finally:
-        view.finish()
 
 
 def main() -> None:

@@ -305,28 +305,24 @@ def _cached(cache: str, args: list[str], *, here: str, real: str, environ: dict[
     sccache (which caches nvcc's steps), or the clang toolkit's nvcc running clang
     through it. Its exit code."""
     facts = _tree.config(here)
-    view = _view.through(args, facts, here)
-    args, real = view.args, view.program(real)
     clang = facts.get("split") is False
-    if not clang and own is not None and fixed is None:
-        # a split that follows the machine's load would change cicc's arguments, so the
-        # key, from run to run and machine to machine: 0 is all the cores, written the
-        # same everywhere (nvcc hands cicc and ptxas "-split-compile=0" as it is). The
-        # pool counts the call as one thread, and its memory as a split call's.
-        args = [*args, "--split-compile=0"]
-        fixed = _machine.cores()
-    try:
+    with _view.through(args, facts, here) as view:
+        args, real = view.args, view.program(real)
+        if not clang and own is not None and fixed is None:
+            # a split that follows the machine's load would change cicc's arguments, so
+            # the key, from run to run and machine to machine: 0 is all the cores, written
+            # the same everywhere (nvcc hands cicc and ptxas "-split-compile=0" as it is).
+            # The pool counts the call as one thread, and its memory as a split call's.
+            args = [*args, "--split-compile=0"]
+            fixed = _machine.cores()
         if clang:
             call = _progress.Call(real, [view.program(os.path.join(here, "nvcc")), *args],
-                                  fixed_split=fixed,
-                                  log=log, cached=True, lead=1)
+                                  fixed_split=fixed, log=log, cached=True, lead=1)
             return _progress.run(call, here, {**environ, CACHE_PROGRAM_VAR: cache})
         # sccache runs the real nvcc, from this folder (nvcc.profile: see main)
         return _progress.run(_progress.Call(cache, [cache, real, *args], threads=own or 1,
                                             fixed_split=fixed, log=log, cached=True),
                              here, environ)
-    finally:
-        view.finish()
 
 
 def _log(line: str) -> None:

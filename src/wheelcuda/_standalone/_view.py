@@ -78,22 +78,28 @@ def _safe(text: str) -> str:
 
 class Prepared:
     """A compile's arguments through the views, the program to run it by, and what to put
-    back after it."""
+    back after it: a context whose end is :meth:`finish`."""
 
     def __init__(self, args: list[str], back: list[tuple[str, str]], locks: list[int],
-                 depfile: str | None, target: str | None, *, tree: str | None = None) -> None:
+                 depfile: str | None, target: str | None, *,
+                 tree: tuple[str, str] | None = None) -> None:
         self.args, self.back, self.locks = args, back, locks
         self.depfile, self.target = depfile, target
-        #: the tree's folder as the compiler should be run from it (None: its own)
+        #: the tree's view and the tree it shows (None: the tree is run from its own path)
         self.tree = tree
+
+    def __enter__(self) -> Prepared:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.finish()
 
     def program(self, path: str) -> str:
         """``path`` (in the tree) as the compile runs it: through the tree's view, so that
         nvcc's ``_HERE_`` and the clang toolkit's ``--cuda-path`` are the view's."""
-        back = next((real for shown, real in self.back if shown == self.tree), None)
-        if self.tree is None or back is None or not path.startswith(back + "/"):
+        if self.tree is None or not path.startswith(self.tree[1] + "/"):
             return path
-        return self.tree + path[len(back):]
+        return self.tree[0] + path[len(self.tree[1]):]
 
     def finish(self) -> None:
         """The dependency file with the build's own paths, and the views let go."""
@@ -148,28 +154,30 @@ def prepare(args: Sequence[str], *, cwd: str, root: str | None, views: str | Non
     target = None if _option_value(args, _TARGETS) else output
     if not views:
         return Prepared(args, [], [], depfile, None)
-    back: list[tuple[str, str]] = []
+    back: list[tuple[str, str]] = []  # (view, what it shows), each held: locks
     locks: list[int] = []
-    package: tuple[str, str] | None = None
+
+    def mount(view: str, real: str) -> tuple[str, str] | None:
+        if (lock := _hold(view, real)) is None:
+            return None
+        locks.append(lock)
+        back.append((view, real))
+        return view, real
+
+    package = None
     if root and name and os.path.isfile(os.path.join(root, "PKG-INFO")):
-        real = os.path.realpath(root)
-        view = os.path.join(views, _safe(f"src-{name[0]}-{name[1]}"))
-        if (lock := _hold(view, real)) is not None:
-            locks.append(lock)
-            package = (real, view)
-            back.append((view, real))
+        package = mount(os.path.join(views, _safe(f"src-{name[0]}-{name[1]}")),
+                        os.path.realpath(root))
     shown_tree = None
     if tree and os.path.isfile(os.path.join(tree, "bin", _TREE_FACTS)):
         # the tree by what compiles, not by its folders: install's tree (over the
         # environment's wheels) and uv-config's (over the store's) are two folders of one
         # compiler
-        view = os.path.join(views, _safe("tree-" + os.path.basename(tree).rsplit("-", 1)[0]
-                                         + "-" + _compiler_digest(tree)))
-        if (lock := _hold(view, tree)) is not None:
-            locks.append(lock)
-            shown_tree = view
-            back.append((view, tree))
-            args = [a.replace(tree + "/", view + "/") for a in args]
+        shown_tree = mount(os.path.join(views, _safe(
+            "tree-" + os.path.basename(tree).rsplit("-", 1)[0] + "-" + _compiler_digest(tree))),
+            tree)
+        if shown_tree is not None:
+            args = [a.replace(tree + "/", shown_tree[0] + "/") for a in args]
     paths = _Paths(cwd, package, views)
     out = _rewritten(args, paths)
     back += [(snap, real) for real, snap in paths.sites.items()]
@@ -250,7 +258,7 @@ def _joined(arg: str) -> str | None:
 
 class _Paths:
     """How one compile's path arguments are shown: its folder, its package's view (the
-    build folder and the view, None without one), the snapshots made so far."""
+    view and the build folder, None without one), the snapshots made so far."""
 
     def __init__(self, cwd: str, package: tuple[str, str] | None, views: str) -> None:
         self.cwd, self.package, self.views = cwd, package, views
@@ -268,7 +276,7 @@ class _Paths:
         if kind == "include" and not _holds_anything(path):
             return None
         if self.package is not None:
-            real, view = self.package
+            view, real = self.package
             if path == real or path.startswith(real + "/"):
                 rel = os.path.relpath(path, real)
                 try:
@@ -327,7 +335,7 @@ def _hold(view: str, real: str) -> int | None:
             if not _current(fd, view):
                 os.close(fd)  # `cache prune` took the view and its lock file: anew
                 continue
-            if _points(view) == real:
+            if points(view) == real:
                 return fd
             os.close(fd)
             if not _repoint(view, real):
@@ -366,12 +374,12 @@ def _repoint(view: str, real: str) -> bool:
                 time.sleep(0.025)
                 continue
             try:
-                if _current(fd, view) and _points(view) != real:
+                if _current(fd, view) and points(view) != real:
                     _fill(view, real)
-                return _points(view) == real
+                return points(view) == real
             finally:
                 os.close(fd)
-        return _points(view) == real
+        return points(view) == real
     finally:
         os.close(turn)
 
@@ -393,10 +401,6 @@ def lock_path(view: str) -> str:
 
 def points(view: str) -> str | None:
     """The folder a view shows (None: none, or not a view)."""
-    return _points(view)
-
-
-def _points(view: str) -> str | None:
     try:
         return os.readlink(os.path.join(view, ROOT))
     except OSError:

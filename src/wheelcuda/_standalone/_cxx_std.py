@@ -139,7 +139,7 @@ def _through_cache(cache: str, real: list[str], args: list[str], here: str,
     build's other half (28 s of 43 s of causal-conv1d's warm build on the GPU machine)."""
     with _view.through(args, _tree.config(here), here) as view:
         return _progress.run(_progress.Call(cache, [cache, *real, *view.args], cached=True),
-                             here, environ)
+                             here, {**environ, **_view.ENVIRON})
 
 
 def main() -> None:

@@ -318,11 +318,12 @@ def _cached(cache: str, args: list[str], *, here: str, real: str, environ: dict[
         if clang:
             call = _progress.Call(real, [view.program(os.path.join(here, "nvcc")), *args],
                                   fixed_split=fixed, log=log, cached=True, lead=1)
-            return _progress.run(call, here, {**environ, CACHE_PROGRAM_VAR: cache})
+            return _progress.run(call, here, {**environ, **_view.ENVIRON,
+                                              CACHE_PROGRAM_VAR: cache})
         # sccache runs the real nvcc, from this folder (nvcc.profile: see main)
         return _progress.run(_progress.Call(cache, [cache, real, *args], threads=own or 1,
                                             fixed_split=fixed, log=log, cached=True),
-                             here, environ)
+                             here, {**environ, **_view.ENVIRON})
 
 
 def _log(line: str) -> None:

@@ -128,6 +128,15 @@ def _option_value(args: Sequence[str], names: Sequence[str]) -> str | None:
     return found
 
 
+#: What a cached compile's environment gets. sccache 0.16's preprocessor cache mode
+#: ("direct mode", on by default for C and C++) keys a compile otherwise than its
+#: preprocessor mode, and falls back to the latter when a header is newer than the
+#: compile ("Include file ... is too new", sccache's log): a view or snapshot made a
+#: moment before is. The same binding.cpp then got two keys on two routes, and the second
+#: missed in about half the runs. Off, every compile is keyed one way.
+ENVIRON = {"SCCACHE_DIRECT": "false"}
+
+
 def through(args: Sequence[str], facts: Mapping[str, Any], here: str) -> Prepared:
     """:func:`prepare` for this compile: its build's folder (the folder its build runs
     in: an unpacked sdist's, for uv and pip), the tree ``here`` is the ``bin`` of, and the

@@ -10,6 +10,7 @@
 # The machine's own CUDA 13.0 compiles (`--toolkit local`: nothing to carry but the
 # sdists and the wheels its venv lacks, in .gpu/). uv's build environments take torch
 # from an index repacked from the venv (examples/repack_installed.py).
+#   UVROUTE_ONLY=flash-attn stops after the first (a lease is 30 minutes from its start).
 #   usage: examples/uvroute_gpu.sh start, then `poll` in calls one right after the other
 #   until it prints UVROUTE-DONE; each step prints one `UVROUTE {json}` line, and the
 #   events, logs and typescripts come back in $OUT.
@@ -108,6 +109,7 @@ grep -E 'MAX_JOBS|WHEELCUDA' pyproject.toml || true
 measured flash-attn "uv add after uv-config" /root/uvr-proj/.venv/bin/python flash_attn_check.py \
     onpty /root/uvr-fa.typescript "uv add flash-attn==2.8.3"
 
+if [ "${UVROUTE_ONLY:-}" = flash-attn ]; then echo UVROUTE-DONE; exit 0; fi
 project
 wc uv-config --write pyproject.toml causal-conv1d 2> /root/uvr-cc-uvconfig.log
 measured causal-conv1d "uv add after uv-config" /root/uvr-proj/.venv/bin/python \

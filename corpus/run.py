@@ -15,12 +15,20 @@ Routes (--routes):
   clang     wheelcuda install --toolkit clang --python VENV --arch A SDIST, VENV over
             torch 2.9.1+cu128 (`make cu128-full-venv`), clang-22 (not in the
             default routes: python corpus/run.py --routes clang --only NAME,...)
+  uv-add-cu128
+            the first user's: a uv project with torch 2.10.0+cu128 from PyPI (PyPI only,
+            the package index's clang, NVIDIA's archives out of reach), then
+            wheelcuda uv-config --arch 12.0 --write pyproject.toml NAME; uv add
+            NAME==VERSION (isolation on; the sdist, where PyPI also has a wheel).
+            --arch does not apply: the first user's card is sm_120.
 
     python corpus/run.py --where here --arch 9.0 --torch-python .venv-torch/bin/python
     python corpus/run.py --table        # docs/compat.md from the results kept
 
 Results go to corpus/results/<where>.json, one entry per package (the last run of each
-route wins), and docs/compat.md is written from them and the package list.
+route wins), and docs/compat.md is written from them and the package list. A cell's
+time is its build's: the venv or project it builds into is made before the clock.
+--only NAME,NAME runs those packages in that order.
 """
 
 from __future__ import annotations
@@ -54,8 +62,12 @@ PACKAGES = REPO / "corpus/packages.toml"
 RESULTS = REPO / "corpus/results"
 COMPAT = REPO / "docs/compat.md"
 ROUTES = ("install", "uv-pip", "pip")
-#: The columns of docs/compat.md: the routes, and the clang toolkit under a cu128 torch.
-COLUMNS = (*ROUTES, "clang")
+#: The columns of docs/compat.md: the routes, the clang toolkit under a cu128 torch, and
+#: the first user's route (a uv project, torch 2.10.0+cu128 from PyPI: PyPI's newest
+#: cu128 build; the index's clang; sm_120).
+COLUMNS = (*ROUTES, "clang", "uv-add-cu128")
+FIRST_USER_TORCH, FIRST_USER_ARCH = "2.10.0", "12.0"
+PYPI = "https://pypi.org/simple"
 CU128_FULL = REPO / ".venv-cu128-full"
 TOOLS = Path(sys.executable).parent
 UV = str(TOOLS / "uv")
@@ -132,12 +144,32 @@ def _cu128_venv(folder: Path) -> str:
             f"$(echo {folder}/lib/python3*/site-packages)/_cu128.pth")
 
 
+def _first_user(name: str, version: str, w: Path, runtime: list[str],
+                built: list[str]) -> tuple[str, str]:
+    """The first user's route: set-up (the project, its run-time needs, and the CUDA
+    extensions it needs built first, each as the user adds it), then the build."""
+    a = f"--arch {FIRST_USER_ARCH}"
+    add = "".join(f"\n{WHEELCUDA} uv-config {a} --write pyproject.toml '{d.split('==')[0]}'"
+                  f"\n{UV} add -q '{d}'" for d in built)
+    setup = (f"mkdir -p {w}/proj && cd {w}/proj\n"
+             f"{UV} init -q --name proj --no-workspace -p 3.11 .\n"
+             "sed -i 's/^requires-python = .*/requires-python = \"~=3.11.0\"/' pyproject.toml\n"
+             "printf '\\n[tool.uv]\\nenvironments = [\"sys_platform == '\"'\"'linux'\"'\"' and "
+             "platform_machine == '\"'\"'x86_64'\"'\"'\"]\\n' >> pyproject.toml\n"
+             f"{UV} add -q torch=={FIRST_USER_TORCH} numpy "
+             + " ".join(f"'{d}'" for d in runtime) + add)
+    build = (f"cd {w}/proj\n{WHEELCUDA} uv-config {a} --write pyproject.toml {name}\n"
+             f"{UV} add --no-binary-package {name} '{name}=={version}'")
+    return setup, build
+
+
 def script(route: str, sdist: Path, w: Path, arch: str, torch_python: str,
-           runtime: list[str] | None = None, built: list[str] | None = None) -> str:
-    """The route's commands. ``runtime``: the package's run-time dependencies that its
-    import needs (the builds pass --no-deps, so that no other torch comes in);
-    ``built``: those that are CUDA extensions themselves, installed by wheelcuda first
-    (torch-sparse imports torch-scatter)."""
+           runtime: list[str] | None = None, built: list[str] | None = None) -> tuple[str, str]:
+    """The route's commands: its set-up (made before the clock) and its build.
+    ``runtime``: the package's run-time dependencies that its import needs (the builds
+    pass --no-deps, so that no other torch comes in); ``built``: those that are CUDA
+    extensions themselves, installed by wheelcuda first (torch-sparse imports
+    torch-scatter)."""
     venv = w / "venv"
     a = f"--arch {arch}"
     deps = (f"\n{UV} pip install -q --python {venv} " + " ".join(f"'{d}'" for d in runtime)
@@ -145,18 +177,18 @@ def script(route: str, sdist: Path, w: Path, arch: str, torch_python: str,
     deps += "".join(f"\n{WHEELCUDA} install -q --python {venv} {a} '{d}' -- --no-deps"
                     for d in built or [])
     if route == "clang":
-        return (f"{_cu128_venv(venv)}{deps}\nWHEELCUDA_CLANG=/usr/bin/clang++-22 {WHEELCUDA} "
-                f"install --toolkit clang --python {venv} {a} {sdist} -- --no-deps")
+        return (f"{_cu128_venv(venv)}{deps}", f"WHEELCUDA_CLANG=/usr/bin/clang++-22 "
+                f"{WHEELCUDA} install --toolkit clang --python {venv} {a} {sdist} -- --no-deps")
     make = _venv(venv, torch_python) + deps
-    return {
-        "install": f"{make}\n{WHEELCUDA} install --python {venv} {a} {sdist} -- --no-deps",
+    return make, {
+        "install": f"{WHEELCUDA} install --python {venv} {a} {sdist} -- --no-deps",
         # torch named beside the package: --no-deps (no other torch in) would leave it out
         # of the resolution that match-runtime matches (the README's troubleshooting)
-        "uv-pip": f"{make}\ncd {w}\n{WHEELCUDA} uv-config --python {venv} {a} --write "
+        "uv-pip": f"cd {w}\n{WHEELCUDA} uv-config --python {venv} {a} --write "
                   f"uv.toml {sdist}\n{UV} pip install --python {venv} --no-deps "
                   f"\"$({venv}/bin/python -c 'import importlib.metadata as m; "
                   f"print(\"torch==\" + m.version(\"torch\"))')\" {sdist}",
-        "pip": f"{make}\n{WHEELCUDA} fetch --python {venv} >/dev/null\n"
+        "pip": f"{WHEELCUDA} fetch --python {venv} >/dev/null\n"
                f"{WHEELCUDA} constraints --python {venv} -o {w}/c.txt\n"
                f"eval \"$({WHEELCUDA} env --python {venv} {a})\"\n"
                f"{venv}/bin/python -m pip install --no-deps --build-constraint {w}/c.txt "
@@ -164,7 +196,15 @@ def script(route: str, sdist: Path, w: Path, arch: str, torch_python: str,
     }[route]
 
 
-def env(cache: Path) -> dict[str, str]:
+def env(cache: Path, route: str) -> dict[str, str]:
+    if route == "uv-add-cu128":  # a user's: PyPI only, the index's clang, no archives
+        return {"UV_CACHE_DIR": str(cache / "uv-cache"), "UV_PYTHON_DOWNLOADS": "never",
+                "WHEELCUDA_CACHE_DIR": str(cache / "wheelcuda-cache"),
+                "UV_DEFAULT_INDEX": PYPI, "PIP_INDEX_URL": PYPI,
+                "PIP_CONFIG_FILE": os.devnull, "WHEELCUDA_CLANG": "index",
+                "WHEELCUDA_REDIST_URL": "http://127.0.0.1:9/",
+                "SSL_CERT_FILE": os.environ.get("SSL_CERT_FILE",
+                                                "/etc/ssl/certs/ca-certificates.crt")}
     out = {"UV_CACHE_DIR": str(cache / "uv-cache"), "UV_PYTHON_DOWNLOADS": "never",
            "WHEELCUDA_CACHE_DIR": str(cache / "wheelcuda-cache"),
            "PIP_FIND_LINKS": " ".join(LOCAL_FILES), "PIP_DISABLE_PIP_VERSION_CHECK": "1",
@@ -199,14 +239,28 @@ def _why(text: str) -> str:
 def run_route(pkg: dict[str, Any], route: str, sdist: Path, arch: str, torch_python: str,
               cache: Path) -> dict[str, Any]:
     w = Path(tempfile.mkdtemp(prefix=f"{route}-", dir=cache))
-    start = time.monotonic()
-    # what install names as missing for the build (pkg["build"]), installed first as the
-    # fix it prints says; the run-time needs of its import
-    body = script(route, sdist, w, arch, torch_python,
-                  [*pkg.get("build", []), *pkg.get("runtime", [])], pkg.get("built"))
     name = pkg["name"]
-    full = (f"set -e\n{body}\ncd /\n{w}/venv/bin/python -c '{PROBE}' {name}\n")
-    r = sandbox.shell(full, w, extra_env=env(cache), timeout=7200)
+    if route == "uv-add-cu128":  # uv's isolation installs what the build needs
+        setup, body = _first_user(name, pkg["version"], w, pkg.get("runtime", []),
+                                  pkg.get("built", []))
+        python = w / "proj/.venv/bin/python"
+    else:
+        # what install names as missing for the build (pkg["build"]), installed first as
+        # the fix it prints says; the run-time needs of its import
+        setup, body = script(route, sdist, w, arch, torch_python,
+                             [*pkg.get("build", []), *pkg.get("runtime", [])],
+                             pkg.get("built"))
+        python = w / "venv/bin/python"
+    made = sandbox.shell(f"set -e\n{setup}\n", w, extra_env=env(cache, route), timeout=7200)
+    if made.returncode:
+        text = made.stdout + made.stderr
+        (cache / f"{name}-{route}.log").write_text(text)
+        shutil.rmtree(w, ignore_errors=True)
+        print(f"{name} {route}: set-up failed {_why(text)}", flush=True)
+        return {"status": "set-up failed", "why": _why(text)}
+    start = time.monotonic()
+    full = f"set -e\n{body}\ncd /\n{python} -c '{PROBE}' {name}\n"
+    r = sandbox.shell(full, w, extra_env=env(cache, route), timeout=7200)
     seconds = round(time.monotonic() - start)
     text = r.stdout + r.stderr
     (cache / f"{name}-{route}.log").write_text(text)
@@ -234,7 +288,7 @@ def run_route(pkg: dict[str, Any], route: str, sdist: Path, arch: str, torch_pyt
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--where", default="here", help="which packages: here or gpu")
+    p.add_argument("--where", default="here", help="which packages: here, gpu or skip")
     p.add_argument("--routes", default=",".join(ROUTES))
     p.add_argument("--only", help="comma-separated package names")
     p.add_argument("--arch", default="9.0")
@@ -249,9 +303,12 @@ def main() -> int:
         results_file = RESULTS / f"{args.where}.json"
         results = json.loads(results_file.read_text()) if results_file.exists() else {}
         only = set(args.only.split(",")) if args.only else None
-        for pkg in packages():
-            if pkg["where"] != args.where or (only and pkg["name"] not in only):
-                continue
+        chosen = [p for p in packages() if p["where"] == args.where
+                  and (not only or p["name"] in only)]
+        if args.only:  # in the order given
+            order = args.only.split(",")
+            chosen.sort(key=lambda p: order.index(p["name"]))
+        for pkg in chosen:
             sdist = fetch(pkg, cache / "sdists")
             entry = results.setdefault(pkg["name"], {})
             entry["version"] = pkg["version"]
@@ -312,9 +369,16 @@ def write_table() -> None:
         "  (chamferdist, spatial-correlation-sampler) is raised to C++20 by wheelcuda;",
         "  one whose code is not C++20-clean (nerfacc) fails with this torch.",
         "",
+        "- **uv add, cu128 (the first user's)**: a uv project with torch 2.10.0+cu128",
+        "  from PyPI, `wheelcuda uv-config --arch 12.0 --write pyproject.toml NAME`, then",
+        "  `uv add NAME==VERSION` (isolation on, the sdist), no system toolkit, the clang",
+        "  of the package index (`WHEELCUDA_CLANG=index`), NVIDIA's archives out of reach;",
+        "  sm_120 only is ok (`--routes uv-add-cu128`).",
+        "",
         "| package | version | family | setup.py: reads / wheelcuda sets | install | "
-        "uv-config + uv pip | constraints + pip | clang toolkit (cu128) |",
-        "|---|---|---|---|---|---|---|---|",
+        "uv-config + uv pip | constraints + pip | clang toolkit (cu128) | "
+        "uv add, cu128 (the first user's) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     notes = []
     for pkg in packages():
@@ -349,7 +413,7 @@ def _tally(results: dict[str, Any]) -> str:
     names = [p["name"] for p in packages()]
     said = []
     for route, title in zip(COLUMNS, ("install", "uv-config + uv pip", "constraints + pip",
-                                      "clang toolkit"), strict=True):
+                                      "clang toolkit", "uv add, cu128"), strict=True):
         got = [results.get(n, {}).get("routes", {}).get(route) for n in names]
         ok = sum(1 for g in got if g and g["status"] == "ok")
         ran = sum(1 for g in got if g)

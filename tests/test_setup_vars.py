@@ -477,3 +477,64 @@ def test_from_source_keeps_the_problem_apart(tmp_path: Path) -> None:
 def test_missing_sdist(tmp_path: Path) -> None:
     spec = str(tmp_path / "gone-1.0.tar.gz")
     assert probe.read_setup_sources(spec) == probe.SetupSource(spec, None, "no such file")
+
+
+# --- a requirement's setup.py, read from its sdist on the index -------------------------
+
+# chamferdist 1.0.3, setup.py lines 20-21: CUDA only with a GPU or FORCE_CUDA=1, so
+# `uv-config chamferdist` then `uv add chamferdist` built it CPU-only on a machine
+# without one until the name's sdist was read.
+CHAMFERDIST = '''
+import os
+force_cuda = os.getenv("FORCE_CUDA", "0") == "1"
+'''
+
+
+def test_a_name_is_read_from_its_sdist_on_an_http_index(tmp_path: Path) -> None:
+    from tests import pypi_server  # noqa: PLC0415
+
+    old = _tar(tmp_path / "chamferdist-1.0.2.tar.gz",
+               {"chamferdist-1.0.2/setup.py": b'import os\nos.getenv("OLD_FORCE_BUILD")\n'})
+    new = _tar(tmp_path / "chamferdist-1.0.3.tar.gz",
+               {"chamferdist-1.0.3/setup.py": CHAMFERDIST.encode()})
+    page = (b"<a href='/f/chamferdist-1.0.2.tar.gz'>chamferdist-1.0.2.tar.gz</a>"
+            b"<a href='/f/chamferdist-1.0.3.tar.gz'>chamferdist-1.0.3.tar.gz</a>"
+            b"<a href='/f/chamferdist-1.0.4-py3-none-any.whl'>"
+            b"chamferdist-1.0.4-py3-none-any.whl</a>")
+    routes = {"/simple/chamferdist/": pypi_server.Page(page),
+              "/f/chamferdist-1.0.2.tar.gz": pypi_server.Page(old.read_bytes()),
+              "/f/chamferdist-1.0.3.tar.gz": pypi_server.Page(new.read_bytes())}
+    before = _unchanged(tmp_path)
+    with pypi_server.pages(routes) as served:
+        places = [(f"{served.url}/simple", False)]
+        origin = f"read from {served.url}/f/chamferdist-1.0.3.tar.gz!chamferdist-1.0.3/setup.py"
+        # the newest release's sdist (a wheel of a later one is not read), or the pinned one
+        assert probe.wanted("chamferdist", ARCHS, places) == [("FORCE_CUDA", "1", origin)]
+        assert probe.wanted("Chamferdist>=1", ARCHS, places) == [("FORCE_CUDA", "1", origin)]
+        assert [w.name for w in probe.wanted("chamferdist==1.0.2", ARCHS, places)] == \
+            ["OLD_FORCE_BUILD"]
+        # no such release, no such project, a URL: nothing, and nothing raised
+        assert probe.wanted("chamferdist==9", ARCHS, places) == []
+        assert probe.wanted("nothere", ARCHS, places) == []
+        assert probe.from_index("p @ https://example.invalid/p-1.tar.gz", places) is None
+        # the first place that has it wins; one that cannot be reached is passed over
+        unreachable = ("http://127.0.0.1:9/simple", False)
+        assert [w.name for w in probe.wanted("chamferdist", ARCHS, [unreachable, *places])] \
+            == ["FORCE_CUDA"]
+        # a file it names that the server does not serve: said, not raised
+        served.routes.pop("/f/chamferdist-1.0.3.tar.gz")
+        found = probe.from_index("chamferdist", places)
+        assert found is not None and found.text is None and "HTTP 404" in found.problem
+    assert _unchanged(tmp_path) == before  # nothing written
+
+
+def test_a_name_is_read_from_a_find_links_folder(tmp_path: Path) -> None:
+    links = tmp_path / "links"
+    links.mkdir()
+    _zip(links / "chamferdist-1.0.3.zip", {"chamferdist-1.0.3/setup.py": CHAMFERDIST.encode()})
+    (links / "chamferdist-1.0.3.tar.gz").write_bytes(b"broken")  # the first listed wins
+    found = probe.from_index("chamferdist==1.0.3", [(str(links), True)])
+    assert found is not None and found.text is None and "cannot read" in found.problem
+    (links / "chamferdist-1.0.3.tar.gz").unlink()
+    assert [w.name for w in probe.wanted("chamferdist==1.0.3", ARCHS, [(str(links), True)])] \
+        == ["FORCE_CUDA"]

@@ -138,7 +138,8 @@ def prepare(ctx: Context, pkgs: Sequence[str] | PackageArgs, req: pipeline.Reque
     names = [source.distribution_name(p) for p in given.sources]
     # --all-archs: the package's own list, so none of its arch variables is set either
     recipe, origins = buildplan.package_variables(
-        ctx, given.sources, names, () if r.request.all_archs else r.archs)
+        ctx, given.sources, names, () if r.request.all_archs else r.archs,
+        [(p.url, p.flat) for p in searched])
     if r.cxx_std and r.torch is not None:
         origins[cxxstd.VAR] = (f"torch {r.torch.version}'s headers need C++{r.cxx_std}: an "
                                f"older -std is raised; {cxxstd.VAR}=keep keeps the build's own")

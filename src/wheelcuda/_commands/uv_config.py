@@ -222,6 +222,8 @@ def _settings(r: pipeline.Resolved, torch: Torch, version: str | None,
     base = r.variables()
     archs = () if r.request.all_archs else r.archs
     key = build_key(r, torch)
+    # a name's setup.py is read from its sdist on the index uv takes it from
+    places = [(p.url, p.flat) for p in uvforms.indexes(ctx)]
     out = []
     for package in found:
         name = package.name
@@ -234,7 +236,7 @@ def _settings(r: pipeline.Resolved, torch: Torch, version: str | None,
         variables["PATH"] = str(r.home.path / "bin") if r.home else variables["PATH"]
         # what install sets for this source: its setup.py's switches (an sdist's or a
         # folder's FORCE_CUDA), then the recipe table's (chamferdist built CPU-only here)
-        wanted, _ = buildplan.package_variables(ctx, [package.spec], [name], archs)
+        wanted, _ = buildplan.package_variables(ctx, [package.spec], [name], archs, places)
         variables.update({k: ctx.environ.get(k) or v for k, v in wanted.items()})
         # a ceiling, the same from run to run (it is in uv's key): the tree's compilers
         # decide how many run at once, and their threads, as each compile starts

@@ -42,9 +42,11 @@ BUILD_BASE_VAR = "DIST_EXTRA_CONFIG"
 
 
 def package_variables(ctx: Context, sources: Sequence[str], names: Sequence[str | None],
-                      archs: Sequence[archmod.Arch]) -> tuple[dict[str, str], dict[str, str]]:
+                      archs: Sequence[archmod.Arch], places: Sequence[tuple[str, bool]] = ()
+                      ) -> tuple[dict[str, str], dict[str, str]]:
     """What the packages need set to build from source, and where each value comes from:
-    read from each source's setup.py (a folder or an sdist: ``*_FORCE_BUILD``,
+    read from each source's setup.py (a folder, an sdist, or a requirement's sdist on
+    the first of the installer's ``places`` that has it: ``*_FORCE_BUILD``,
     ``FORCE_CUDA``, its arch variables), then the recipe table for known names, which
     wins; the user's own environment wins over both (it is left as it is). ``archs``
     empty: the package's own arch list (``--all-archs``), so none of its arch variables
@@ -52,7 +54,7 @@ def package_variables(ctx: Context, sources: Sequence[str], names: Sequence[str 
     chosen: dict[str, str] = {}
     origins: dict[str, str] = {}
     for spec in sources:
-        for w in setup_vars.wanted(spec, archs):
+        for w in setup_vars.wanted(spec, archs, places):
             chosen.setdefault(w.name, w.value)
             origins.setdefault(w.name, w.origin)
     recipe = packages.recipe_env(names, archs, bool(gpus.probe_gpus(ctx).gpus))

@@ -28,7 +28,7 @@ from . import web
 
 PYPI = "https://pypi.org/simple"
 _ACCEPT = "application/vnd.pypi.simple.v1+json, text/html;q=0.1"
-#: An sdist is read until both files are seen, and never past this much.
+#: An sdist read from an index (to read its setup.py) is never larger than this.
 _SDIST_LIMIT = 256 * 2**20
 _PAGE_LIMIT = 32 * 2**20
 
@@ -208,6 +208,23 @@ def newest_sdist(found: Sequence[IndexFile], name: str,
         if best is None or sversion > best[0]:
             best = (sversion, f)
     return best[1] if best else None
+
+
+def download(f: IndexFile, limit: int = _SDIST_LIMIT) -> bytes:
+    """The bytes of a file on an index (a path, a file:// or an http(s):// URL), never
+    more than ``limit``: :class:`IndexUnreadable` when it cannot be read or is larger."""
+    try:
+        if _is_file(f.url):
+            with open(_path(f.url), "rb") as local:
+                data = local.read(limit + 1)
+        else:
+            with _urlopen(f.url) as response:
+                data = response.read(limit + 1)
+    except (OSError, http.client.HTTPException) as exc:
+        raise IndexUnreadable(f"{shown(f.url)}: cannot be read ({exc})") from None
+    if len(data) > limit:
+        raise IndexUnreadable(f"{shown(f.url)}: larger than {limit // 2**20} MiB")
+    return data
 
 
 def shown(url: str) -> str:

@@ -3,11 +3,13 @@ that make it build from source instead of downloading a prebuilt wheel.
 
 :func:`read_setup_sources` reads ``setup.py`` from a project folder, or
 ``<top>/setup.py`` straight out of an sdist (``.tar.gz``, ``.tgz``, ``.tar.bz2``,
-``.tar.xz``, ``.tar``, ``.zip``): nothing is written to disk, a member larger than
+``.tar.xz``, ``.tar``, ``.zip``), and :func:`from_index` that of the sdist a
+requirement (``name``, ``name==1.0``) builds from, read from the index the installer
+would take it from: nothing is written to disk, a member larger than
 :data:`MAX_SETUP_BYTES` or one that is not a regular file is not read, and member names
-that climb out (``../``, absolute) are never taken for the setup.py. A requirement
-(``name==1.0``, a URL) gives None: there is nothing local to read. Nothing here raises
-for a broken archive or an unreadable file; the result says why no text came.
+that climb out (``../``, absolute) are never taken for the setup.py. A URL gives None.
+Nothing here raises for a broken archive or an unreadable file; the result says why no
+text came.
 
 :func:`wanted` ties it to _rules/setup_vars.py: the build-from-source variables the
 setup.py reads, each with its origin for ``--explain``. The caller merges them under
@@ -17,6 +19,7 @@ over both).
 
 from __future__ import annotations
 
+import io
 import os
 import tarfile
 import zipfile
@@ -24,8 +27,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from packaging.requirements import InvalidRequirement, Requirement
+
 from .._rules import arch as archmod
 from .._rules import setup_vars as rules
+from ..errors import WheelcudaError
+from . import index
 
 #: A setup.py larger than this is not read (real ones are 5-40 kB).
 MAX_SETUP_BYTES = 5 * 1024 * 1024
@@ -67,6 +74,38 @@ def read_setup_sources(spec: str) -> SetupSource | None:
     return read_top_file(spec, "setup.py")
 
 
+def from_index(spec: str, places: Sequence[tuple[str, bool]]) -> SetupSource | None:
+    """The setup.py of the sdist the requirement ``spec`` builds from: the pinned
+    version's (``==``), else the newest release's, on the first of ``places`` (an index
+    URL or a find-links folder or page, and whether it is flat) that has one. A name
+    says nothing local, and chamferdist's setup.py builds its CUDA code only with a GPU
+    or FORCE_CUDA=1: `uv-config chamferdist`, then `uv add`, built it CPU-only. None for
+    anything but a requirement, or when no place has its sdist; never raises."""
+    try:
+        req = Requirement(spec)
+    except InvalidRequirement:
+        return None
+    if req.url:
+        return None
+    pinned = [s.version for s in req.specifier if s.operator in ("==", "===")]
+    version = pinned[0] if len(pinned) == 1 else None
+    for url, flat in places:
+        try:
+            found = index.newest_sdist(index.files(url, req.name, flat=flat), req.name,
+                                       version)
+        except (WheelcudaError, ValueError):
+            continue
+        if found is None:
+            continue
+        where = index.shown(found.url)
+        try:
+            data = index.download(found)
+        except WheelcudaError as exc:
+            return SetupSource(where, None, exc.message)
+        return _from_archive(where, found.filename, io.BytesIO(data), "setup.py")
+    return None
+
+
 def read_top_file(spec: str, filename: str) -> SetupSource | None:
     """:func:`read_setup_sources` for another file at the top of a source
     (``pyproject.toml``)."""
@@ -80,8 +119,17 @@ def read_top_file(spec: str, filename: str) -> SetupSource | None:
         return None
     if not os.path.isfile(spec):
         return SetupSource(spec, None, "no such file")
+    return _from_archive(spec, spec, spec, filename)
+
+
+def _from_archive(spec: str, name: str, archive: str | io.BytesIO, filename: str
+                  ) -> SetupSource:
+    """FILENAME at the top of the sdist ``archive`` (a path or the bytes read), named
+    ``spec`` in what it says; ``name`` (its file name) tells tar from zip."""
     try:
-        return _from_tar(spec, filename) if is_tar else _from_zip(spec, filename)
+        if name.lower().endswith(_ZIP_SUFFIXES):
+            return _from_zip(spec, archive, filename)
+        return _from_tar(spec, archive, filename)
     except Exception as exc:  # a broken archive is an answer here, not an error
         why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         return SetupSource(spec, None, f"cannot read the archive ({why})")
@@ -133,10 +181,11 @@ def _decoded(where: str, raw: bytes, filename: str) -> SetupSource:
     return SetupSource(where, raw.decode("utf-8", errors="replace"))
 
 
-def _from_tar(spec: str, filename: str) -> SetupSource:
+def _from_tar(spec: str, archive: str | io.BytesIO, filename: str) -> SetupSource:
     best: tarfile.TarInfo | None = None
     best_rank = 2
-    with tarfile.open(spec, mode="r:*") as tar:
+    with (tarfile.open(archive, mode="r:*") if isinstance(archive, str)
+          else tarfile.open(fileobj=archive, mode="r:*")) as tar:
         for count, member in enumerate(tar):  # member by member: stops at <top>/FILENAME
             if count >= _MAX_MEMBERS:
                 break
@@ -157,8 +206,8 @@ def _from_tar(spec: str, filename: str) -> SetupSource:
             return _decoded(f"{spec}!{best.name}", stream.read(MAX_SETUP_BYTES + 1), filename)
 
 
-def _from_zip(spec: str, filename: str) -> SetupSource:
-    with zipfile.ZipFile(spec) as archive:
+def _from_zip(spec: str, source: str | io.BytesIO, filename: str) -> SetupSource:
+    with zipfile.ZipFile(source) as archive:
         infos = archive.infolist()[:_MAX_MEMBERS]
         ranked = sorted((rank, i, info) for i, info in enumerate(infos)
                         if (rank := _rank(info.filename, filename)) is not None)
@@ -175,14 +224,16 @@ def _from_zip(spec: str, filename: str) -> SetupSource:
                             filename)
 
 
-def wanted(spec: str, archs: Sequence[archmod.Arch]) -> list[Wanted]:
+def wanted(spec: str, archs: Sequence[archmod.Arch],
+           places: Sequence[tuple[str, bool]] = ()) -> list[Wanted]:
     """The variables ``spec``'s setup.py reads that wheelcuda sets to build from source,
-    in the order the setup.py reads them, each ``(name, value, "read from <where>")``.
+    in the order the setup.py reads them, each ``(name, value, "read from <where>")``;
+    a requirement's from its sdist on the first of ``places`` that has one.
 
-    Empty for a requirement, a source without a readable setup.py, or one that reads
-    none of them. Decisions are _rules/setup_vars.py's :func:`build_from_source`.
+    Empty for a source without a readable setup.py, or one that reads none of them.
+    Decisions are _rules/setup_vars.py's :func:`build_from_source`.
     """
-    source = read_setup_sources(spec)
+    source = read_setup_sources(spec) or from_index(spec, places)
     return [] if source is None else from_source(source, archs)
 
 

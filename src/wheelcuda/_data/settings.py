@@ -139,6 +139,12 @@ COMPILE_CACHE: Final = Setting(
     "(found on PATH) or the path of an sccache program; sccache's own variables "
     "(`SCCACHE_DIR`, a remote store's) say where it keeps what it compiled.",
     ("_tree.py", "_probe/compile_cache.py"), default="off")
+SERIAL_COMPILES: Final = Setting(
+    "WHEELCUDA_SERIAL_COMPILES", "flag",
+    "Leaves a torch extension's compiles that setuptools makes one after another (no "
+    "ninja) to run one after another: each error then comes right after its file.",
+    ("_overlap.py",), default="off: they run side by side in the compile pool, and each "
+    "extension's link waits for its objects")
 NO_PROGRESS: Final = Setting(
     "WHEELCUDA_NO_PROGRESS", "flag",
     "Keeps the tree's compilers off your terminal: uv and pip builds then say nothing of "
@@ -328,9 +334,9 @@ ALL: Final = (CACHE_DIR, STORE_DIR, TOOLKIT, INSTALLER, CXX_STD, SPLIT_COMPILE, 
               COMPILE_CACHE,
               CLANG, LLVM_ROOT, LOCAL_ROOT, REDIST_URL, REDIST_MANIFEST, ALLOW_HTTP, INDEX_URL,
               PUBLISH_URL, PREBUILT_URL, INDEX_USERNAME, INDEX_PASSWORD, NO_GPU_PROBE,
-              NO_PROGRESS, NO_WARM, DEBUG, ARCHS, ALL_ARCHS, REAL_CXX, JOB_GB, NVCC_LOG,
-              PROGRESS, ORDER, CLANG_VERSION, PTXAS_VERSION, CLANG_ID, NVCC_HERE, NVFATBIN,
-              FATBIN_SASS, CACHE_PROGRAM, ADMITTED, ENV_INDEX, ENV_SET, BUILD_KEY, SET)
+              SERIAL_COMPILES, NO_PROGRESS, NO_WARM, DEBUG, ARCHS, ALL_ARCHS, REAL_CXX, JOB_GB,
+              NVCC_LOG, PROGRESS, ORDER, CLANG_VERSION, PTXAS_VERSION, CLANG_ID, NVCC_HERE,
+              NVFATBIN, FATBIN_SASS, CACHE_PROGRAM, ADMITTED, ENV_INDEX, ENV_SET, BUILD_KEY, SET)
 
 _BY_NAME: Final = {s.name: s for s in ALL}
 

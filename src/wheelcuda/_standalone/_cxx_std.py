@@ -22,10 +22,11 @@ import re
 import sys
 
 try:
-    from . import _progress, _tree, _view
+    from . import _overlap, _progress, _tree, _view
 except ImportError:  # run from a tree's bin/, beside them
     sys.dont_write_bytecode = True  # no __pycache__ in a tree (the shim says -B too)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import _overlap  # type: ignore[import-not-found,no-redef]
     import _progress  # type: ignore[import-not-found,no-redef]
     import _tree  # type: ignore[import-not-found,no-redef]
     import _view  # type: ignore[import-not-found,no-redef]
@@ -159,16 +160,21 @@ def main() -> None:
         log_raised(raised, want, "host")
     try:
         found = _tree.which(real[0], environ.get("PATH", os.defpath))
-        if found and "-c" in args and _progress.sources(args):
-            # through sccache (CXX="sccache g++"): its server, which the first compile
-            # starts, outlives the compile, so it keeps the user's TMPDIR (_progress.Call)
-            cached = os.path.basename(found).startswith("sccache") and len(real) > 1
-            cache = None if cached or environ.get(_progress.ADMITTED_VAR) else \
-                _tree.compile_cache(environ)[1]
-            if cache:
-                sys.exit(_through_cache(cache, real, args, here, environ))
-            sys.exit(_progress.run(_progress.Call(found, [*real, *args], cached=cached), here,
-                                   environ))
+        if found and "-c" in args and (sources := _progress.sources(args)):
+            def compile_() -> int:
+                # through sccache (CXX="sccache g++"): its server, which the first compile
+                # starts, outlives the compile, so it keeps the user's TMPDIR (_progress.Call)
+                cached = os.path.basename(found).startswith("sccache") and len(real) > 1
+                cache = None if cached or environ.get(_progress.ADMITTED_VAR) else \
+                    _tree.compile_cache(environ)[1]
+                if cache:
+                    return _through_cache(cache, real, args, here, environ)
+                return _progress.run(_progress.Call(found, [*real, *args], cached=cached),
+                                     here, environ)
+            # setuptools' calls one after another: side by side (_overlap.py)
+            sys.exit(_overlap.run(args, sources, environ, compile_))
+        # torch links its extensions with CXX: a link of objects still compiling waits
+        _overlap.joined(args, "wheelcuda-c++")
         os.execvp(real[0], [*real, *args])  # noqa: S606 - argv list
     except OSError as exc:
         sys.stderr.write(f"wheelcuda-c++: cannot run the host compiler {real}: "

@@ -41,7 +41,7 @@ import sys
 from collections.abc import Iterator
 
 try:
-    from . import _cxx_std, _machine, _progress, _tree, _view
+    from . import _cxx_std, _machine, _overlap, _progress, _tree, _view
     from . import _nvcc_table as _table
 except ImportError:  # run as a script from a tree's bin/, beside them
     sys.dont_write_bytecode = True  # no __pycache__ in a tree (the trampoline says -B too)
@@ -49,6 +49,7 @@ except ImportError:  # run as a script from a tree's bin/, beside them
     import _cxx_std  # type: ignore[import-not-found,no-redef]
     import _machine  # type: ignore[import-not-found,no-redef]
     import _nvcc_table as _table  # type: ignore[import-not-found,no-redef]
+    import _overlap  # type: ignore[import-not-found,no-redef]
     import _progress  # type: ignore[import-not-found,no-redef]
     import _tree  # type: ignore[import-not-found,no-redef]
     import _view  # type: ignore[import-not-found,no-redef]
@@ -279,17 +280,21 @@ def main() -> None:
     argv = [os.path.join(here, "nvcc"), *args]
     try:
         if any(a in COMPILES for a in args):  # admitted, timed and told (_progress.py)
-            cache = compile_cache(environ) if not environ.get(_progress.ADMITTED_VAR) \
-                else None
-            if cache:
-                sys.exit(_cached(cache, args, here=here, real=real, environ=environ,
-                                 own=own, fixed=fixed, log=prefix))
-            # a split that follows the machine's load (a fixed one is in args already)
-            split = None if own is None or fixed is not None else \
-                (lambda threads: [argv[0], *add_split(args, threads, inherited)])
-            sys.exit(_progress.run(_progress.Call(real, [argv[0], *args], threads=own or 1,
-                                                  split=split, fixed_split=fixed, log=prefix),
-                                   here, environ))
+            def compile_() -> int:
+                cache = compile_cache(environ) if not environ.get(_progress.ADMITTED_VAR) \
+                    else None
+                if cache:
+                    return _cached(cache, args, here=here, real=real, environ=environ,
+                                   own=own, fixed=fixed, log=prefix)
+                # a split that follows the machine's load (a fixed one is in args already)
+                split = None if own is None or fixed is not None else \
+                    (lambda threads: [argv[0], *add_split(args, threads, inherited)])
+                return _progress.run(_progress.Call(real, [argv[0], *args], threads=own or 1,
+                                                    split=split, fixed_split=fixed,
+                                                    log=prefix), here, environ)
+            # setuptools' calls one after another: side by side (_overlap.py)
+            sys.exit(_overlap.run(args, _progress.sources(args), environ, compile_))
+        _overlap.joined(args, "nvcc")  # a link of objects still compiling waits for them
         _log(prefix + " ".join(args))
         os.execv(real, argv)  # noqa: S606 - argv list
     except OSError as exc:  # a compiler that cannot run: say which, not a traceback

@@ -28,13 +28,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TypeVar
 
 try:
-    from . import _build, _events, _machine, _pool, _tree
+    from . import _build, _events, _machine, _overlap, _pool, _tree
     from . import _nvcc_table as _table
 except ImportError:  # run from a tree's bin/, beside them
     import _build  # type: ignore[import-not-found,no-redef]
     import _events  # type: ignore[import-not-found,no-redef]
     import _machine  # type: ignore[import-not-found,no-redef]
     import _nvcc_table as _table  # type: ignore[import-not-found,no-redef]
+    import _overlap  # type: ignore[import-not-found,no-redef]
     import _pool  # type: ignore[import-not-found,no-redef]
     import _tree  # type: ignore[import-not-found,no-redef]
 
@@ -229,7 +230,7 @@ class _Teller:
 
 
 def _run(call: Call, here: str, environ: Mapping[str, str], caught: _Caught) -> int:
-    build = _quietly(_build.find)
+    build = _quietly(_build.find, _overlap.caller())  # a detached compile: its caller's
     package, version = (_quietly(_build.package_name, build.cwd) or ("", "")) if build \
         else ("", "")
     facts = _tree.config(here)

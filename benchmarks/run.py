@@ -55,6 +55,11 @@ B16 the first user's world on 2 cores (torch 2.10.0+cu128 from PyPI, the clang r
 The uv route on the GPU machine (examples/uvroute_gpu.sh): flash-attn by `uv add`, the
     order its files started in (benchmarks/uvroute_gpu.json)
 
+B17 packages of many extensions built without ninja: their files side by side against
+    one at a time, by install and by the uv route (benchmarks/b17_extensions.py, hours on
+    2 cores: run on purpose; its kept pairs, benchmarks/b17.json, are quoted in every
+    table)
+
 Prints one table and writes it to benchmarks/results.md (quoted by the README).
 Needs `make torch-venv wheels-venv`, network for causal-conv1d's sdist (or a uv
 cache holding it), and about 40 minutes on 2 cores (B1's full build is 25 of them).
@@ -81,6 +86,7 @@ import b13_routes
 import b14_compile_cache
 import b15_pool
 import b16_first_user
+import b17_extensions
 import never_twice
 
 REPO = Path(__file__).resolve().parents[1]
@@ -448,7 +454,8 @@ def table(r: dict[str, float], machine: str) -> str:
         rows += b14_compile_cache.b14_rows(r)  # type: ignore[arg-type]
     rows += b15_pool.b15_rows(r.get("b15"))  # type: ignore[arg-type]
     return render(rows + b11_rows() + b13_routes.b13_rows() + b14_gpu_rows()
-                  + b16_first_user.b16_rows() + never_twice.rows() + uvroute_gpu_rows(),
+                  + b16_first_user.b16_rows() + never_twice.rows() + uvroute_gpu_rows()
+                  + b17_extensions.b17_rows(),
                   machine)
 
 

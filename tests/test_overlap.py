@@ -124,3 +124,18 @@ def test_the_detached_compile_knows_its_caller(tmp_path: Path, from_python: None
     assert _overlap.run(_args(obj), ["a.cu"], {}, compile_) == 0
     assert _overlap.join([str(obj)]) == []
     assert told.read_text() == str(os.getppid())  # this process's parent: the caller's build
+
+
+def test_a_host_compile_asks_later_than_a_cuda_one(tmp_path: Path, from_python: None) -> None:
+    """setuptools calls the main .cpp first; the .cu after it is the longer one."""
+    began = {}
+    start = time.monotonic()
+    for name in ("main.cpp", "kernel.cu"):
+        obj = tmp_path / f"{name}.o"
+        told = tmp_path / f"{name}.t"
+        assert _overlap.run([*_args(obj)[:2], name, *_args(obj)[3:]], [name], {},
+                            lambda told=told: (told.write_text(str(time.monotonic())), 0)[1]) == 0
+        began[name] = told
+    assert _overlap.join([str(tmp_path / f"{n}.o") for n in began]) == []
+    cpp, cu = (float(began[n].read_text()) - start for n in ("main.cpp", "kernel.cu"))
+    assert cu < 0.5 and cpp >= _overlap.HOST_LAG_S, (cpp, cu)

@@ -228,11 +228,17 @@ NO_TORCH = ("its sdist does not ask for torch at build time (No module named 'to
             "pip's isolated build environment has none, and constraints only constrain")
 
 
+#: uv's own lines around a failed build, which say that it failed, not why
+_UV_WORDS = ("cause: the build backend returned an error", "error: failed to",
+             "hint:", "help:")
+
+
 def _why(text: str) -> str:
     """The line that says why a build failed, for the table."""
-    wanted = re.compile(r"error|Error|raise|No module|not found|unsupported", re.I)
+    wanted = re.compile(r"error|raise|exception|no module|not found|unsupported", re.I)
     lines = [ln.strip() for ln in text.splitlines() if wanted.search(ln)
-             and "warning" not in ln.lower()]
+             and "warning" not in ln.lower()
+             and not ln.strip().lower().startswith(_UV_WORDS)]
     return (lines[-1] if lines else text.strip().splitlines()[-1] if text.strip() else "")[:300]
 
 

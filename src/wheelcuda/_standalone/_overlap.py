@@ -42,6 +42,11 @@ import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 
+try:
+    from . import _tree
+except ImportError:  # run from a tree's bin/, beside it
+    import _tree  # type: ignore[import-not-found,no-redef]
+
 VAR = "WHEELCUDA_SERIAL_COMPILES"
 #: Beside each object still compiling: locked by the compile, then its exit code.
 PENDING = ".wheelcuda-pending"
@@ -76,7 +81,7 @@ def wanted(args: Sequence[str], sources: Sequence[str], environ: Mapping[str, st
     """Whether a compile call may return before it compiles (pure): a torch extension's
     one source to one object, called by Python itself (setuptools; not ninja or make,
     which run their own jobs, and run them through a shell), not turned off."""
-    if environ.get(VAR, "").strip().lower() in ("1", "true", "yes", "on"):
+    if _tree.flag(environ.get(VAR)):
         return False
     return (len(sources) == 1 and output(args) is not None
             and any(a.startswith(_TORCH_EXTENSION) for a in args)

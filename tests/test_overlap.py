@@ -14,6 +14,8 @@ import pytest
 from wheelcuda._standalone import _overlap
 
 TORCH = ["-DTORCH_EXTENSION_NAME=ext_a", "-DTORCH_API_INCLUDE_EXTENSION_H"]
+#: the build's CXX: the tree's host shim, as every route sets it
+SHIM = {"CXX": "/c/homes/cu13.0-x/bin/wheelcuda-c++"}
 
 
 def _args(obj: Path) -> list[str]:
@@ -23,6 +25,11 @@ def _args(obj: Path) -> list[str]:
 @pytest.mark.parametrize(("args", "sources", "environ", "parent", "want"), [
     (["-c", "a.cu", "-o", "a.o", *TORCH], ["a.cu"], {}, "/usr/bin/python3.11", True),
     (["-c", "a.cpp", "-o", "a.o", *TORCH], ["a.cpp"], {}, "/opt/py/bin/pypy3", True),
+    (["-c", "a.cu", "-o", "a.o", *TORCH], ["a.cu"], {"CXX": "ccache /t/bin/wheelcuda-c++"},
+     "python3", True),
+    # the link would not run the shim: g++ does not wait
+    (["-c", "a.cu", "-o", "a.o", *TORCH], ["a.cu"], {"CXX": "g++"}, "python3", False),
+    (["-c", "a.cu", "-o", "a.o", *TORCH], ["a.cu"], {"CXX": ""}, "python3", False),
     # ninja and make run their own jobs, through a shell
     (["-c", "a.cu", "-o", "a.o", *TORCH], ["a.cu"], {}, "/bin/dash", False),
     (["-c", "a.cu", "-o", "a.o", *TORCH], ["a.cu"], {}, "/usr/bin/ninja", False),
@@ -38,7 +45,7 @@ def _args(obj: Path) -> list[str]:
 def test_which_calls_may_return_at_once(args: list[str], sources: list[str],
                                         environ: dict[str, str], parent: str,
                                         want: bool) -> None:
-    assert _overlap.wanted(args, sources, environ, parent) is want
+    assert _overlap.wanted(args, sources, {**SHIM, **environ}, parent) is want
 
 
 def test_output() -> None:
@@ -62,7 +69,7 @@ def test_answered_at_once_then_the_link_waits(tmp_path: Path, from_python: None)
         return 0
 
     start = time.monotonic()
-    assert _overlap.run(_args(obj), ["a.cu"], {}, compile_) == 0  # the parent, at once
+    assert _overlap.run(_args(obj), ["a.cu"], SHIM, compile_) == 0  # the parent, at once
     assert time.monotonic() - start < 0.8
     # emptied at once: newer than an extension built before, never the old object
     assert obj.read_bytes() == b""
@@ -77,8 +84,8 @@ def test_answered_at_once_then_the_link_waits(tmp_path: Path, from_python: None)
 def test_a_failed_compile_fails_the_link_and_names_its_file(
         tmp_path: Path, from_python: None, capsys: pytest.CaptureFixture[str]) -> None:
     objs = [tmp_path / "a.o", tmp_path / "b.o"]
-    assert _overlap.run(_args(objs[0]), ["a.cu"], {}, lambda: 0) == 0
-    assert _overlap.run(_args(objs[1]), ["b.cu"], {}, lambda: 2) == 0
+    assert _overlap.run(_args(objs[0]), ["a.cu"], SHIM, lambda: 0) == 0
+    assert _overlap.run(_args(objs[1]), ["b.cu"], SHIM, lambda: 2) == 0
     with pytest.raises(SystemExit) as stopped:
         _overlap.joined([str(o) for o in objs], "wheelcuda-c++")
     assert stopped.value.code == 1
@@ -97,8 +104,8 @@ def test_a_compile_that_raises_or_exits_is_still_told(tmp_path: Path,
         raise SystemExit(3)
 
     a, b = tmp_path / "a.o", tmp_path / "b.o"
-    assert _overlap.run(_args(a), ["a.cu"], {}, raises) == 0
-    assert _overlap.run(_args(b), ["b.cu"], {}, exits) == 0
+    assert _overlap.run(_args(a), ["a.cu"], SHIM, raises) == 0
+    assert _overlap.run(_args(b), ["b.cu"], SHIM, exits) == 0
     assert _overlap.join([str(a), str(b)]) == [(str(a), "1"), (str(b), "3")]
 
 
@@ -106,10 +113,10 @@ def test_compiled_here_when_not_wanted_or_the_folder_is_not_writable(
         tmp_path: Path, from_python: None) -> None:
     seen = []
     obj = tmp_path / "a.o"
-    assert _overlap.run(_args(obj), ["a.cu"], {_overlap.VAR: "1"},
+    assert _overlap.run(_args(obj), ["a.cu"], {**SHIM, _overlap.VAR: "1"},
                         lambda: seen.append(os.getpid()) or 5) == 5
     missing = tmp_path / "no-such-folder" / "a.o"
-    assert _overlap.run(_args(missing), ["a.cu"], {}, lambda: seen.append(os.getpid()) or 6) == 6
+    assert _overlap.run(_args(missing), ["a.cu"], SHIM, lambda: seen.append(os.getpid()) or 6) == 6
     assert seen == [os.getpid(), os.getpid()]  # in this process, its code returned
 
 
@@ -121,7 +128,7 @@ def test_the_detached_compile_knows_its_caller(tmp_path: Path, from_python: None
         return 0
 
     assert _overlap.caller() is None
-    assert _overlap.run(_args(obj), ["a.cu"], {}, compile_) == 0
+    assert _overlap.run(_args(obj), ["a.cu"], SHIM, compile_) == 0
     assert _overlap.join([str(obj)]) == []
     assert told.read_text() == str(os.getppid())  # this process's parent: the caller's build
 
@@ -133,7 +140,7 @@ def test_a_host_compile_asks_later_than_a_cuda_one(tmp_path: Path, from_python: 
     for name in ("main.cpp", "kernel.cu"):
         obj = tmp_path / f"{name}.o"
         told = tmp_path / f"{name}.t"
-        assert _overlap.run([*_args(obj)[:2], name, *_args(obj)[3:]], [name], {},
+        assert _overlap.run([*_args(obj)[:2], name, *_args(obj)[3:]], [name], SHIM,
                             lambda told=told: (told.write_text(str(time.monotonic())), 0)[1]) == 0
         began[name] = told
     assert _overlap.join([str(tmp_path / f"{n}.o") for n in began]) == []

@@ -52,6 +52,9 @@ VAR = "WHEELCUDA_SERIAL_COMPILES"
 PENDING = ".wheelcuda-pending"
 #: torch's BuildExtension passes it to each compile of an extension it builds.
 _TORCH_EXTENSION = "-DTORCH_EXTENSION_NAME="
+#: The tree's host shim (_rules/tree.py HOST_SHIM), which every wheelcuda route makes
+#: the build's CXX: the linker of torch's extensions, and so the one that waits.
+HOST_SHIM = "wheelcuda-c++"
 #: How much later than a CUDA compile a detached host compile asks for its turn: the
 #: .cu files an extension lists after its .cpp files come within a few Python starts
 #: (about 0.1 s each on an idle 2-core machine).
@@ -80,8 +83,12 @@ def wanted(args: Sequence[str], sources: Sequence[str], environ: Mapping[str, st
            parent_exe: str) -> bool:
     """Whether a compile call may return before it compiles (pure): a torch extension's
     one source to one object, called by Python itself (setuptools; not ninja or make,
-    which run their own jobs, and run them through a shell), not turned off."""
-    if _tree.flag(environ.get(VAR)):
+    which run their own jobs, and run them through a shell), whose link will run the
+    tree's host shim (CXX names it: ``export CXX=g++`` after ``env`` links with g++,
+    which would not wait), not turned off."""
+    if _tree.flag(environ.get(VAR)) or not any(
+            os.path.basename(w) == HOST_SHIM
+            for w in _tree.split_command(environ.get("CXX", ""))):
         return False
     return (len(sources) == 1 and output(args) is not None
             and any(a.startswith(_TORCH_EXTENSION) for a in args)

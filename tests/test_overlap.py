@@ -146,3 +146,10 @@ def test_a_host_compile_asks_later_than_a_cuda_one(tmp_path: Path, from_python: 
     assert _overlap.join([str(tmp_path / f"{n}.o") for n in began]) == []
     cpp, cu = (float(began[n].read_text()) - start for n in ("main.cpp", "kernel.cu"))
     assert cu < 0.5 and cpp >= _overlap.HOST_LAG_S, (cpp, cu)
+
+
+def test_the_shim_it_looks_for_is_the_one_trees_have() -> None:
+    """_overlap.py is standalone (it cannot import _rules): its copy of the name agrees."""
+    from wheelcuda._rules import tree  # noqa: PLC0415
+
+    assert _overlap.HOST_SHIM == os.path.basename(tree.HOST_SHIM)

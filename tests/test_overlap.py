@@ -152,4 +152,4 @@ def test_the_shim_it_looks_for_is_the_one_trees_have() -> None:
     """_overlap.py is standalone (it cannot import _rules): its copy of the name agrees."""
     from wheelcuda._rules import tree  # noqa: PLC0415
 
-    assert _overlap.HOST_SHIM == os.path.basename(tree.HOST_SHIM)
+    assert os.path.basename(tree.HOST_SHIM) == _overlap.HOST_SHIM

@@ -8,14 +8,17 @@
 # setuptools from an index of the venv's own distributions (examples/repack_installed.py).
 # Prints one `CORPUS {json}` line per package and route, as examples/gpu_corpus.sh does.
 #   usage: examples/gpu_corpus_routes.sh REPO WHEELS NAME...
-#   WHEELS holds the sdists, tomlkit's wheel and pip's (>= 25.3, for --build-constraint)
+#   WHEELS holds the sdists, tomlkit's wheel, pip's (>= 25.3, for --build-constraint) and
+#   what packages import at run time (scipy for torch-cluster)
+#   CORPUS_ROUTES="uv-pip" runs one route; the last line is CORPUS-DONE
 set -u
 repo=$(cd "$1" && pwd); wheels=$(cd "$2" && pwd); shift 2
 venv=/opt/torch/.venv
 py=$venv/bin/python3
 cuobjdump=/usr/local/cuda/bin/cuobjdump
 idx=/root/idx
-rm -rf /root/wcdeps && uv pip install -q --target /root/wcdeps "$wheels"/tomlkit-*.whl
+rm -rf /root/wcdeps && uv pip install -q --no-deps --target /root/wcdeps \
+    $(ls "$wheels"/*.whl | grep -v '/pip-')
 uv pip install -q --python "$py" "$wheels"/pip-*.whl
 [ -d $idx/simple ] || "$py" "$repo/examples/repack_installed.py" \
     "$(echo $venv/lib/python3.*/site-packages)" $idx "$wheels" >/dev/null
@@ -29,7 +32,7 @@ wc="$py -m wheelcuda"
 for name in "$@"; do
     sdist=$(ls "$wheels"/$(echo "$name" | tr - _)-*.tar.gz "$wheels"/"$name"-*.tar.gz \
             2>/dev/null | head -1)
-    for route in uv-pip pip; do
+    for route in ${CORPUS_ROUTES:-uv-pip pip}; do
         w=/root/route-$name-$route; rm -rf "$w"; mkdir -p "$w"; log=$w/log
         "$py" -m pip uninstall -q -y "$name" >/dev/null 2>&1
         start=$(date +%s)
@@ -67,3 +70,4 @@ print('CORPUS ' + json.dumps({'name': sys.argv[1], 'route': sys.argv[2],
             "$(grep -v '^ *$' "$log" | tail -6)"
     done
 done
+echo CORPUS-DONE

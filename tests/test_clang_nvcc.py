@@ -72,6 +72,15 @@ def test_a_cuda_compile_includes_nvccs_host_min_and_max_first() -> None:
     assert "__attribute__((host))" in cn.HOST_MATH_TEXT  # device code keeps clang's own
 
 
+def test_narrowing_in_a_braced_initializer_warns_as_with_nvcc() -> None:
+    """nvcc builds `int64_t d[] = {size_t_value}` with a warning (torch-harmonics 0.8.1);
+    clang makes it an error unless told otherwise: each CUDA compile tells it."""
+    argv = cn.command(translate(["-c", "k.cu", "-arch=sm_90"]), "clang++", HOME)
+    assert "-Wno-error=c++11-narrowing" in argv
+    assert "-Wno-error=c++11-narrowing" not in cn.command(translate(["-c", "k.cpp"]),
+                                                          "clang++", HOME)
+
+
 def test_ptx_only_targets_keep_no_sass() -> None:
     t = translate(["-gencode", "arch=compute_90,code=compute_90", "-c", "k.cu"])
     argv = cn.command(t, "clang++", HOME)

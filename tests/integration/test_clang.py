@@ -149,6 +149,8 @@ HOST_MAX = r"""
 #include <cstdio>
 __global__ void k(int* x, float* f) { x[0] = max(x[0], 3); f[0] = min(f[0], 2.0f); }
 __host__ __device__ int both(int a, unsigned b) { return max(a, b); }
+__global__ void narrow(long long* o, size_t n) { long long d[] = {n, 2}; o[0] = d[0]; }
+long long narrow_host(size_t n) { long long d[] = {n}; return d[0]; }
 int main() {
   int a = max(2, 7); unsigned b = min(3u, 9u); long long c = max(5ll, -2ll);
   float d = min(1.5f, 0.5f); double e = max(2.0, 3.5); unsigned g = max(-1, 2u);
@@ -168,7 +170,9 @@ def test_host_code_calling_min_and_max_builds_as_with_nvcc(
     it: nvcc's crt/math_functions.hpp declares min and max __host__ __device__, clang's
     CUDA headers device-only; so is sincos(float), which the host's <cmath> lacks too.
     The host results are nvcc 13.0's for the same file (seen here: 7 3 5 0.5 3.5
-    4294967295 4 2 5 0.479426 0.877583)."""
+    4294967295 4 2 5 0.479426 0.877583). torch-harmonics 0.8.1 failed the same way on
+    `int64_t d[] = {size_t_value}`, which nvcc builds with a warning and clang refuses
+    by default: `narrow` is that line, in device and host code."""
     (tmp_path / "m.cu").write_text(HOST_MAX)
     r = sandbox.shell(f"""set -e; cd {tmp_path}
 eval "$({wheelcuda_cmd} env --toolkit clang --arch 9.0 --python {cu128_venv})"

@@ -40,7 +40,9 @@ WHEELS = ("nvidia-cuda-nvcc-cu12==12.8.93", "nvidia-cuda-runtime-cu12==12.8.90",
           "nvidia-cuda-cccl-cu12==12.8.90", "nvidia-nvfatbin-cu12==12.8.90",
           "nvidia-curand-cu12==10.3.9.90", "nvidia-nvjitlink-cu12==12.8.93",
           "nvidia-cublas-cu12==12.8.4.1", "nvidia-cusparse-cu12==12.5.8.93",
-          "nvidia-cusolver-cu12==11.7.3.90")
+          "nvidia-cusolver-cu12==11.7.3.90", "nvidia-cufft-cu12==11.3.3.83",
+          "nvidia-cuda-nvrtc-cu12==12.8.93", "nvidia-nvtx-cu12==12.8.90",
+          "nvidia-cuda-cupti-cu12==12.8.90")
 
 
 def kept(name: str) -> bool:

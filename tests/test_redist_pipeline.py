@@ -20,7 +20,8 @@ from tests import redist_server as rs
 from tests.test_localcuda import toolkit
 from wheelcuda import _pipeline as pipeline
 from wheelcuda._context import Context
-from wheelcuda._rules import checks
+from wheelcuda._data import catalog
+from wheelcuda._rules import checks, pins
 from wheelcuda._values import Torch
 
 
@@ -313,15 +314,21 @@ def test_uv_config_for_a_cu12_torch(cu128: Path, server: rs.Server, isolated: Pa
     fakes.torch(site, version="2.9.1+cu128", cuda="12.8", pin=None)
     cu128 = venv / "bin/python"
     shutil.rmtree(site / "torch-2.9.1.dist-info")  # PyTorch's index keeps the local label
+    # torch 2.9.1+cu128's own pins of its libraries, each of which the store keeps the
+    # headers of
+    libraries = [p for p in layouts.WHEELS if p.split("==")[0] in pins.header_wheels(12)]
+    assert len(libraries) == len(pins.header_wheels(12))
     fakes.dist_info(site, "torch", "2.9.1+cu128",
-                    requires=["nvidia-cublas-cu12==12.8.4.1; platform_system == 'Linux'",
-                              "nvidia-cusparse-cu12==12.5.8.93",
-                              "nvidia-cusolver-cu12==11.7.3.90"])
+                    requires=[f"{libraries[0]}; platform_system == 'Linux'", *libraries[1:]])
     links = tmp_path / "links"
     # the real wheels' layout (tests/layouts.py): each installs a plain file
     # nvidia/__init__.py beside its folder, which the header trim once took for a folder
-    for name in ("nvidia-cublas-cu12", "nvidia-cusparse-cu12", "nvidia-cusolver-cu12"):
-        layouts.wheel(links, name)
+    # the recorded layout leaves out deep headers; the one the store checks for stays
+    checked = {c.wheels[12]: f"{c.folders[12]}/{c.files[12][0]}" for c in catalog.LIBRARIES
+               if c.name in catalog.HEADER_LIBRARIES}
+    for pin in libraries:
+        name = pin.split("==")[0]
+        layouts.wheel(links, name, {checked[name]: ""})
     fakes.sdist(links, "torch-scatter", "2.1.2")
     uv = Path(sys.executable).parent / "uv"
     env = {"WHEELCUDA_TOOLKIT": "auto", "UV_OFFLINE": "1",
@@ -341,6 +348,8 @@ def test_uv_config_for_a_cu12_torch(cu128: Path, server: rs.Server, isolated: Pa
     assert "-headers-" in header and header.startswith(str(isolated / "toolkits"))
     kept = Path(header).parents[3]  # <store>/nvidia/cusparse/include/cusparse.h
     assert (kept / "nvidia/cublas/include/cublas_v2.h").is_file()
+    # packages include torch's other libraries too (nerfacc: curand.h)
+    assert (home / "include/curand.h").is_file() and (home / "include/cufft.h").is_file()
     assert not list(kept.glob("nvidia/*/lib/*.so*"))  # the libraries are torch's business
     assert variables["TORCH_CUDA_ARCH_LIST"] == "12.0"
     assert "torch 2.9.1+cu128 (CUDA 12.8); nvcc 12.8" in variables["WHEELCUDA_BUILD_KEY"]

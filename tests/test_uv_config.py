@@ -64,7 +64,7 @@ def store(isolated: Path) -> Path:
     folder = isolated / "toolkits" / toolkits.folder_name("==13.0.3")
     fakes.cu13_site(folder)
     (folder / toolkits.MARK).write_text("{}")
-    wanted = ["cuda-toolkit[cublas,cusparse,cusolver]==13.0.3"]
+    wanted = ["cuda-toolkit[cublas,cusparse,cusolver,curand,cufft,nvrtc,nvtx,cupti]==13.0.3"]
     headers = isolated / "toolkits" / toolkits.folder_name(
         "==13.0.3", kind=toolkits.headers_kind(wanted))
     for comp in fakes.catalog.LIBRARIES:

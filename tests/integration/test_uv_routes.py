@@ -20,10 +20,12 @@ import sys
 from pathlib import Path
 
 import pytest
+import tomllib
 
 from tests import fakes
 from tests.integration import sandbox
 from tests.integration.conftest import REPO
+from wheelcuda._data import catalog
 
 pytestmark = pytest.mark.integration
 
@@ -108,6 +110,11 @@ def test_uv_pip_install_with_isolation_after_uv_config(
     text = (work / "uv.toml").read_text()
     assert 'wheelcuda-demo-ext = ["torch==2.14.1"]' in text
     assert "--no-build-isolation" not in r.stderr
+    # the headers of every library torch brings, as its build environment holds them:
+    # nerfacc's curand.h was missing from this tree and found through `install`
+    home = Path(tomllib.loads(text)["extra-build-variables"]["wheelcuda-demo-ext"]["CUDA_HOME"])
+    assert [c.name for c in catalog.LIBRARIES if c.name in catalog.HEADER_LIBRARIES
+            and not (home / c.files[13][0]).is_file()] == []
     assert _archs(cuobjdump, _so(venv)) == ["sm_90"]
     sandbox.assert_no_system_toolkit(r.stdout + r.stderr)
     # uv's build, which wheelcuda did not start, is one `wheelcuda builds` sees (its events

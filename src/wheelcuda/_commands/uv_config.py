@@ -90,7 +90,7 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
     for line in buildplan.warnings(resolved):
         note(line)
     if pipeline.missing_headers(resolved.toolkit):
-        note("warning: the headers of torch's libraries (cuBLAS, cuSPARSE, cuSOLVER) are not in "
+        note("warning: the headers of torch's libraries (cuBLAS, cuSPARSE, cuRAND...) are not in "
              "wheelcuda's store, and torch's CUDA headers include them: builds will fail to "
              "find cusparse.h (run without --no-fetch to fetch them)")
     settings = _settings(resolved, torch, pin_version, found, ctx=ctx)

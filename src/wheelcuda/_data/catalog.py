@@ -156,8 +156,10 @@ CCCL = _component(
 )
 
 
-def _library(name: str, title: str, cu13: str, cu12: str, header: str) -> Component:
-    """A math or tool library: optional, linked in when present (torch's headers use them)."""
+def _library(name: str, title: str, cu13: str, cu12: str, header: str, *, extra: str
+             ) -> Component:
+    """A math or tool library: optional, linked in when present (torch's headers use them);
+    ``extra``: the metapackage's extra that brings it."""
     return _component(
         name,
         title,
@@ -165,31 +167,46 @@ def _library(name: str, title: str, cu13: str, cu12: str, header: str) -> Compon
         folders={13: _CU13, 12: cu12},
         files={13: (f"include/{header}",), 12: (f"include/{header}",)},
         compiler=False,
+        extra=extra,
         versioned_with_cuda=False,
     )
 
 
-#: Libraries whose headers torch's own headers include (ATen/cuda/CUDAContext.h pulls in
-#: cublas_v2.h, cusparse.h, cusolverDn.h); torch's cu12/cu13 wheels depend on them.
+#: The libraries torch's cu12/cu13 wheels depend on (torch 2.14.1 asks for
+#: ``cuda-toolkit[cublas,cudart,cufft,cufile,cupti,curand,cusolver,cusparse,nvjitlink,
+#: nvrtc,nvtx]``); torch's own headers include three (ATen/cuda/CUDAContext.h pulls in
+#: cublas_v2.h, cusparse.h, cusolverDn.h), and packages include the others.
 LIBRARIES: Final = (
-    _library("libcublas", "cuBLAS", "nvidia-cublas", "nvidia/cublas", "cublas_v2.h"),
-    _library("libcusparse", "cuSPARSE", "nvidia-cusparse", "nvidia/cusparse", "cusparse.h"),
-    _library("libcusolver", "cuSOLVER", "nvidia-cusolver", "nvidia/cusolver", "cusolverDn.h"),
-    _library("libcurand", "cuRAND", "nvidia-curand", "nvidia/curand", "curand.h"),
-    _library("libcufft", "cuFFT", "nvidia-cufft", "nvidia/cufft", "cufft.h"),
-    _library("cuda_nvrtc", "NVRTC", "nvidia-cuda-nvrtc", "nvidia/cuda_nvrtc", "nvrtc.h"),
+    _library("libcublas", "cuBLAS", "nvidia-cublas", "nvidia/cublas", "cublas_v2.h",
+             extra="cublas"),
+    _library("libcusparse", "cuSPARSE", "nvidia-cusparse", "nvidia/cusparse", "cusparse.h",
+             extra="cusparse"),
+    _library("libcusolver", "cuSOLVER", "nvidia-cusolver", "nvidia/cusolver", "cusolverDn.h",
+             extra="cusolver"),
+    _library("libcurand", "cuRAND", "nvidia-curand", "nvidia/curand", "curand.h",
+             extra="curand"),
+    _library("libcufft", "cuFFT", "nvidia-cufft", "nvidia/cufft", "cufft.h", extra="cufft"),
+    _library("cuda_nvrtc", "NVRTC", "nvidia-cuda-nvrtc", "nvidia/cuda_nvrtc", "nvrtc.h",
+             extra="nvrtc"),
     _library("libnvjitlink", "nvJitLink", "nvidia-nvjitlink", "nvidia/nvjitlink",
-             "nvJitLink.h"),
-    _library("cuda_nvtx", "NVTX", "nvidia-nvtx", "nvidia/nvtx", "nvtx3/nvToolsExt.h"),
-    _library("cuda_cupti", "CUPTI", "nvidia-cuda-cupti", "nvidia/cuda_cupti", "cupti.h"),
+             "nvJitLink.h", extra="nvjitlink"),
+    _library("cuda_nvtx", "NVTX", "nvidia-nvtx", "nvidia/nvtx", "nvtx3/nvToolsExt.h",
+             extra="nvtx"),
+    _library("cuda_cupti", "CUPTI", "nvidia-cuda-cupti", "nvidia/cuda_cupti", "cupti.h",
+             extra="cupti"),
 )
 
-#: The libraries whose headers torch's own headers include (ATen/cuda/CUDAContextLight.h),
-#: and the metapackage extras that bring them: a tree meant for build environments
-#: wheelcuda cannot see (``uv-config``) keeps their headers in the store (it is written
-#: before uv makes that environment, and outlives a removed .venv).
-HEADER_LIBRARIES: Final = ("libcublas", "libcusparse", "libcusolver")
-HEADER_EXTRAS: Final = ("cublas", "cusparse", "cusolver")
+#: The libraries whose headers a tree meant for build environments wheelcuda cannot see
+#: (``uv-config``) keeps in the store (it is written before uv makes that environment,
+#: and outlives a removed .venv), and the metapackage extras that bring them: torch's,
+#: as that environment will hold them and a tree over an environment's wheels sees them.
+#: Only torch's three once: nerfacc 0.5.3 (`#include <curand.h>`) built through
+#: `install` and failed through uv-config + `uv pip install`, curand.h missing. Not
+#: nvJitLink: the metapackage leaves it unbounded (the index's newest release), and a
+#: tree never mixes two releases' headers in CUDA 13's one include folder.
+HEADER_LIBRARIES: Final = tuple(c.name for c in LIBRARIES if c.name != "libnvjitlink")
+HEADER_EXTRAS: Final = tuple(c.extra for c in LIBRARIES
+                             if c.extra and c.name in HEADER_LIBRARIES)
 
 #: Everything the compiler needs, in the order doctor shows it.
 COMPILER: Final = (NVCC, NVVM, CRT, RUNTIME, CCCL)

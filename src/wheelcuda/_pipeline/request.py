@@ -69,7 +69,7 @@ class Request:
     #: the host compiler and the tree (False: which source, and what is wrong; the
     #: backend's get_requires asks only that)
     tree: bool = True
-    #: with ``fetch``: the headers of torch's libraries (cuBLAS, cuSPARSE, cuSOLVER) into
+    #: with ``fetch``: the headers of torch's libraries (cuBLAS, cuRAND...) into
     #: the store too, when the sources lack them. A tree for build environments
     #: wheelcuda cannot see (``uv-config``) must not lean on any one environment.
     headers: bool = False

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 def header_wheels(major: int) -> tuple[str, ...]:
-    """The wheels whose headers torch's own headers include (cuBLAS, cuSPARSE, cuSOLVER)."""
+    """The wheels of torch's libraries, whose headers the store keeps (cuBLAS, cuRAND...)."""
     return tuple(c.wheels[major] for c in catalog.LIBRARIES
                  if c.name in catalog.HEADER_LIBRARIES and major in c.wheels)
 

@@ -151,7 +151,7 @@ _KINDS = (
     _Kind("", lambda spec, _: catalog.toolkit_requirements(spec), "about 270 MB",
           components=catalog.COMPILER),
     _Kind(HEADERS, lambda _, headers: headers,
-          "about 900 MB to download unless the installer's cache holds them; only the "
+          "about 1.2 GB to download unless the installer's cache holds them; only the "
           "headers are kept",
           components=tuple(c for c in catalog.LIBRARIES
                            if c.name in catalog.HEADER_LIBRARIES),

@@ -367,6 +367,12 @@ def write_table() -> None:
         "",
         "- **setup.py**: the variables its setup.py reads, and what wheelcuda sets of them.",
         "",
+        "- **install**: `wheelcuda install SDIST -- --no-deps` into a venv with torch.",
+        "- **uv-config + uv pip**: `wheelcuda uv-config --write uv.toml SDIST`, then",
+        "  `uv pip install --no-deps torch==<the venv's> SDIST` (isolation on).",
+        "- **constraints + pip**: `wheelcuda constraints`, `eval \"$(wheelcuda env)\"`, then",
+        "  `pip install --no-deps --build-constraint c.txt SDIST` (isolation on).",
+        "",
         "- **clang toolkit (cu128)**: `wheelcuda install --toolkit clang` under torch",
         "  2.9.1+cu128 with clang 22 over NVIDIA's CUDA 12.8 wheels (docs/clang.md), on",
         "  this 2-core machine, for the packages where a cell says so (`--routes clang",
@@ -404,6 +410,8 @@ def write_table() -> None:
                      + " | ".join(cells) + " |")
         if pkg.get("note") and pkg["where"] != "skip":
             notes.append(f"- **{pkg['name']}**: {pkg['note']}")
+        notes += [f"- **{pkg['name']}** ({route}): {text}"
+                  for route, text in pkg.get("route_notes", {}).items()]
         for route, got in routes.items():
             if got.get("check") or got.get("where"):
                 detail = "; ".join(x for x in (got.get("where"), got.get("check")) if x)

@@ -415,8 +415,9 @@ def write_table() -> None:
         for route, got in routes.items():
             if got.get("check") or got.get("where"):
                 detail = "; ".join(x for x in (got.get("where"), got.get("check")) if x)
-                notes.append(f"- **{pkg['name']}** ({route}): {got['status']}, "
-                             f"{', '.join(got.get('archs', []))}; {detail}")
+                archs = ", ".join(got.get("archs", []))
+                notes.append(f"- **{pkg['name']}** ({route}): {got['status']}"
+                             f"{', ' + archs if archs else ''}; {detail}")
     header = next(i for i, line in enumerate(lines) if line.startswith("| package |"))
     lines[header:header] = [_tally(results), ""]
     COMPAT.write_text("\n".join([*lines, "", *notes, ""]) if notes else "\n".join(lines) + "\n")

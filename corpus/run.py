@@ -387,6 +387,10 @@ def write_table() -> None:
         "  of the package index (`WHEELCUDA_CLANG=index`), NVIDIA's archives out of reach;",
         "  sm_120 only is ok (`--routes uv-add-cu128`).",
         "",
+        "A cell's time is its build's, wall clock. On 2026-12-07 the uv-config + uv pip and",
+        "the uv add, cu128 columns ran at the same time on the 2 cores (and beside the",
+        "project's tests for a while): their cells of that day took longer than one alone.",
+        "",
         "| package | version | family | setup.py: reads / wheelcuda sets | install | "
         "uv-config + uv pip | constraints + pip | clang toolkit (cu128) | "
         "uv add, cu128 (the first user's) |",

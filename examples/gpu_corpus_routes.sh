@@ -19,7 +19,7 @@ cuobjdump=/usr/local/cuda/bin/cuobjdump
 idx=/root/idx
 rm -rf /root/wcdeps && uv pip install -q --no-deps --target /root/wcdeps \
     $(ls "$wheels"/*.whl | grep -v '/pip-')
-uv pip install -q --python "$py" "$wheels"/pip-*.whl
+! ls "$wheels"/pip-*.whl >/dev/null 2>&1 || uv pip install -q --python "$py" "$wheels"/pip-*.whl
 [ -d $idx/simple ] || "$py" "$repo/examples/repack_installed.py" \
     "$(echo $venv/lib/python3.*/site-packages)" $idx "$wheels" >/dev/null
 export PYTHONPATH="$repo/src:/root/wcdeps" WHEELCUDA_TOOLKIT=local \

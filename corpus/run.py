@@ -241,13 +241,12 @@ _COMPILER_ERROR = re.compile(r"^\S+:\d+(?::\d+)?: (?:fatal )?error: ")
 def _why(text: str) -> str:
     """The line that says why a build failed, for the table: the first compiler error,
     else the last line that names an error."""
-    first = next((ln.strip() for ln in text.splitlines()
-                  if _COMPILER_ERROR.match(ln.strip())), None)
+    stripped = [ln.strip() for ln in text.splitlines()]
+    first = next((ln for ln in stripped if _COMPILER_ERROR.match(ln)), None)
     if first:  # the build folder's path is uv's random one: from the sdist's top down
         return re.sub(r"^/\S*?/src/", "", first)[:300]
     # uv's resolver says why in its first "Because ..." line
-    because = next((ln.strip() for ln in text.splitlines()
-                    if ln.strip().startswith("cause: Because ")), None)
+    because = next((ln for ln in stripped if ln.startswith("cause: Because ")), None)
     if because:
         return because.removeprefix("cause: ")[:300]
     wanted = re.compile(r"error|raise|exception|no module|not found|unsupported", re.I)

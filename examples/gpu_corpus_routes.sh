@@ -19,7 +19,9 @@ cuobjdump=/usr/local/cuda/bin/cuobjdump
 idx=/root/idx
 rm -rf /root/wcdeps && uv pip install -q --no-deps --target /root/wcdeps \
     $(ls "$wheels"/*.whl | grep -v '/pip-')
-! ls "$wheels"/pip-*.whl >/dev/null 2>&1 || uv pip install -q --python "$py" "$wheels"/pip-*.whl
+if ls "$wheels"/pip-*.whl >/dev/null 2>&1; then  # the pip route's; uv-pip needs none
+    uv pip install -q --python "$py" "$wheels"/pip-*.whl
+fi
 [ -d $idx/simple ] || "$py" "$repo/examples/repack_installed.py" \
     "$(echo $venv/lib/python3.*/site-packages)" $idx "$wheels" >/dev/null
 export PYTHONPATH="$repo/src:/root/wcdeps" WHEELCUDA_TOOLKIT=local \

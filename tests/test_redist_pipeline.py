@@ -324,8 +324,8 @@ def test_uv_config_for_a_cu12_torch(cu128: Path, server: rs.Server, isolated: Pa
     # the real wheels' layout (tests/layouts.py): each installs a plain file
     # nvidia/__init__.py beside its folder, which the header trim once took for a folder
     # the recorded layout leaves out deep headers; the one the store checks for stays
-    checked = {c.wheels[12]: f"{c.folders[12]}/{c.files[12][0]}" for c in catalog.LIBRARIES
-               if c.name in catalog.HEADER_LIBRARIES}
+    checked = {c.wheels[12]: f"{c.folders[12]}/{c.files[12][0]}"
+               for c in catalog.HEADER_COMPONENTS}
     for pin in libraries:
         name = pin.split("==")[0]
         layouts.wheel(links, name, {checked[name]: ""})

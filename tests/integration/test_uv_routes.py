@@ -113,8 +113,8 @@ def test_uv_pip_install_with_isolation_after_uv_config(
     # the headers of every library torch brings, as its build environment holds them:
     # nerfacc's curand.h was missing from this tree and found through `install`
     home = Path(tomllib.loads(text)["extra-build-variables"]["wheelcuda-demo-ext"]["CUDA_HOME"])
-    assert [c.name for c in catalog.LIBRARIES if c.name in catalog.HEADER_LIBRARIES
-            and not (home / c.files[13][0]).is_file()] == []
+    assert [c.name for c in catalog.HEADER_COMPONENTS
+            if not (home / c.files[13][0]).is_file()] == []
     assert _archs(cuobjdump, _so(venv)) == ["sm_90"]
     sandbox.assert_no_system_toolkit(r.stdout + r.stderr)
     # uv's build, which wheelcuda did not start, is one `wheelcuda builds` sees (its events

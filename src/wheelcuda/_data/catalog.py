@@ -204,9 +204,9 @@ LIBRARIES: Final = (
 #: `install` and failed through uv-config + `uv pip install`, curand.h missing. Not
 #: nvJitLink: the metapackage leaves it unbounded (the index's newest release), and a
 #: tree never mixes two releases' headers in CUDA 13's one include folder.
-HEADER_LIBRARIES: Final = tuple(c.name for c in LIBRARIES if c.name != "libnvjitlink")
-HEADER_EXTRAS: Final = tuple(c.extra for c in LIBRARIES
-                             if c.extra and c.name in HEADER_LIBRARIES)
+HEADER_COMPONENTS: Final = tuple(c for c in LIBRARIES if c.name != "libnvjitlink")
+HEADER_LIBRARIES: Final = tuple(c.name for c in HEADER_COMPONENTS)
+HEADER_EXTRAS: Final = tuple(c.extra for c in HEADER_COMPONENTS if c.extra)
 
 #: Everything the compiler needs, in the order doctor shows it.
 COMPILER: Final = (NVCC, NVVM, CRT, RUNTIME, CCCL)

@@ -25,8 +25,7 @@ if TYPE_CHECKING:
 
 def header_wheels(major: int) -> tuple[str, ...]:
     """The wheels of torch's libraries, whose headers the store keeps (cuBLAS, cuRAND...)."""
-    return tuple(c.wheels[major] for c in catalog.LIBRARIES
-                 if c.name in catalog.HEADER_LIBRARIES and major in c.wheels)
+    return tuple(c.wheels[major] for c in catalog.HEADER_COMPONENTS if major in c.wheels)
 
 
 def _pins(requires: tuple[str, ...]) -> dict[str, str]:

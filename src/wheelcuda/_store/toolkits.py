@@ -153,8 +153,7 @@ _KINDS = (
     _Kind(HEADERS, lambda _, headers: headers,
           "about 1.2 GB to download unless the installer's cache holds them; only the "
           "headers are kept",
-          components=tuple(c for c in catalog.LIBRARIES
-                           if c.name in catalog.HEADER_LIBRARIES),
+          components=catalog.HEADER_COMPONENTS,
           finish=_headers_finish, tagged=True),
     _Kind(CLANG, lambda spec, _: clang_data.requirements(catalog.release_of(spec) or ""),
           "about 110 MB to download; curand's headers only are kept",

@@ -75,28 +75,10 @@ WHEELCUDA = str(TOOLS / "wheelcuda")
 LOCAL_INDEXES = [i for i in ("/opt/pypi-more/simple", "/opt/pypi/simple") if Path(i).is_dir()]
 LOCAL_FILES = [f for f in ("/opt/pypi/files", "/opt/pypi-more/files") if Path(f).is_dir()]
 
-#: run inside the built venv: the distribution's packages (the top folders of its .so
-#: files; a top-level extension module itself) imported under torch as users import them
-#: (torch-scatter loads its CUDA or its CPU library, never both: importing each .so
-#: registers its operators twice), and the .so files listed for cuobjdump
-PROBE = """
-import importlib, importlib.metadata as md, json, sys, torch
-dist = md.distribution(sys.argv[1])
-tops, sos, errors = [], [], []
-for f in dist.files or []:
-    s = str(f)
-    if s.endswith(".so") and not s.startswith(".."):
-        sos.append(str(f.locate()))
-        top = s.split("/")[0].split(".")[0]
-        if top not in tops:
-            tops.append(top)
-for top in tops:
-    try:
-        importlib.import_module(top)
-    except Exception as exc:
-        errors.append(f"{top}: {type(exc).__name__}: {exc}"[:300])
-print("PROBE " + json.dumps({"modules": tops, "sos": sos, "errors": errors}))
-"""
+#: run inside the built venv (-P: not with corpus/ on sys.path): imports the built
+#: package as its users do and lists its .so files for cuobjdump; the GPU machine's
+#: script runs the same file
+PROBE = Path(__file__).with_name("probe.py")
 
 
 def packages() -> list[dict[str, Any]]:
@@ -279,7 +261,7 @@ def run_route(pkg: dict[str, Any], route: str, sdist: Path, arch: str, torch_pyt
         print(f"{name} {route}: set-up failed {_why(text)}", flush=True)
         return {"status": "set-up failed", "why": _why(text)}
     start = time.monotonic()
-    full = f"set -e\n{body}\ncd /\n{python} -c '{PROBE}' {name}\n"
+    full = f"set -e\n{body}\ncd /\n{python} -P {PROBE} {name}\n"
     r = sandbox.shell(full, w, extra_env=env(cache, route), timeout=7200)
     seconds = round(time.monotonic() - start)
     text = r.stdout + r.stderr

@@ -49,27 +49,24 @@ for name in "$@"; do
         esac
         code=$?
         seconds=$(( $(date +%s) - start ))
-        probe=$(cd / && "$py" -c "
-import importlib, importlib.metadata as md, json, sys, subprocess, torch
-want = sys.argv[1].lower().replace('_', '-')
-dist = next(d for d in md.distributions() if d.metadata['Name'].lower().replace('_', '-') == want)
-sos, errors, archs = [], [], set()
-for f in dist.files or []:
-    s = str(f)
-    if s.endswith('.so') and not s.startswith('..'):
-        sos.append(str(f.locate()))
-        try: importlib.import_module(s.split('.')[0].replace('/', '.'))
-        except Exception as exc: errors.append(f'{type(exc).__name__}: {exc}'[:300])
-for so in sos:
-    out = subprocess.run([sys.argv[2], '--list-elf', so], capture_output=True, text=True).stdout
+        # the corpus's own probe (corpus/probe.py), then cuobjdump over the .so files it
+        # lists; its stderr is kept: an import can abort the process
+        probe=$(cd / && "$py" -P "$repo/corpus/probe.py" "$name" 2>"$w/probe.err" \
+                | sed -n 's/^PROBE //p' | "$py" -c "
+import json, subprocess, sys
+got = json.loads(sys.stdin.read() or '{}')
+archs = set()
+for so in got.get('sos', []):
+    out = subprocess.run([sys.argv[1], '--list-elf', so], capture_output=True, text=True).stdout
     archs |= {l.rsplit('.', 2)[-2] for l in out.splitlines() if l.strip()}
-print(json.dumps({'archs': sorted(archs), 'errors': errors}))" "$name" "$cuobjdump" 2>/dev/null \
-            | tail -1)
+print(json.dumps({'archs': sorted(archs), 'errors': got.get('errors', ['no PROBE line'])}))" \
+                "$cuobjdump")
         "$py" -c "import json, sys
 print('CORPUS ' + json.dumps({'name': sys.argv[1], 'route': sys.argv[2],
       'code': int(sys.argv[3]), 'seconds': int(sys.argv[4]), 'probe': sys.argv[5],
-      'tail': sys.argv[6]}))" "$name" "$route" "$code" "$seconds" "${probe:-}" \
-            "$(grep -v '^ *$' "$log" | tail -6)"
+      'tail': sys.argv[6], 'probe_err': sys.argv[7]}))" "$name" "$route" "$code" \
+            "$seconds" "${probe:-}" "$(grep -v '^ *$' "$log" | tail -6)" \
+            "$(tail -c 1500 "$w/probe.err")"
     done
 done
 echo CORPUS-DONE

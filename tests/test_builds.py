@@ -3,6 +3,7 @@ build variable changes, and only then; listing and clearing."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,26 @@ def test_same_inputs_same_key() -> None:
 ])
 def test_any_input_that_changes_the_binary_changes_the_key(change: dict[str, Any]) -> None:
     assert key(**change) != key()
+
+
+def test_the_id_is_derived_from_every_field() -> None:
+    """A field added to the key is in its id without a second list to update; the ones
+    that only travel with a shared wheel say so, and stay out."""
+    wider = dataclasses.make_dataclass("Wider", [("extra", str, dataclasses.field(default=""))],
+                                       bases=(buildkey.BuildKey,), frozen=True)
+    assert wider(**BASE, extra="a").id != wider(**BASE, extra="b").id
+    travels = {"libc": "glibc 2.41", "release": "13.0.88", "torch_dist": "2.14.1"}
+    assert key(**travels) == key()
+    # the same id as before it was derived: a user's kept wheels stay found
+    assert key() == "causal-conv1d_1.7.0-818a28cafb4fa371"
+    assert key(cxx_std=20, names=("causal-conv1d",)) == "causal-conv1d-69de8c5dc379d813"
+
+
+def test_the_label_for_uv_changes_with_the_binary_not_the_package() -> None:
+    label = buildkey.BuildKey(**BASE).label()
+    assert label.startswith("torch 2.14.1+cu130 (CUDA 13.0); nvcc 13.0.88; archs 9.0; ")
+    assert buildkey.BuildKey(**{**BASE, "packages": ["other==1"]}).label() == label
+    assert buildkey.BuildKey(**{**BASE, "cxx_std": 20}).label() != label
 
 
 def test_installer_flags_that_change_no_binary_stay_out_of_the_key() -> None:

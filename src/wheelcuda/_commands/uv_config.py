@@ -93,7 +93,7 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
         note("warning: the headers of torch's libraries (cuBLAS, cuSPARSE, cuRAND...) are not in "
              "wheelcuda's store, and torch's CUDA headers include them: builds will fail to "
              "find cusparse.h (run without --no-fetch to fetch them)")
-    settings = _settings(resolved, torch, pin_version, found, ctx=ctx)
+    settings = _settings(resolved, pin_version, found, ctx=ctx)
     index = args.torch_index or uvtorch.torch_index(
         pin_version, uvlock.torch_registry(lock) if lock else None)
     if index:
@@ -208,20 +208,11 @@ def _check_uv(ctx: Context) -> None:
             f"uv self update, or pip install -U 'uv>={UV_NEEDED}'")
 
 
-def build_key(r: pipeline.Resolved, torch: Torch) -> str:
-    """What the built binary depends on, as one readable value (see uvconfig.KEY): the
-    compiler by what compiles (``nvcc 13.0.88``, ``clang 22.1.8 + ptxas 12.8.93``)."""
-    mode = "all archs" if r.request.all_archs else f"archs {arch.to_torch(r.archs)}"
-    host = f"{r.host.family} {r.host.version or r.host.path}"
-    return (f"torch {torch.version} (CUDA {torch.cuda}); {buildkey.compiler_name(r.compiler)}; "
-            f"{mode}; {host}")
-
-
-def _settings(r: pipeline.Resolved, torch: Torch, version: str | None,
+def _settings(r: pipeline.Resolved, version: str | None,
               found: Sequence[uvforms.Package], *, ctx: Context) -> list[uvconfig.Settings]:
     base = r.variables()
     archs = () if r.request.all_archs else r.archs
-    key = build_key(r, torch)
+    key = buildplan.build_key(r, (), (), {}).label()
     # a name's setup.py is read from its sdist on the index uv takes it from
     places = [(p.url, p.flat) for p in uvforms.indexes(ctx)]
     out = []

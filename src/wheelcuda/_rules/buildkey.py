@@ -9,13 +9,14 @@ tag, the C++ ABI, the host compiler and the build variables.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
 import re
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import cxxstd, redact, sharekey
@@ -33,6 +34,21 @@ BUILD_VARIABLES = ("NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "CFLAGS", "CXXFLAG
 NOT_BUILD_ARGS = frozenset({
     "--no-deps", "-q", "--quiet", "-qq", "-v", "--verbose", "-vv", "--no-progress",
     "--reinstall", "--force-reinstall", "-U", "--upgrade", "--no-color"})
+
+
+#: a field's metadata: how it is written as data (the default: tuples as lists)
+_SHOWN = "shown"
+#: a field's metadata: it travels with a shared wheel (:meth:`BuildKey.fields`), and is
+#: not part of this machine's :attr:`BuildKey.id`
+_TRAVELS = "travels"
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _std_text(std: int | None) -> str:
+    return f"raised to c++{std}" if std else "the build's own"
 
 
 @dataclass(frozen=True)
@@ -55,22 +71,22 @@ class BuildKey:
     python: str
     cxx11_abi: bool | None
     prune: bool = True
-    variables: tuple[tuple[str, str], ...] = ()
+    variables: tuple[tuple[str, str], ...] = field(default=(), metadata={_SHOWN: dict})
     installer_args: tuple[str, ...] = ()
     machine: str = ""
     host_compiler: str = ""
-    cxx_std: int | None = None
+    cxx_std: int | None = field(default=None, metadata={_SHOWN: _std_text})
     names: tuple[str, ...] = ()
     #: the C library the wheel is built against: it travels with the wheel (a newer
     #: glibc's symbols do not load on an older one), not part of this machine's :attr:`id`
-    libc: str = ""
+    libc: str = field(default="", metadata={_TRAVELS: True})
     #: the compiler as it travels, when it is not the release of ``compiler``: before a
     #: fetch, the release this machine would fetch (sharekey.compiler_release)
-    release: str | None = None
+    release: str | None = field(default=None, metadata={_TRAVELS: True})
     #: torch's distribution version, where it is not :attr:`torch` (PyPI's torch is
     #: ``2.10.0`` to installers and ``2.10.0+cu128`` to itself): what a wheel variant pins
     #: (_rules/variants.py); the same binary either way, so not part of :attr:`id`
-    torch_dist: str = ""
+    torch_dist: str = field(default="", metadata={_TRAVELS: True})
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "packages", tuple(redact.args(list(self.packages))))
@@ -85,18 +101,28 @@ class BuildKey:
                 **({"torch_dist": self.torch_dist} if self.torch_dist else {})}
 
     def _local(self) -> dict[str, Any]:
-        return {"packages": list(self.packages), "torch": self.torch,
-                "torch_cuda": self.torch_cuda, "compiler": self.compiler, "archs": self.archs,
-                "prune": self.prune, "python": self.python, "cxx11_abi": self.cxx11_abi,
-                "variables": dict(self.variables), "installer_args": list(self.installer_args),
-                "machine": self.machine, "host_compiler": self.host_compiler,
-                "cxx_std": f"raised to c++{self.cxx_std}" if self.cxx_std else "the build's own",
-                "names": list(self.names)}
+        """Every field but those that only travel with a wheel, as data: derived from
+        the dataclass's fields, so that a new field is in :attr:`id` unless it says not."""
+        return {f.name: f.metadata.get(_SHOWN, _plain)(getattr(self, f.name))
+                for f in dataclasses.fields(self) if not f.metadata.get(_TRAVELS)}
 
     @property
     def id(self) -> str:
         """The wheel cache's name for it: ``causal-conv1d-<16 hex>``."""
         return key_id(self._local())
+
+    def label(self) -> str:
+        """The key as one line for an installer's own cache (uv-config writes it into a
+        package's extra-build-variables, which uv keys its built wheels by, where it does
+        not key them by torch: uv issue 16850): what changes a binary, readable first,
+        then the digest of every other field; uv keys by the package, its variables and
+        the wheel's Python tag itself."""
+        mode = f"archs {self.archs}" if self.prune else "all archs"
+        rest = dataclasses.replace(self, packages=(), names=(), variables=(),
+                                   installer_args=(), python="")
+        return (f"torch {self.torch} (CUDA {self.torch_cuda}); "
+                f"{compiler_name(self.compiler)}; {mode}; {self.host_compiler}; "
+                f"key {rest.id.rsplit('-', 1)[1]}")
 
     def shared(self) -> dict[str, Any]:
         """The fields that travel with a shared wheel (sharekey.share_fields)."""

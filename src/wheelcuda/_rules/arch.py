@@ -1,11 +1,9 @@
 """GPU architecture lists: parse, choose, and check against what nvcc can build (pure).
 
-Syntax is torch's TORCH_CUDA_ARCH_LIST: ``8.0;9.0+PTX``, separated by ``;``, spaces or
-commas; a suffix ``a`` or ``f`` (``9.0a``, ``12.0f``) selects the family-specific
-targets; torch's names (``Ampere``, ``Hopper``, ``Blackwell``...) stand for their lists
-(_data/archs.py), and ``native`` means the visible GPUs, as in torch. Order of choice:
-``--arch``, then an existing TORCH_CUDA_ARCH_LIST, then the visible GPUs, else an error
-(torch itself crashes with IndexError there).
+The syntax is torch's TORCH_CUDA_ARCH_LIST, read by the grammar the tree's nvcc wrapper
+reads too (_standalone/_archlist.py); ``native`` means the visible GPUs, as in torch.
+Order of choice: ``--arch``, then an existing TORCH_CUDA_ARCH_LIST, then the visible
+GPUs, else an error (torch itself crashes with IndexError there).
 """
 
 from __future__ import annotations
@@ -14,12 +12,12 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .._data.archs import CUDA_FLOOR, KNOWN, NAMED
+from .._data.archs import CUDA_FLOOR, KNOWN
 from .._data.clang import INDEX_CLANG_VERSION
+from .._standalone import _archlist
 from ..errors import ArchError
 from .checks import parse_version
 
-_ARCH = re.compile(r"^(?:sm_)?(\d+)\.?(\d)?([af]?)(\+PTX)?$", re.IGNORECASE)
 _FIX = "pass --arch with your GPU's compute capability, e.g. --arch 12.0 (RTX PRO 6000 " \
        "Blackwell) or --arch 9.0 (H100/H200); several: --arch '8.0;9.0'; or export " \
        "TORCH_CUDA_ARCH_LIST=9.0"
@@ -43,35 +41,18 @@ class Arch:
         return f"{self.major}.{self.minor}{self.suffix}{'+PTX' if self.ptx else ''}"
 
 
-def parse_one(text: str) -> Arch:
-    """``9.0``, ``12.0+PTX``, ``9.0a``, ``sm_90``, ``90`` -> :class:`Arch`."""
-    m = _ARCH.match(text.strip())
-    if not m:
-        raise ArchError(f"not a GPU architecture: {text!r}", _FIX)
-    digits, minor, suffix, ptx = m.groups()
-    if minor is None:  # "90", "sm_120": last digit is the minor
-        if len(digits) < 2:
-            raise ArchError(f"not a GPU architecture: {text!r}", _FIX)
-        digits, minor = digits[:-1], digits[-1]
-    return Arch(int(digits), int(minor), suffix.lower(), bool(ptx))
-
-
-def expand_names(text: str) -> str:
-    """torch's arch names replaced by what they stand for, as torch does (pure)."""
-    for name, archs in NAMED.items():
-        text = re.sub(rf"(?<![A-Za-z+]){re.escape(name)}(?![A-Za-z+])", archs, text)
-    return text
-
-
 def parse(text: str) -> tuple[Arch, ...]:
     """A whole list, sorted and without duplicates; empty text is an error."""
-    items = [t for t in re.split(r"[;,\s]+", expand_names(text).strip()) if t]
+    try:
+        items = _archlist.targets(text)
+    except ValueError as exc:
+        raise ArchError(f"not a GPU architecture: {exc.args[0]!r}", _FIX) from None
     if not items:
         raise ArchError("the GPU architecture list is empty", _FIX)
     merged: dict[tuple[int, int, str], bool] = {}
-    for a in map(parse_one, items):  # "9.0;9.0+PTX" is one target with PTX
-        key = (a.major, a.minor, a.suffix)
-        merged[key] = merged.get(key, False) or a.ptx
+    for major, minor, suffix, ptx in items:  # "9.0;9.0+PTX" is one target with PTX
+        key = (major, minor, suffix)
+        merged[key] = merged.get(key, False) or ptx
     return tuple(sorted(Arch(*key, ptx) for key, ptx in merged.items()))
 
 

@@ -139,7 +139,7 @@ FACTS = f"bin/{_tree.CONFIG}"
 #: The standalone modules the wrapper and the host shim import, copied beside them into bin/.
 WRAPPER_MODULES = ("_nvcc_wrapper.py", "_pool.py", "_machine.py", "_cxx_std.py",
                    "_progress.py", "_nvcc_table.py", "_build.py", "_events.py", "_tree.py",
-                   "_view.py", "_overlap.py")
+                   "_view.py", "_overlap.py", "_archlist.py")
 
 
 def entry(module: str) -> str:

@@ -41,11 +41,12 @@ import sys
 from collections.abc import Iterator
 
 try:
-    from . import _cxx_std, _machine, _overlap, _progress, _tree, _view
+    from . import _archlist, _cxx_std, _machine, _overlap, _progress, _tree, _view
     from . import _nvcc_table as _table
 except ImportError:  # run as a script from a tree's bin/, beside them
     sys.dont_write_bytecode = True  # no __pycache__ in a tree (the trampoline says -B too)
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import _archlist  # type: ignore[import-not-found,no-redef]
     import _cxx_std  # type: ignore[import-not-found,no-redef]
     import _machine  # type: ignore[import-not-found,no-redef]
     import _nvcc_table as _table  # type: ignore[import-not-found,no-redef]
@@ -76,13 +77,13 @@ UNPRUNED = "# wheelcuda: unpruned"
 
 
 def parse_targets(text: str) -> list[tuple[str, bool]]:
-    """``9.0;12.0a+PTX`` -> ([("90", False), ("120a", True)]) as (number, ptx) (pure)."""
-    out: list[tuple[str, bool]] = []
-    for item in re.split(r"[;,\s]+", text.strip()):
-        m = re.match(r"^(\d+)\.(\d)([af]?)(\+PTX)?$", item, re.IGNORECASE)
-        if m:
-            out.append((m.group(1) + m.group(2) + m.group(3).lower(), bool(m.group(4))))
-    return out
+    """``9.0;12.0a+PTX`` -> ([("90", False), ("120a", True)]) as (number, ptx) (pure), by
+    the command line's grammar (_archlist.py); ValueError for a list it does not read."""
+    found = [(f"{major}{minor}{suffix}", ptx)
+             for major, minor, suffix, ptx in _archlist.targets(text)]
+    if not found:
+        raise ValueError(text)
+    return found
 
 
 def _options(args: list[str]) -> Iterator[tuple[str | None, str, list[str]]]:
@@ -256,7 +257,14 @@ def main() -> None:
             sys.stderr.write("wheelcuda: this call asks for link-time optimization "
                              "(lto_XX or -dlto): left unpruned, it builds every arch it "
                              "names, not only " + archs + "\n")
-        args, warning = rewrite(args, parse_targets(archs))
+        try:
+            wanted = parse_targets(archs)
+        except ValueError as exc:  # a list read wrong would build for the wrong GPUs
+            sys.stderr.write(f"wheelcuda: WHEELCUDA_ARCHS={archs!r}: {exc.args[0]!r} is not "
+                             "a GPU architecture\n  fix: set it as TORCH_CUDA_ARCH_LIST is "
+                             "set (9.0;12.0+PTX), or unset it to build what the build asks\n")
+            sys.exit(1)
+        args, warning = rewrite(args, wanted)
         # a pruned call: let it use the cores its one target leaves idle
         own = own_threads(args, inherited)
         if warning:

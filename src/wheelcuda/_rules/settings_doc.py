@@ -16,7 +16,7 @@ from .._data.settings import Audience, Setting
 
 BEGIN = "<!-- settings:begin -->"
 END = "<!-- settings:end -->"
-_GENERATED = ("<!-- generated from src/wheelcuda/data/settings.py by `make settings-docs`: "
+_GENERATED = ("<!-- generated from src/wheelcuda/_data/settings.py by `make settings-docs`: "
               "edit it there -->")
 #: Each generated file, relative to the repository, and the variables it lists.
 DOCS: Mapping[str, Audience] = MappingProxyType({"README.md": "user",

@@ -22,7 +22,7 @@ from .._context import Context
 from .._pipeline import buildplan
 from .._probe import credentials, shareconf, source
 from .._probe import index as index_probe
-from .._rules import buildkey, packages, sharekey
+from .._rules import sharekey
 from .._store import teamindex, wheelfile
 from ..errors import WheelcudaError
 from .config import Config, read_project
@@ -38,8 +38,7 @@ def key_fields(ctx: Context, config: Config, python: str) -> dict[str, Any] | No
     if r.torch is None or r.torch.cuda is None or not r.archs or name is None:
         return None
     wanted, _ = package_variables(ctx, config, [name], r.archs)
-    variables = buildkey.build_variables(wanted, ctx.environ, packages.prefixes([name]))
-    return buildplan.build_key(r, [source.source_id(ctx.cwd)], [name], variables).shared()
+    return buildplan.build_key(ctx, r, [source.source_id(ctx.cwd)], [name], wanted).shared()
 
 
 def _name(ctx: Context) -> str | None:

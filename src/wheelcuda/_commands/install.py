@@ -143,12 +143,12 @@ def prepare(ctx: Context, pkgs: Sequence[str] | PackageArgs, req: pipeline.Reque
     if r.cxx_std and r.torch is not None:
         origins[cxxstd.VAR] = (f"torch {r.torch.version}'s headers need C++{r.cxx_std}: an "
                                f"older -std is raised; {cxxstd.VAR}=keep keeps the build's own")
-    in_key = buildkey.build_variables(recipe, ctx.environ, packages.prefixes(names))
     # an editable install and a file's list are other keys than the same folder's wheel
     build_key = buildplan.build_key(
-        r, [*(source.source_id(identified(ctx, p, searched, sdists)) for p in pkgs),
-            *(f"-e {source.source_id(d)}" for d in given.editable),
-            *(f"-r {source.source_id(f)}" for f in given.files)], names, in_key, extra)
+        ctx, r, [*(source.source_id(identified(ctx, p, searched, sdists)) for p in pkgs),
+                 *(f"-e {source.source_id(d)}" for d in given.editable),
+                 *(f"-r {source.source_id(f)}" for f in given.files)], names, recipe,
+        installer_args=extra)
     key = build_key.id
     # memory per job and the compile order measured in the last build, when one ran
     profile = progress.from_profile(wheels.profile_of(r.layout, key, [n for n in names if n]))

@@ -212,7 +212,7 @@ def _settings(r: pipeline.Resolved, version: str | None,
               found: Sequence[uvforms.Package], *, ctx: Context) -> list[uvconfig.Settings]:
     base = r.variables()
     archs = () if r.request.all_archs else r.archs
-    key = buildplan.build_key(r, (), (), {}).label()
+    key = buildplan.build_key(ctx, r, (), (), {}).label()
     # a name's setup.py is read from its sdist on the index uv takes it from
     places = [(p.url, p.flat) for p in uvforms.indexes(ctx)]
     out = []

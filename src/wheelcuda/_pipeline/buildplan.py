@@ -24,7 +24,7 @@ from .._data.recipes import RECIPES
 from .._probe import gpus, locate, machine, setup_vars
 from .._probe import torch as torch_probe
 from .._rules import arch as archmod
-from .._rules import environ, jobs, packages, uvtorch
+from .._rules import buildkey, environ, jobs, packages, uvtorch
 from .._rules.buildkey import BuildKey
 from .._rules.checks import Kind, Severity
 from .._standalone import _pool
@@ -159,18 +159,21 @@ def warnings(r: Resolved) -> list[str]:
             and p.kind not in (Kind.ENVIRONMENT, Kind.BUILD_NEEDS)]
 
 
-def build_key(r: Resolved, packages: Sequence[str], names: Sequence[str | None],
-              variables: Mapping[str, str], installer_args: Sequence[str] = ()) -> BuildKey:
-    """This run's build key, for install and the backend alike (one builder, so that
-    neither leaves out a field the other keys on).
-    ``packages`` as the key names them (content hashes, pinned sdists), ``variables`` the
-    build's own (buildkey.build_variables). Before a tree exists (the backend asks a team's
-    index first), the compiler is the release a fetch would bring."""
+def build_key(ctx: Context, r: Resolved, sources: Sequence[str], names: Sequence[str | None],
+              recipe: Mapping[str, str], *, installer_args: Sequence[str] = ()) -> BuildKey:
+    """This run's build key, for every route (install, the backend's team lookup and
+    uv-config's key for uv's cache): one builder, so that none leaves out a field another
+    keys on. ``sources`` as the key names them (content hashes, pinned sdists);
+    ``recipe`` the variables the build is given (package_variables): what of them, and of
+    the user's, enters the key is decided here (buildkey.build_variables). Before a tree
+    exists (the backend asks a team's index first), the compiler is the release a fetch
+    would bring."""
+    variables = buildkey.build_variables(recipe, ctx.environ, packages.prefixes(names))
     torch, host = r.torch, r.host
     assert torch is not None  # the pipeline checked it (need_torch)
     release = r.shared_compiler
     return BuildKey(
-        packages=tuple(packages), torch=torch.version, torch_cuda=torch.cuda,
+        packages=tuple(sources), torch=torch.version, torch_cuda=torch.cuda,
         compiler=r.compiler if r.home is not None or r.fetch.compiler else
         (release or torch.cuda or "?"),
         archs=archmod.to_torch(r.archs), python=r.target.tag,

@@ -51,8 +51,9 @@ ALLOWED = {
     # imported only when WHEELCUDA_NO_WARM is set (warm._no_warm: it costs milliseconds)
     "_warm": {"_store", "_context"},
     "_proc": {"errors"},
-    # how wheelcuda speaks: the logger and the error frame (stdlib logging underneath)
-    "_report": {"_context", "errors", "_rules"},
+    # how wheelcuda speaks: the logger and the error frame (stdlib logging underneath);
+    # the data its rules stand on, for the names of the settings it reads
+    "_report": {"_context", "errors", "_rules", "_data"},
     "_context": set(),
     "errors": set(),
 }

@@ -18,10 +18,11 @@ from collections.abc import Callable
 from typing import TextIO
 
 from ._context import Context
+from ._data import settings as registry
 from ._rules import redact
 from .errors import WheelcudaError
 
-DEBUG_VAR = "WHEELCUDA_DEBUG"
+DEBUG_VAR = registry.DEBUG.name
 LOG = logging.getLogger("wheelcuda")
 
 

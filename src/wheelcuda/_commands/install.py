@@ -32,6 +32,7 @@ from .. import _pipeline as pipeline
 from .. import _proc as proc
 from .. import _report as report
 from .._context import Context
+from .._data import settings as registry
 from .._pipeline import buildplan, preflight
 from .._probe import locate, locks, source
 from .._probe.given import PackageArgs, read_package_args
@@ -268,7 +269,7 @@ def execute(ctx: Context, p: Prepared) -> tuple[int, str]:
         # first (without one, the recipe's guess the tree holds)
         order = build.write_order(p.order) if p.order else None
         lasting, cached, temp = _cache_counts(ctx, p, tmp)
-        env = proc.child_environ(ctx.environ, {**p.variables, "WHEELCUDA_NVCC_LOG": log.name,
+        env = proc.child_environ(ctx.environ, {**p.variables, registry.NVCC_LOG.name: log.name,
                                                **build_watch.build_variables(output, echo,
                                                                              ctx.environ),
                                                **buildplan.order_variables(order), **temp},

@@ -17,6 +17,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from .._context import Context
+from .._data import settings as registry
 from ..errors import ConfigError, WheelcudaError
 from . import index, source, uvlock
 
@@ -154,7 +155,7 @@ def _covered(ctx: Context) -> set[str]:
     for table in _settings_files(ctx):
         variables = table.get("extra-build-variables") or {}
         for name, values in variables.items() if isinstance(variables, Mapping) else ():
-            if isinstance(values, Mapping) and "WHEELCUDA_SET" in values:
+            if isinstance(values, Mapping) and registry.SET.name in values:
                 out.add(str(canonicalize_name(str(name))))
     return out
 

@@ -105,8 +105,8 @@ def build_environ(home: str, archs: Sequence[archmod.Arch], current: Mapping[str
         # Read by the tree's nvcc wrapper: every nvcc call builds exactly these archs,
         # whatever -gencode list the package hard-coded (causal-conv1d's nine
         # targets ignore TORCH_CUDA_ARCH_LIST). --all-archs keeps it.
-        variables["WHEELCUDA_ARCHS"] = archmod.to_torch(archs)
-        variables["WHEELCUDA_ALL_ARCHS"] = "1" if all_archs else "0"
+        variables[registry.ARCHS.name] = archmod.to_torch(archs)
+        variables[registry.ALL_ARCHS.name] = "1" if all_archs else "0"
     variables.update(cxxstd.variables(cxx_std, home, current))
     return variables
 

@@ -28,6 +28,7 @@ import shlex
 from pathlib import Path
 
 from .. import _standalone as standalone
+from .._data import settings as registry
 from .._rules import tree as plan_rules
 from .._rules.clangfit import Clang
 from .._standalone import _clang_nvcc
@@ -112,11 +113,11 @@ def plan_root(wheels: str, clang: Clang, python: str, *, cuda: str, ptxas_versio
         *((f"wheelcuda/{name}", _source(name)) for name in _SOURCES),
         (f"wheelcuda/{_clang_nvcc.HOST_MATH}", _clang_nvcc.HOST_MATH_TEXT),
         (f"{_NVCC}/bin/nvcc", _trampoline(python, nvcc_py, {
-            "WHEELCUDA_CLANG": clang.path, "WHEELCUDA_CLANG_VERSION": clang.version or "",
-            "WHEELCUDA_PTXAS_VERSION": ptxas_version,
-            "WHEELCUDA_CLANG_ID": _ident(clang, python)})),
+            registry.CLANG.name: clang.path, registry.CLANG_VERSION.name: clang.version or "",
+            registry.PTXAS_VERSION.name: ptxas_version,
+            registry.CLANG_ID.name: _ident(clang, python)})),
         (f"{_NVCC}/bin/fatbinary", _trampoline(python, fatbin_py, {
-            "WHEELCUDA_NVFATBIN": os.path.join(wheels, "nvidia/nvfatbin/lib/libnvfatbin.so.12")
+            registry.NVFATBIN.name: os.path.join(wheels, "nvidia/nvfatbin/lib/libnvfatbin.so.12")
         })),
         (f"{_NVCC}/bin/nvcc.profile", "# wheelcuda's clang toolkit: its nvcc reads no profile\n"),
         *((rel, _absent(rel, what)) for rel, what in _ABSENT.items()),

@@ -125,19 +125,25 @@ def test_lto_in_a_path_or_define_does_not_switch_pruning_off(path: str) -> None:
     assert not w.lto(call)
 
 
+def _tree_bin(tmp_path: Path, real: str) -> Path:
+    """A tree's bin/ as synthesis lays it out: the wrapper as nvcc, what it imports beside
+    it, and a real compiler that runs the shell line ``real``."""
+    nvcc = tmp_path / "bin"
+    nvcc.mkdir()
+    (nvcc / w.REAL).write_text(f"#!/bin/sh\n{real}\n")
+    (nvcc / w.REAL).chmod(0o755)
+    shutil.copy(w.__file__, nvcc / "nvcc")
+    for name in WRAPPER_MODULES:
+        shutil.copy(Path(w.__file__).with_name(name), nvcc / name)
+    return nvcc
+
+
 def test_an_unpruned_call_is_said_and_logged(tmp_path: Path) -> None:
     """When pruning is skipped (LTO), the wrapper says so and logs it; install keys the
     wheel as unpruned (install.unpruned_calls)."""
     from wheelcuda._commands import install  # noqa: PLC0415
 
-    nvcc = tmp_path / "bin"
-    nvcc.mkdir()
-    real = nvcc / w.REAL
-    real.write_text("#!/bin/sh\nexit 0\n")
-    real.chmod(0o755)
-    shutil.copy(w.__file__, nvcc / "nvcc")
-    for name in WRAPPER_MODULES:  # what the tree holds beside it
-        shutil.copy(Path(w.__file__).with_name(name), nvcc / name)
+    nvcc = _tree_bin(tmp_path, "exit 0")
     log = tmp_path / "log"
     env = {"WHEELCUDA_ARCHS": "9.0", "WHEELCUDA_NVCC_LOG": str(log), "PATH": "/usr/bin:/bin"}
     r = subprocess.run([sys.executable, str(nvcc / "nvcc"), "-gencode",
@@ -156,14 +162,7 @@ def test_all_archs_takes_the_words_every_flag_takes(tmp_path: Path, value: str,
                                                     pruned: bool) -> None:
     """WHEELCUDA_ALL_ARCHS took only 1, true and TRUE, where every other flag takes yes
     and on as well: `yes` pruned anyway."""
-    nvcc = tmp_path / "bin"
-    nvcc.mkdir()
-    real = nvcc / w.REAL
-    real.write_text('#!/bin/sh\necho "ARGS $*"\n')
-    real.chmod(0o755)
-    shutil.copy(w.__file__, nvcc / "nvcc")
-    for name in WRAPPER_MODULES:
-        shutil.copy(Path(w.__file__).with_name(name), nvcc / name)
+    nvcc = _tree_bin(tmp_path, 'echo "ARGS $*"')
     env = {"WHEELCUDA_ARCHS": "9.0", "WHEELCUDA_ALL_ARCHS": value, "PATH": "/usr/bin:/bin",
            "WHEELCUDA_POOL": str(tmp_path / "pool"), "WHEELCUDA_NO_PROGRESS": "1"}
     r = subprocess.run([sys.executable, str(nvcc / "nvcc"), "-arch=sm_80", "-c", "k.cu"],
@@ -174,14 +173,7 @@ def test_all_archs_takes_the_words_every_flag_takes(tmp_path: Path, value: str,
 
 def test_an_arch_list_the_wrapper_cannot_read_stops_the_compile(tmp_path: Path) -> None:
     """It used to skip what it did not read: `Hoper` pruned every target away."""
-    nvcc = tmp_path / "bin"
-    nvcc.mkdir()
-    real = nvcc / w.REAL
-    real.write_text('#!/bin/sh\necho "ARGS $*"\n')
-    real.chmod(0o755)
-    shutil.copy(w.__file__, nvcc / "nvcc")
-    for name in WRAPPER_MODULES:
-        shutil.copy(Path(w.__file__).with_name(name), nvcc / name)
+    nvcc = _tree_bin(tmp_path, 'echo "ARGS $*"')
     env = {"WHEELCUDA_ARCHS": "9.0;Hoper", "PATH": "/usr/bin:/bin",
            "WHEELCUDA_POOL": str(tmp_path / "pool"), "WHEELCUDA_NO_PROGRESS": "1"}
     r = subprocess.run([sys.executable, str(nvcc / "nvcc"), "-arch=sm_80", "-c", "k.cu"],

@@ -386,6 +386,9 @@ def write_table() -> None:
         "A cell's time is its build's, wall clock. On 2026-12-07 the uv-config + uv pip and",
         "the uv add, cu128 columns ran at the same time on the 2 cores (and beside the",
         "project's tests for a while): their cells of that day took longer than one alone.",
+        "torch-sparse's and torch-cluster's uv-config + uv pip cells ran beside each other,",
+        "beside torch-cluster's uv add, cu128 cell and beside the project's tests for most",
+        "of their time, their compiles taking turns in one compile pool.",
         "",
         "| package | version | family | setup.py: reads / wheelcuda sets | install | "
         "uv-config + uv pip | constraints + pip | clang toolkit (cu128) | "

@@ -320,8 +320,8 @@ ENV_SET: Final = Setting(
 # Written into uv's settings (a package's extra-build-variables) by uv-config.
 BUILD_KEY: Final = Setting(
     "WHEELCUDA_BUILD_KEY", "text",
-    "What a package's binary depends on (torch, the compiler, archs, host compiler), so "
-    "that uv's build cache key changes with it.",
+    "What a package's binary depends on (torch, the compiler, archs, host compiler, then a "
+    "digest of the rest of the build key), so that uv's build cache key changes with it.",
     ("uv",), "internal", setters=("_commands/uv_config.py",))
 SET: Final = Setting(
     "WHEELCUDA_SET", "text",

@@ -78,12 +78,15 @@ UNPRUNED = "# wheelcuda: unpruned"
 
 def parse_targets(text: str) -> list[tuple[str, bool]]:
     """``9.0;12.0a+PTX`` -> ([("90", False), ("120a", True)]) as (number, ptx) (pure), by
-    the command line's grammar (_archlist.py); ValueError for a list it does not read."""
-    found = [(f"{major}{minor}{suffix}", ptx)
-             for major, minor, suffix, ptx in _archlist.targets(text)]
+    the command line's grammar (_archlist.py), a target named twice once (``9.0;Hopper``
+    is 9.0 with PTX, as --arch reads it); ValueError for a list it does not read."""
+    found: dict[str, bool] = {}
+    for major, minor, suffix, ptx in _archlist.targets(text):
+        number = f"{major}{minor}{suffix}"
+        found[number] = found.get(number, False) or ptx
     if not found:
         raise ValueError(text)
-    return found
+    return list(found.items())
 
 
 def _options(args: list[str]) -> Iterator[tuple[str | None, str, list[str]]]:

@@ -29,6 +29,19 @@ TEST_TMP := $(shell mktemp -u /tmp/wheelcuda-test-XXXXXX)
 # free space make test needs in /tmp: 11.7 and 12.1 GB at the peak of two fresh clones'
 # runs (2026-12-01), the module-wide build environments of the backend and uv tests
 TEST_NEEDS_GB ?= 14
+# free space make live needs in /tmp: LIVE_PEAK
+LIVE_NEEDS_GB ?= 30
+# A run holds its folder's lock (flock) while it runs: a folder whose lock nobody holds is a
+# killed run's, removed before the next run starts. A killed run's folders and pip's build
+# environments (5.2 GB each) came to 38 GB, and the next run's pip failed with "No space
+# left on device" (2026-12-07).
+SWEEP := for l in /tmp/wheelcuda-live-*.lock /tmp/wheelcuda-test-*.lock; do \
+    [ -e "$$l" ] && flock -n "$$l" rm -rf "$${l%.lock}" "$$l"; done; true
+# $(call need_free,TARGET,GB): stop with the fix when /tmp has less than GB free
+need_free = free=$$(df -Pk /tmp | awk 'NR==2 {print int($$4 / 1048576)}'); \
+    if [ "$$free" -lt $(2) ]; then \
+    echo "make $(1): needs about $(2) GB free in /tmp (builds unpack torch into their build environments); $$free GB are free. Free some (rm -rf /tmp/pytest-of-$$(id -un); wheelcuda cache prune) and run it again." >&2; \
+    exit 1; fi
 CORPUS_ROUTES := $(or $(ROUTES),install$(comma)uv-pip$(comma)pip)
 comma := ,
 export WHEELCUDA_TEST_TORCH_VENV := $(abspath $(TORCH_VENV))
@@ -88,21 +101,23 @@ settings-docs:
 # A passed test's folder is removed as soon as it ends (tests/conftest.py); the peak is
 # what the largest tests hold at once, checked up front (TEST_NEEDS_GB).
 test: dev torch-venv wheels-venv cu128-venv lint
-	rm -rf $(TEST_TMP)
-	@free=$$(df -Pk $(dir $(TEST_TMP)) | awk 'NR==2 {print int($$4 / 1048576)}'); \
-	if [ "$$free" -lt $(TEST_NEEDS_GB) ]; then \
-	    echo "make test: needs about $(TEST_NEEDS_GB) GB free in $(dir $(TEST_TMP)) (builds unpack torch into their build environments); $$free GB are free. Free some (rm -rf /tmp/pytest-of-$$(id -un); wheelcuda cache prune) and run it again." >&2; \
-	    exit 1; fi
-	WHEELCUDA_REQUIRE_INTEGRATION=1 $(VENV)/bin/python -m pytest -m "not gpu and not live" \
-	    --basetemp=$(TEST_TMP) -p no:cacheprovider; code=$$?; rm -rf $(TEST_TMP); exit $$code
+	@$(SWEEP)
+	@$(call need_free,test,$(TEST_NEEDS_GB))
+	flock $(TEST_TMP).lock sh -c 'WHEELCUDA_REQUIRE_INTEGRATION=1 exec $(VENV)/bin/python \
+	    -m pytest -m "not gpu and not live" --basetemp=$(TEST_TMP) -p no:cacheprovider'; \
+	    code=$$?; rm -rf $(TEST_TMP) $(TEST_TMP).lock; exit $$code
 
 # Against what PyPI serves today (the newest torch, and the newest cu128 one for sm_120,
 # with the newest CUDA wheels on offer): every route builds the example, isolation on,
-# system toolkit hidden. Downloads torch (about 3 GB each); leaves nothing behind.
+# system toolkit hidden. Downloads torch (about 3 GB each); leaves nothing behind. pip's
+# and uv's temporary folders (pip copies torch into each isolated build environment, 5.2
+# GB) go into the run's own folder, so that a killed run's are swept with it.
 live: dev
-	rm -rf $(LIVE_TMP)
-	$(VENV)/bin/python -m pytest -m live tests/live --basetemp=$(LIVE_TMP) -p no:cacheprovider; \
-	    code=$$?; rm -rf $(LIVE_TMP); exit $$code
+	@$(SWEEP)
+	@$(call need_free,live,$(LIVE_NEEDS_GB))
+	flock $(LIVE_TMP).lock sh -c 'mkdir -p $(LIVE_TMP)/tmp && TMPDIR=$(LIVE_TMP)/tmp exec \
+	    $(VENV)/bin/python -m pytest -m live tests/live --basetemp=$(LIVE_TMP)/run \
+	    -p no:cacheprovider'; code=$$?; rm -rf $(LIVE_TMP) $(LIVE_TMP).lock; exit $$code
 
 demo: dev torch-venv
 	bash examples/demo.sh $(VENV)/bin/wheelcuda $(TORCH_VENV)

@@ -37,8 +37,10 @@ def scrubbed_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str
     extra = dict(extra or {})
     env = {"PATH": SCRUBBED_PATH, "HOME": str(home), "LANG": "C.UTF-8",
            "WHEELCUDA_NO_GPU_PROBE": "1"}
+    # TMPDIR: make live points it into its run's folder, so that pip's build environments
+    # (5.2 GB each) go when the run's folder goes, even after a killed run
     for var in ("WHEELCUDA_CACHE_DIR", "PIP_CONFIG_FILE", "PIP_FIND_LINKS", "PIP_CERT",
-                "PIP_DISABLE_PIP_VERSION_CHECK"):
+                "PIP_DISABLE_PIP_VERSION_CHECK", "TMPDIR"):
         if var not in extra and (value := os.environ.get(var)) is not None:
             env[var] = value
     assert "WHEELCUDA_CACHE_DIR" in {**env, **extra}, "a scrubbed command needs its cache"

@@ -372,7 +372,8 @@ def test_a_failure_on_the_clang_route_names_the_route_and_what_else_builds(
     from wheelcuda._values import SourceName  # noqa: PLC0415
 
     def resolved(source: SourceName) -> object:
-        return SimpleNamespace(toolkit=SimpleNamespace(source=source),
+        return SimpleNamespace(toolkit=SimpleNamespace(source=source,
+                                                      by_clang=source is SourceName.CLANG),
                                compiler="clang 22.1.8 + ptxas 12.8.93 (0123456789ab)",
                                fetch=SimpleNamespace(unreachable=unreachable))
 

@@ -125,7 +125,8 @@ def test_install_and_the_backend_name_the_compiler_one_way() -> None:
 
     clang = "clang 22.1.8 + ptxas 12.8.93 (0123456789ab)"
     nothing = SimpleNamespace(compiler=None)
-    toolkit = SimpleNamespace(inventory=Inventory((), ()), major=12, source="wheels")
+    toolkit = SimpleNamespace(inventory=Inventory((), ()), major=12, source="wheels",
+                              by_clang=False)
     torch = SimpleNamespace(cuda="12.8")
     get = vars(pipeline.Resolved)["shared_compiler"].fget
 
@@ -133,7 +134,8 @@ def test_install_and_the_backend_name_the_compiler_one_way() -> None:
         return get(SimpleNamespace(home=home, fetch=fetch, toolkit=kit, torch=torch,
                                    clang=SimpleNamespace(version="22.1.8")))
     # the backend keys before any tree: the clang toolkit still travels as clang
-    clang_kit = SimpleNamespace(inventory=Inventory((), ()), major=12, source="clang")
+    clang_kit = SimpleNamespace(inventory=Inventory((), ()), major=12, source="clang",
+                                by_clang=True)
     assert ask(None, nothing, clang_kit) == "clang 22.1.8 + ptxas 12.8"
     assert ask(SimpleNamespace(compiler=clang, nvcc_release="12.8"), nothing) == \
         "clang 22.1.8 + ptxas 12.8"

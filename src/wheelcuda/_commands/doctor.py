@@ -16,6 +16,7 @@ from packaging.version import Version
 
 from .. import _pipeline as pipeline
 from .. import _proc as proc
+from .. import _sources as sources
 from .._context import Context
 from .._data import catalog
 from .._data import settings as registry
@@ -25,6 +26,7 @@ from .._probe import index as index_probe
 from .._probe import torch as torch_probe
 from .._rules import arch, checks, render
 from .._rules.checks import Kind, Problem, Severity
+from .._sources import Asked
 from .._store import paths, share, trees
 from .._values import SourceName
 from ..errors import ToolError, WheelcudaError
@@ -89,11 +91,11 @@ def _toolkit(r: pipeline.Resolved) -> dict[str, Any]:
     if f:
         here = ([] if r.toolkit.source == f.source else
                 [f"{r.toolkit.source}: {r.toolkit.description} (no whole compiler set)"])
-        replaced = (f.source, SourceName.REDIST) if f.instead else (f.source,)
+        replaced = (f.source, f.replaced) if f.replaced else (f.source,)
         others = [o for o in r.toolkit.others
                   if not o.startswith(tuple(f"{name}:" for name in replaced))]
-        if f.instead:
-            here.insert(0, f"{SourceName.REDIST}: {f.instead}: they do not answer "
+        if f.replaced:
+            here.insert(0, f"{f.replaced}: {f.instead}: they do not answer "
                            f"({f.unreachable}); were they reachable, install would take them")
         return {"source": f.source, "description": f"to fetch: {f.summary}",
                 "others": [*here, *others], "fetched": False, "unreachable": f.unreachable,
@@ -119,40 +121,16 @@ def _run_nvcc(r: pipeline.Resolved) -> tuple[str | None, list[Problem]]:
 
 def _fetchable(r: pipeline.Resolved) -> list[Problem]:
     """A compiler set that is only to fetch is what ``install`` fetches by itself: for
-    install's sake not an error (doctor answers "would install work?"), but said, with
-    ``wheelcuda fetch`` for home and run, which never download by themselves."""
-    if r.fetch.source is SourceName.REDIST:
-        return _redist(r)
-    if r.fetch.source is SourceName.CLANG:
-        return doctor_clang.problems(r)
-    if r.fetch.source is not SourceName.STORE:
+    install's sake not an error (doctor answers "would install work?"), but said by the
+    source it comes from, with ``wheelcuda fetch`` for home and run, which never download
+    by themselves."""
+    source = sources.of(r.fetch)
+    if source is None or r.torch is None:
         return list(r.problems)
-    return [Problem(p.kind, f"{p.message}; {doctor_clang.FETCHERS} fetch them into "
-                    f"wheelcuda's store by themselves, {doctor_clang.NEED_FETCH}",
-                    p.fix, Severity.WARNING) if p.kind is Kind.MISSING else p
-            for p in r.problems]
-
-
-def _redist(r: pipeline.Resolved) -> list[Problem]:
-    """The compiler comes from NVIDIA's archives (a CUDA 12 torch, or --toolkit redist):
-    what install would fetch (release, size, from where), in place of the errors a fetch
-    fixes; an error when they do not answer (install would fail)."""
-    assert r.torch is not None
-    flags = [f"--python {shlex.quote(r.target.python)}"]
-    if r.choice.only == (SourceName.REDIST,):
-        flags.append("--toolkit redist")
-    if r.request.redist_manifest:
-        flags.append(f"--redist-manifest {shlex.quote(r.request.redist_manifest)}")
-    if r.fetch.unreachable:  # the pipeline's own error says it (fetchplan)
-        return r.fetch.left(r.problems)
-    fetch = Problem(
-        Kind.MISSING,
-        f"torch {r.torch.version} needs a CUDA {r.torch.cuda} compiler; "
-        f"{doctor_clang.FETCHERS} fetch it from NVIDIA's archives ({r.fetch.summary}) into "
-        f"wheelcuda's store by themselves, {doctor_clang.NEED_FETCH}",
-        f"wheelcuda fetch {' '.join(flags)}   (offline: wheelcuda install --no-fetch "
-        "lists the files to bring)", Severity.WARNING)
-    return [fetch, *r.fetch.left(r.problems)]
+    return source.doctor(r.fetch, Asked(r.torch, r.target.python,
+                                        named=r.choice.only == (source.name,),
+                                        manifest=r.request.redist_manifest, clang=r.clang),
+                         r.problems)
 
 
 def _read_only(r: pipeline.Resolved, problems: list[Problem]) -> list[Problem]:
@@ -317,7 +295,7 @@ def _cache_problems(cache: dict[str, Any] | None) -> list[Problem]:
 def _cache_does(r: pipeline.Resolved) -> str:
     """What the compile cache does for builds through this toolkit, said before anyone
     installs sccache: what it keeps, and what a team's store and build servers give."""
-    if r.toolkit.source == SourceName.CLANG:
+    if r.toolkit.by_clang:
         return ("keeps each clang CUDA compile whole and each C++ compile, seen at stable "
                 "paths, so uv's and pip's random build folders hit what any route built; a "
                 "team's store (SCCACHE_* variables) shares them; sccache cannot send clang's "

@@ -1,16 +1,13 @@
 """doctor's clang section: for a CUDA 12 torch, which clang the clang
-toolkit would use, why the others were passed over, and what the package index holds;
-and, under ``--toolkit clang``, the CUDA 12 wheels a build fetches by itself."""
+toolkit would use, why the others were passed over, and what the package index holds."""
 
 from __future__ import annotations
 
-import shlex
 from typing import Any
 
 from .. import _pipeline as pipeline
 from .._data import clang as clang_data
 from .._probe import clang as clang_probe
-from .._rules.checks import Kind, Problem, Severity
 from .._sources import clang as clang_source
 
 
@@ -33,33 +30,6 @@ def section(r: pipeline.Resolved) -> dict[str, Any] | None:
                       + "); two together do: " + " + ".join(clang_data.INDEX_CLANG)
                       + " (WHEELCUDA_CLANG=index, or taken when no clang here serves)",
     }
-
-
-#: Who fetches a missing compiler by themselves (uv-config too: a user in a uv project
-#: runs it next), and who needs `wheelcuda fetch` first.
-FETCHERS = "`wheelcuda install`, `env` and `uv-config`"
-NEED_FETCH = "`home` and `run` need `wheelcuda fetch` first"
-
-
-def problems(r: pipeline.Resolved) -> list[Problem]:
-    """The clang toolkit is what a fetch would bring (``--toolkit clang``, or ``auto``
-    with NVIDIA's archives silent): the errors a fetch fixes, said as what install would
-    fetch (as for NVIDIA's archives)."""
-    chosen, torch = r.clang, r.torch
-    assert chosen is not None and torch is not None  # the pipeline's Fetch had both
-    why = (f"NVIDIA's archives do not answer ({r.fetch.unreachable}), so " if
-           r.fetch.unreachable else "")
-    toolkit = "" if r.fetch.unreachable or not r.choice.only else " --toolkit clang"
-    fetch = Problem(
-        Kind.MISSING,
-        f"torch {torch.version} needs a CUDA {torch.cuda} compiler; {why}it builds with "
-        f"{chosen.describe()} over NVIDIA's CUDA {torch.cuda} wheels; {FETCHERS} fetch "
-        f"{'that clang and ' if chosen.fetch else ''}those (about "
-        f"{110 + (clang_data.INDEX_CLANG_MB if chosen.fetch else 0)} MB) into wheelcuda's "
-        f"store by themselves, {NEED_FETCH}",
-        f"wheelcuda fetch{toolkit} --python {shlex.quote(r.target.python)}",
-        Severity.WARNING)
-    return [fetch, *r.fetch.left(r.problems)]
 
 
 def _line(label: str, value: object) -> str:

@@ -50,7 +50,6 @@ from .._rules import (
 from .._rules.sharing import Sharing
 from .._standalone import _events, _nvcc_wrapper, _progress, _tree
 from .._store import buildlog, fs, wheels
-from .._values import SourceName
 from ..errors import CacheError, ToolError, WheelcudaError
 from . import build_watch, install_share
 from . import compile_counts as sccache_counts
@@ -373,7 +372,7 @@ def _cache_counts(ctx: Context, p: Prepared, tmp: str
     gone."""
     lasting = proc.child_environ(ctx.environ, p.variables,
                                  drop=[*sharing.TEAM_VARS, _progress.VAR])
-    on = p.resolved.toolkit.source is not SourceName.CLANG and \
+    on = not p.resolved.toolkit.by_clang and \
         _tree.compile_cache(lasting)[1] is not None
     cached = sccache_counts.counts(lasting) if on and not p.from_cache else None
     return lasting, cached, {} if on else buildplan.temp_variables(ctx, tmp)
@@ -402,7 +401,7 @@ def _route_note(r: pipeline.Resolved) -> str:
     (pure): clang takes most of what nvcc takes, not all (docs/clang.md lists what it
     does not); nothing for NVIDIA's nvcc. NVIDIA's archives are named only where they
     were not found unreachable (clang stands in when they do not answer)."""
-    if r.toolkit.source is not SourceName.CLANG:
+    if not r.toolkit.by_clang:
         return ""
     archives = "" if r.fetch.unreachable else \
         "from their archives (--toolkit redist, where they answer) or "

@@ -18,6 +18,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from .. import _pipeline as pipeline
+from .. import _sources as sources
 from .._context import Context
 from .._data.recipes import RECIPES
 from .._probe import locate, pick, pipconf, release, setup_vars, uvforms
@@ -25,9 +26,9 @@ from .._probe.given import PackageArgs
 from .._rules import arch, buildkey, buildreqs, installer, redact
 from .._rules.buildkey import BuildKey
 from .._rules.checks import Kind, Problem
+from .._sources import Asked
 from .._standalone import _events
 from .._store import wheels
-from .._values import SourceName
 from ..errors import ComponentError, WheelcudaError
 
 
@@ -75,34 +76,19 @@ class Prepared:
 
 
 def fetch_text(r: pipeline.Resolved) -> str | None:
-    """What ``--explain`` says install would fetch: NVIDIA's archives file by file, else
-    one line; None when nothing is to fetch."""
-    if not r.fetch:
-        return None
-    if r.fetch.source is SourceName.REDIST:
-        return r.fetch.listing() or r.fetch.summary
-    return r.fetch.summary
+    """What ``--explain`` says install would fetch, in its source's words; None when
+    nothing is to fetch."""
+    source = sources.of(r.fetch)
+    return source.explain(r.fetch) if source is not None else None
 
 
 def no_fetch_error(r: pipeline.Resolved) -> ComponentError:
     """``--no-fetch`` when the compiler is still to fetch: what, and what to bring."""
-    f, torch = r.fetch, r.torch
-    assert torch is not None  # nothing is to fetch without torch
-    forbids = "and --no-fetch forbids fetching them"
-    if f.source is SourceName.REDIST:
-        return ComponentError(f"torch {torch.version} needs a CUDA {torch.cuda} compiler, "
-                              f"which only NVIDIA's archives hold, {forbids}", f.listing())
-    if f.source is SourceName.CLANG:
-        why = f" (NVIDIA's archives do not answer: {f.unreachable})" if f.unreachable else ""
-        archives = f"; or bring NVIDIA's archives: {f.listing()}" if f.want else ""
-        return ComponentError(
-            f"the clang toolkit needs {f.summary}{why}, {forbids}",
-            "run without --no-fetch once, or "
-            f"wheelcuda fetch --python {shlex.quote(r.target.python)}"
-            + (f" --toolkit {SourceName.CLANG}" if r.choice.only else "") + archives)
+    source = sources.of(r.fetch)
+    assert r.torch is not None and source is not None  # nothing is to fetch without torch
     missing = next((p for p in r.errors() if p.kind is Kind.MISSING), None)
-    message = missing.message if missing else f"the compiler set is missing: {f.summary}"
-    return ComponentError(f"{message} ({forbids})", missing.fix if missing else None)
+    return source.no_fetch(r.fetch, Asked(r.torch, r.target.python,
+                                          named=r.choice.only == (source.name,)), missing)
 
 
 def kept_sources(r: pipeline.Resolved, key: str, pkgs: Sequence[str],

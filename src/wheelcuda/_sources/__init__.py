@@ -12,20 +12,21 @@ A source that can fetch also says what a fetch would bring and fix, and fetches 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from .._values import SourceName
 from ..errors import WheelcudaError
 from . import clang, local, redist, store, venv
-from .base import TOOLKIT_KINDS, Fetch, Offer, Scene, Source
+from .base import TOOLKIT_KINDS, Asked, Fetch, Offer, Scene, Source
 
 if TYPE_CHECKING:
     from .._context import Context
     from .._store.layout import Layout
     from .._values import Target, Torch
 
-__all__ = ["SOURCES", "TOOLKIT_KINDS", "WHEELS", "WORDS", "Fetch", "Offer", "Scene", "Source",
-           "by_name", "offers", "toolkit_help"]
+__all__ = ["SOURCES", "TOOLKIT_KINDS", "WHEELS", "WORDS", "Asked", "Fetch", "Offer", "Scene",
+           "Source", "by_name", "by_word", "grouped", "of", "offers", "pick", "toolkit_help"]
 
 
 SOURCES: tuple[Source, ...] = (venv.SOURCE, store.SOURCE, local.SOURCE, redist.SOURCE,
@@ -38,9 +39,49 @@ WORDS: dict[str, tuple[str, ...] | None] = {
     **{str(s.name): (s.name,) for s in SOURCES if s.name not in WHEELS}}
 
 
+def grouped(offers: Sequence[Offer]) -> list[tuple[str, list[Offer]]]:
+    """The offers by source, in order, the CUDA wheels' (the target's and the store's,
+    component by component) as one, ``wheels``."""
+    groups: list[tuple[str, list[Offer]]] = []
+    for o in offers:
+        name = SourceName.WHEELS if o.source in WHEELS else o.source
+        if groups and groups[-1][0] == name:
+            groups[-1][1].append(o)
+        else:
+            groups.append((name, [o]))
+    return groups
+
+
+def pick(groups: Sequence[tuple[str, list[Offer]]], offers: Sequence[Offer], *, store: bool,
+         complete: Callable[[list[Offer]], bool]) -> tuple[str, list[Offer]]:
+    """The first group whose compiler set is ``complete``; else the wheels, which a fetch
+    completes (when ``store``, the store, is allowed: with no offer yet); else the first
+    group's name, over every offer."""
+    chosen = next((g for g in groups if complete(g[1])), None)
+    if chosen is not None:
+        return chosen
+    wheels = next((g for g in groups if g[0] == SourceName.WHEELS), None)
+    if wheels is not None:
+        return wheels
+    if store:
+        return SourceName.WHEELS, []
+    return (groups[0][0] if groups else SourceName.WHEELS), list(offers)
+
+
 def by_name(name: str) -> Source:
     """The source called ``name``."""
     return next(s for s in SOURCES if s.name == name)
+
+
+def by_word(word: str) -> Source:
+    """The source a ``--toolkit`` word or a toolkit's source names: ``wheels`` (the target's
+    and the store's CUDA wheels, which count as one) speaks as the store."""
+    return by_name(SourceName.STORE if word == SourceName.WHEELS else word)
+
+
+def of(fetch: Fetch) -> Source | None:
+    """The source ``fetch`` comes from (None: nothing is to fetch)."""
+    return by_name(fetch.source) if fetch.source is not None else None
 
 
 def toolkit_help() -> str:

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from .._rules.checks import Kind, Problem
+from .._rules.checks import Kind, Problem, Severity
 from .._store import archives
+from ..errors import ComponentError
 
 if TYPE_CHECKING:
     from .._context import Context
@@ -22,6 +23,12 @@ if TYPE_CHECKING:
 #: The errors that say the compiler set is not whole: none at all, parts missing, or
 #: one that does not match torch's CUDA.
 TOOLKIT_KINDS: tuple[Kind, ...] = (Kind.MISSING, Kind.COMPONENTS, Kind.TORCH)
+#: Who fetches a missing compiler by themselves (uv-config too: a user in a uv project
+#: runs it next), and who needs `wheelcuda fetch` first.
+FETCHERS = "`wheelcuda install`, `env` and `uv-config`"
+NEED_FETCH = "`home` and `run` need `wheelcuda fetch` first"
+#: what --no-fetch's error adds when a fetch is what is missing
+FORBIDS = "and --no-fetch forbids fetching them"
 
 
 @dataclass(frozen=True)
@@ -81,10 +88,12 @@ class Fetch:
     #: the compiler's identity as the wheel cache keys it ("12.8.93", "clang 22.1.8 +
     #: ptxas 12.8.93 (...)"), when known before the fetch; None: known after it
     compiler: str | None = None
-    #: NVIDIA's archives were asked and did not answer: why
+    #: the source asked did not answer (NVIDIA's archives): why
     unreachable: str | None = None
-    #: clang stands in for NVIDIA's archives: what those would have brought
+    #: another source stands in for the one that did not answer (``replaced``): what
+    #: that one would have brought
     instead: str = ""
+    replaced: SourceName | None = None
     #: the kinds of error it fixes (the CUDA wheels at torch's pin: only a missing set)
     fixes: tuple[Kind, ...] = ()
 
@@ -109,10 +118,24 @@ class Fetch:
         return archives.listing(self.want) if self.want is not None else ""
 
 
+@dataclass(frozen=True)
+class Asked:
+    """Whom a source's words about its fetch are for (doctor, ``--no-fetch``): torch,
+    the target's Python, whether ``--toolkit`` named this source, the manifest named,
+    and the clang the clang toolkit would use."""
+
+    torch: Torch
+    python: str
+    named: bool = False
+    manifest: str | None = None
+    clang: Clang | None = None
+
+
 class Source(Protocol):
     """One place a compiler set may come from. A source that fetches nothing has no
-    ``fixes``; one that fetches says what a fetch would bring (:meth:`plan`) and
-    fetches it (:meth:`fetch`)."""
+    ``fixes``; one that fetches says what a fetch would bring (:meth:`plan`), fetches
+    it (:meth:`fetch`), and says it to doctor, ``--explain`` and ``--no-fetch``. The
+    pipeline and the commands ask the source; none of them names one."""
 
     #: the source's name, which ``--toolkit`` takes and doctor shows
     name: SourceName
@@ -120,6 +143,18 @@ class Source(Protocol):
     said: str
     #: the errors a fetch from it fixes (none: it fetches nothing)
     fixes: tuple[Kind, ...]
+    #: its fetch runs through an installer (uv or pip): without one it cannot run
+    via_installer: bool
+    #: the source that stands in when this one does not answer (None: none does)
+    fallback: SourceName | None
+    #: what its fetch brings, in words (said when another stands in for it)
+    brings: str
+    #: its compiler is clang, not nvcc: clang compiles the host half too, and sccache
+    #: cannot send its CUDA compiles to build servers
+    by_clang: bool
+    #: ``--toolkit auto`` may fetch from it (else only when named: ``--toolkit clang``, or
+    #: as another's fallback); among those, the first in SOURCES that can fetch is taken
+    auto_fetch: bool
 
     def offer(self, target: Target, torch: Torch | None, layout: Layout,
               ctx: Context) -> Offer | None:
@@ -132,14 +167,82 @@ class Source(Protocol):
     def fetch(self, scene: Scene) -> Path | None:
         """Fetch it into the store: the compiler set's folder."""
 
+    def can_fetch(self, torch: Torch, *, clang: bool) -> bool:
+        """Whether a fetch from it brings a compiler set for ``torch`` (``clang``: a clang
+        serves the clang toolkit)."""
+
+    def stands_in(self, scene: Scene) -> bool:
+        """Whether it may take the place of a source that does not answer."""
+
+    def instead(self, why: str, scene: Scene) -> str:
+        """The warning that it stands in for a source that did not answer (``why``)."""
+
+    def silent(self, fetch: Fetch, torch: Torch) -> Problem | None:
+        """The error when it is the only source left and does not answer."""
+
+    def explain(self, fetch: Fetch) -> str:
+        """What ``--explain`` lists for its fetch."""
+
+    def no_fetch(self, fetch: Fetch, asked: Asked, missing: Problem | None) -> ComponentError:
+        """``--no-fetch``'s error when its fetch is what is missing (``missing``: the
+        error that says so, when there is one)."""
+
+    def doctor(self, fetch: Fetch, asked: Asked, problems: Sequence[Problem]) -> list[Problem]:
+        """doctor's problems when its fetch is still to run: what install fetches by
+        itself is no error for install's sake, but said, with ``wheelcuda fetch`` for
+        ``home`` and ``run``, which never download by themselves."""
+
+    def unavailable(self, word: str, why: str | None, fix: str | None, python: str,
+                    folder: str) -> Problem:
+        """``--toolkit WORD`` allows this source alone, and it has nothing (``why``; ``fix``:
+        what would make it serve, when it knows): the error, with the other ways
+        (``folder``: ``--toolkit`` with a toolkit folder)."""
+
 
 class Present:
-    """A source that fetches nothing: it offers what is already there."""
+    """A source that fetches nothing, and the words of one that does, which a fetching
+    source keeps or overrides: the CUDA wheels' (their set at torch's pin)."""
 
     fixes: tuple[Kind, ...] = ()
+    via_installer = False
+    fallback: SourceName | None = None
+    brings = "its compiler set"
+    by_clang = False
+    auto_fetch = True
 
     def plan(self, scene: Scene) -> Fetch:  # noqa: ARG002 (the protocol's)
         return Fetch()
 
     def fetch(self, scene: Scene) -> Path | None:  # noqa: ARG002 (the protocol's)
         return None
+
+    def can_fetch(self, torch: Torch, *, clang: bool) -> bool:  # noqa: ARG002
+        return False
+
+    def stands_in(self, scene: Scene) -> bool:  # noqa: ARG002 (the protocol's)
+        return False
+
+    def instead(self, why: str, scene: Scene) -> str:  # noqa: ARG002 (the protocol's)
+        return why
+
+    def silent(self, fetch: Fetch, torch: Torch) -> Problem | None:  # noqa: ARG002
+        return None
+
+    def explain(self, fetch: Fetch) -> str:
+        return fetch.summary
+
+    def no_fetch(self, fetch: Fetch, asked: Asked,  # noqa: ARG002 (the protocol's)
+                 missing: Problem | None) -> ComponentError:
+        message = missing.message if missing else f"the compiler set is missing: {fetch.summary}"
+        return ComponentError(f"{message} ({FORBIDS})", missing.fix if missing else None)
+
+    def doctor(self, fetch: Fetch, asked: Asked,  # noqa: ARG002 (the protocol's)
+               problems: Sequence[Problem]) -> list[Problem]:
+        return [Problem(p.kind, f"{p.message}; {FETCHERS} fetch them into wheelcuda's store "
+                        f"by themselves, {NEED_FETCH}", p.fix, Severity.WARNING)
+                if p.kind is Kind.MISSING else p for p in problems]
+
+    def unavailable(self, word: str, why: str | None,
+                    fix: str | None, python: str, folder: str) -> Problem:  # noqa: ARG002
+        return Problem(Kind.COMPONENTS, f"--toolkit {word}: {why}",
+                       f"--toolkit auto (the wheels, NVIDIA's archives), or {folder}")

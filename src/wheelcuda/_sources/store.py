@@ -11,7 +11,7 @@ from .._rules import checks
 from .._rules.checks import Kind
 from .._store import toolkits
 from .._values import SourceName
-from .base import Fetch, Offer, Scene
+from .base import Fetch, Offer, Present, Scene
 
 if TYPE_CHECKING:
     from .._context import Context
@@ -19,11 +19,16 @@ if TYPE_CHECKING:
     from .._values import Target, Torch
 
 
-class _Store:
+class _Store(Present):
     name = SourceName.STORE
     said = "wheelcuda's store"
     #: the CUDA wheels at torch's pin fix only a missing set (the parts there stay)
     fixes: tuple[Kind, ...] = (Kind.MISSING,)
+    via_installer = True
+
+    def can_fetch(self, torch: Torch, *, clang: bool) -> bool:  # noqa: ARG002
+        """The package index's wheels hold a compiler for CUDA 13, not 12 (only ptxas)."""
+        return torch.cuda_major in catalog.WHEEL_COMPILER_MAJORS
 
     def offer(self, target: Target,  # noqa: ARG002 (the protocol's)
               torch: Torch | None, layout: Layout,

@@ -27,6 +27,7 @@ from wheelcuda.errors import ComponentError
 
 CU128 = Torch("2.10.0+cu128", "12.8", "/site/torch", None)
 MISSING = Problem(Kind.MISSING, "no CUDA 12.8 compiler", "fetch one")
+BROKEN = Problem(Kind.COMPONENTS, "nvcc 12.8 lacks cicc", "reinstall it")
 
 
 class _Conda(Present):
@@ -95,8 +96,10 @@ def test_auto_fetches_from_the_new_source_and_every_command_says_it(
     assert "no CUDA 12.8 compiler" in error.message and "--no-fetch" in error.message
     # doctor: what install fetches by itself is a warning with `wheelcuda fetch`'s way,
     # never an error (it used to fall through to the error for a source it did not name)
-    said = doctor._fetchable(r)  # type: ignore[arg-type]
-    assert [(p.kind, p.severity) for p in said] == [(Kind.MISSING, Severity.WARNING)]
+    # (each error its fetch fixes, not only a missing set)
+    said = doctor._fetchable(_resolved(fetch, [MISSING, BROKEN]))  # type: ignore[arg-type]
+    assert [(p.kind, p.severity) for p in said] == [(Kind.MISSING, Severity.WARNING),
+                                                    (Kind.COMPONENTS, Severity.WARNING)]
     assert "fetch them into wheelcuda's store by themselves" in said[0].message
 
     wants = acquire.plan(Request(fetch=True), SimpleNamespace(), [MISSING],  # type: ignore[arg-type]

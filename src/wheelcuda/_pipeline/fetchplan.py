@@ -90,7 +90,7 @@ def decide(scene: Scene, problems: Sequence[Problem], choice: Choice, *,
         return Fetch()
     source = sources.by_name(name)
     planned = source.plan(scene)
-    if planned.want is None:  # nothing to ask: it fetches from the package index
+    if planned.want is None:  # nothing to ask: only NVIDIA's archives are asked first
         return planned
     why = answers(planned.want)
     if why is None:

@@ -240,7 +240,7 @@ class Present:
                problems: Sequence[Problem]) -> list[Problem]:
         return [Problem(p.kind, f"{p.message}; {FETCHERS} fetch them into wheelcuda's store "
                         f"by themselves, {NEED_FETCH}", p.fix, Severity.WARNING)
-                if p.kind is Kind.MISSING else p for p in problems]
+                if p.kind in fetch.fixes else p for p in problems]
 
     def unavailable(self, word: str, why: str | None,
                     fix: str | None, python: str, folder: str) -> Problem:  # noqa: ARG002

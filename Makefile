@@ -29,7 +29,8 @@ TEST_TMP := $(shell mktemp -u /tmp/wheelcuda-test-XXXXXX)
 # free space make test needs in /tmp: 11.7 and 12.1 GB at the peak of two fresh clones'
 # runs (2026-12-01), the module-wide build environments of the backend and uv tests
 TEST_NEEDS_GB ?= 14
-# free space make live needs in /tmp: LIVE_PEAK
+# free space make live needs in /tmp: 24 GB over its start at its peak (a df sampler every
+# 5 s, 2026-12-07: torch in uv's cache twice, pip's build environments, the venvs)
 LIVE_NEEDS_GB ?= 30
 # A run holds its folder's lock (flock) while it runs: a folder whose lock nobody holds is a
 # killed run's, removed before the next run starts. A killed run's folders and pip's build

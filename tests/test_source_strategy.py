@@ -17,7 +17,7 @@ import pytest
 from wheelcuda import _sources as sources
 from wheelcuda._commands import doctor, install_plan
 from wheelcuda._context import Context
-from wheelcuda._pipeline import acquire, fetchplan
+from wheelcuda._pipeline import Resolved, acquire, fetchplan
 from wheelcuda._pipeline.request import Choice, Request
 from wheelcuda._rules.checks import Kind, Problem, Severity
 from wheelcuda._sources.base import TOOLKIT_KINDS, Fetch, Present, Scene
@@ -74,11 +74,13 @@ def _scene(tmp_path: Path) -> Scene:
 
 
 def _resolved(fetch: Fetch, problems: list[Problem]) -> SimpleNamespace:
-    """What doctor and install's plan read of a run (pipeline.Resolved)."""
-    return SimpleNamespace(
+    """What doctor and install's plan read of a run (pipeline.Resolved, its own ``asked``)."""
+    r = SimpleNamespace(
         fetch=fetch, torch=CU128, target=SimpleNamespace(python="/venv/bin/python"),
         choice=Choice(), request=Request(), clang=None, problems=tuple(problems),
         errors=lambda: [p for p in problems if p.is_error])
+    r.asked = lambda source: Resolved.asked(r, source)  # type: ignore[arg-type]
+    return r
 
 
 def test_auto_fetches_from_the_new_source_and_every_command_says_it(

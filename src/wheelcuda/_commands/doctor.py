@@ -26,7 +26,6 @@ from .._probe import index as index_probe
 from .._probe import torch as torch_probe
 from .._rules import arch, checks, render
 from .._rules.checks import Kind, Problem, Severity
-from .._sources import Asked
 from .._store import paths, share, trees
 from .._values import SourceName
 from ..errors import ToolError, WheelcudaError
@@ -127,10 +126,7 @@ def _fetchable(r: pipeline.Resolved) -> list[Problem]:
     source = sources.of(r.fetch)
     if source is None or r.torch is None:
         return list(r.problems)
-    return source.doctor(r.fetch, Asked(r.torch, r.target.python,
-                                        named=r.choice.only == (source.name,),
-                                        manifest=r.request.redist_manifest, clang=r.clang),
-                         r.problems)
+    return source.doctor(r.fetch, r.asked(source), r.problems)
 
 
 def _read_only(r: pipeline.Resolved, problems: list[Problem]) -> list[Problem]:

@@ -26,7 +26,6 @@ from .._probe.given import PackageArgs
 from .._rules import arch, buildkey, buildreqs, installer, redact
 from .._rules.buildkey import BuildKey
 from .._rules.checks import Kind, Problem
-from .._sources import Asked
 from .._standalone import _events
 from .._store import wheels
 from ..errors import ComponentError, WheelcudaError
@@ -85,10 +84,9 @@ def fetch_text(r: pipeline.Resolved) -> str | None:
 def no_fetch_error(r: pipeline.Resolved) -> ComponentError:
     """``--no-fetch`` when the compiler is still to fetch: what, and what to bring."""
     source = sources.of(r.fetch)
-    assert r.torch is not None and source is not None  # nothing is to fetch without torch
+    assert source is not None  # called only when something is to fetch
     missing = next((p for p in r.errors() if p.kind is Kind.MISSING), None)
-    return source.no_fetch(r.fetch, Asked(r.torch, r.target.python,
-                                          named=r.choice.only == (source.name,)), missing)
+    return source.no_fetch(r.fetch, r.asked(source), missing)
 
 
 def kept_sources(r: pipeline.Resolved, key: str, pkgs: Sequence[str],

@@ -42,7 +42,7 @@ from .._rules import installer as installer_rules
 from .._rules import tree as plan
 from .._rules.checks import Kind, Problem
 from .._rules.clangfit import Clang
-from .._sources import TOOLKIT_KINDS, Fetch, Scene
+from .._sources import TOOLKIT_KINDS, Asked, Fetch, Scene, Source
 from .._sources import clang as clang_source
 from .._store import archives, fs, trees
 from .._store.layout import Layout
@@ -148,6 +148,13 @@ class Resolved:
         the choice allows them (the backend then asks the frontend for them)."""
         return fetchplan.wheels_hold_compiler(self.torch) and self.choice.allows(
             SourceName.STORE)
+
+    def asked(self, source: Source) -> Asked:
+        """Whom ``source``'s words about its fetch are for in this run (doctor,
+        ``--no-fetch``); only with torch (nothing is to fetch without it)."""
+        assert self.torch is not None
+        return Asked(self.torch, self.target.python, named=self.choice.only == (source.name,),
+                     manifest=self.request.redist_manifest, clang=self.clang)
 
     def errors(self) -> list[Problem]:
         return [p for p in self.problems if p.is_error]

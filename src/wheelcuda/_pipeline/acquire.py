@@ -69,8 +69,8 @@ def run(scene: Scene, wants: Acquire, fetch: Fetch) -> Path | None:
         try:
             fetched = source.fetch(scene)
         except Unreachable as exc:
-            fallback = sources.by_name(source.fallback) if source.fallback else None
-            if fallback is None or not fallback.stands_in(scene):
+            fallback = sources.stand_in(source, scene)
+            if fallback is None:
                 raise
             report.warn(fallback.instead(exc.message, scene))
             fetched = fallback.fetch(scene)

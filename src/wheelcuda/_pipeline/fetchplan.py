@@ -95,8 +95,8 @@ def decide(scene: Scene, problems: Sequence[Problem], choice: Choice, *,
     why = answers(planned.want)
     if why is None:
         return planned
-    fallback = sources.by_name(source.fallback) if source.fallback else None
-    if fallback is None or not fallback.stands_in(scene):
+    fallback = sources.stand_in(source, scene)
+    if fallback is None:
         return dataclasses.replace(planned, unreachable=why)
     return dataclasses.replace(fallback.plan(scene), want=planned.want, unreachable=why,
                                instead=f"{source.brings} ({planned.summary})",

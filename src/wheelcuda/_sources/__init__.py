@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from .._values import Target, Torch
 
 __all__ = ["SOURCES", "TOOLKIT_KINDS", "WHEELS", "WORDS", "Asked", "Fetch", "Offer", "Scene",
-           "Source", "by_name", "by_word", "grouped", "of", "offers", "pick", "toolkit_help"]
+           "Source", "by_name", "by_word", "grouped", "of", "offers", "pick", "stand_in",
+           "toolkit_help"]
 
 
 SOURCES: tuple[Source, ...] = (venv.SOURCE, store.SOURCE, local.SOURCE, redist.SOURCE,
@@ -77,6 +78,13 @@ def by_word(word: str) -> Source:
     """The source a ``--toolkit`` word or a toolkit's source names: ``wheels`` (the target's
     and the store's CUDA wheels, which count as one) speaks as the store."""
     return by_name(SourceName.STORE if word == SourceName.WHEELS else word)
+
+
+def stand_in(source: Source, scene: Scene) -> Source | None:
+    """The source that takes ``source``'s place when it does not answer: its fallback,
+    when that may stand in for this run; else None."""
+    fallback = by_name(source.fallback) if source.fallback else None
+    return fallback if fallback is not None and fallback.stands_in(scene) else None
 
 
 def of(fetch: Fetch) -> Source | None:

@@ -18,7 +18,8 @@ from wheelcuda import _sources as sources
 from wheelcuda._commands import doctor, install_plan
 from wheelcuda._context import Context
 from wheelcuda._pipeline import Resolved, acquire, fetchplan
-from wheelcuda._pipeline.request import Choice, Request
+from wheelcuda._pipeline.request import Request
+from wheelcuda._sources.choice import Choice
 from wheelcuda._rules.checks import Kind, Problem, Severity
 from wheelcuda._sources.base import TOOLKIT_KINDS, Fetch, Present, Scene
 from wheelcuda._store.layout import Layout

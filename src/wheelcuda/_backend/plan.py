@@ -24,7 +24,7 @@ from .._probe import torch as torch_probe
 from .._rules import arch as archmod
 from .._rules import buildkey, checks, packages, uvtorch
 from .._rules.checks import Kind
-from .._values import SourceName, Torch
+from .._values import Torch
 from ..errors import ComponentError, TorchError
 from .config import Config, Project
 
@@ -157,7 +157,7 @@ def _wants_wheels(r: pipeline.Resolved) -> bool:
     compiler (the pipeline says: not for a CUDA 12 torch, nor when the choice leaves
     them out), the choice allows the build environment's own, and no allowed source has
     a whole set already (the build environment's wheels, the store, a local toolkit)."""
-    return (r.compiler_wheels and r.choice.allows(SourceName.VENV)
+    return (r.compiler_wheels and r.choice.own_wheels
             and any(p.is_error and p.kind in pipeline.TOOLKIT_KINDS for p in r.problems))
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 import argparse
 
 from .. import _pipeline as pipeline
+from .. import _sources as sources
 from .._context import Context
 from .._data import catalog
 from .._rules.checks import Kind
-from .._values import SourceName
 from .common import add_toolkit, note, request
 
 NAME = "fetch"
@@ -37,12 +37,9 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
     via = sorted(set(r.toolkit.found_via.values()))
     if r.toolkit.fetched:
         note(f"fetched the compiler set into {r.toolkit.fetched}")
-    elif via == [SourceName.VENV]:
-        note(f"{r.target.python} has the compiler wheels itself: nothing to fetch")
-    elif r.toolkit.source == SourceName.LOCAL:
-        note(f"a local toolkit serves: {r.toolkit.description}; nothing to fetch")
-    else:
-        note("the compiler set was already in wheelcuda's store")
+    else:  # one source for every part speaks for itself; else the toolkit's source
+        serving = sources.by_word(via[0] if len(via) == 1 else r.toolkit.source)
+        note(serving.present(r.target.python, r.toolkit.description))
     if nvcc is not None:
         print(nvcc.folder)  # one line: where the compiler is, for $(wheelcuda fetch)
     return 0

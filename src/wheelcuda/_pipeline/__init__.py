@@ -42,7 +42,7 @@ from .._rules import installer as installer_rules
 from .._rules import tree as plan
 from .._rules.checks import Kind, Problem
 from .._rules.clangfit import Clang
-from .._sources import TOOLKIT_KINDS, Asked, Fetch, Scene, Source
+from .._sources import TOOLKIT_KINDS, Asked, Choice, Fetch, Scene, Source
 from .._sources import clang as clang_source
 from .._store import archives, fs, trees
 from .._store.layout import Layout
@@ -55,7 +55,6 @@ from .request import (
     BUILD_NEEDS,
     TOOLKIT_VAR,
     TOOLKITS,
-    Choice,
     Located,
     Request,
     locate,
@@ -72,11 +71,32 @@ from .toolkit import (
     unavailable,
 )
 
-__all__ = ["BUILD_NEEDS", "TOOLKITS", "TOOLKIT_KINDS", "TOOLKIT_VAR", "Choice", "Fetch",
-           "Located", "Request", "Resolved", "Toolkit", "headers_folder", "in_use",
-           "in_use_locks", "locate", "locate_toolkit", "missing_headers", "redist_want",
-           "resolve", "resolve_located", "resolve_read_only", "resolve_target",
-           "toolkit_choice", "tree_for"]
+__all__ = [
+    "BUILD_NEEDS",
+    "TOOLKITS",
+    "TOOLKIT_KINDS",
+    "TOOLKIT_VAR",
+    "Choice",
+    "Fetch",
+    "Located",
+    "Request",
+    "Resolved",
+    "SourceName",
+    "Toolkit",
+    "headers_folder",
+    "in_use",
+    "in_use_locks",
+    "locate",
+    "locate_toolkit",
+    "missing_headers",
+    "redist_want",
+    "resolve",
+    "resolve_located",
+    "resolve_read_only",
+    "resolve_target",
+    "toolkit_choice",
+    "tree_for",
+]
 
 
 @dataclass(frozen=True)
@@ -146,8 +166,7 @@ class Resolved:
     def compiler_wheels(self) -> bool:
         """The CUDA wheels would bring the compiler: torch's CUDA has compiler wheels and
         the choice allows them (the backend then asks the frontend for them)."""
-        return fetchplan.wheels_hold_compiler(self.torch) and self.choice.allows(
-            SourceName.STORE)
+        return fetchplan.wheels_hold_compiler(self.torch) and self.choice.store_wheels
 
     def asked(self, source: Source) -> Asked:
         """Whom ``source``'s words about its fetch are for in this run (doctor,
@@ -237,7 +256,7 @@ def resolve_located(s: Located) -> Resolved:
     numbers = tuple(f"{a.major}.{a.minor}" for a in archs)
     # read: a source that cannot be read or linked offers nothing and says why
     toolkit = locate_toolkit(target, torch, layout, ctx, choice=choice, archs=numbers)
-    clang = _clang(ctx, layout, torch, choice, numbers)
+    clang = clang_source.for_run(ctx, layout, torch, choice, numbers)
     host = hostcc_probe.probe_host_compiler(ctx)
     # What can be known before the compiler is there: a fetch (270 MB) must not come
     # before an error it cannot fix (sm_70, a missing host compiler).
@@ -332,15 +351,6 @@ def _fetch(request: Request, layout: Layout, scene: Scene | None,
     asks = request.fetch or request.looks or layout.scratch is not None
     return fetchplan.decide(scene, toolkit_problems, choice,
                             answers=archives.answers if asks else fetchplan.unasked)
-
-
-def _clang(ctx: Context, layout: Layout, torch: Torch | None, choice: Choice,
-           archs: tuple[str, ...]) -> Clang | None:
-    """The clang that would serve the clang toolkit for a CUDA 12 torch, when the choice
-    allows it; else None."""
-    if torch is None or not clang_source.serves(torch) or not choice.allows(SourceName.CLANG):
-        return None
-    return clang_source.choose(ctx, archs, layout).chosen
 
 
 def _found(toolkit: Toolkit, torch: Torch | None, target: Target, *,

@@ -23,9 +23,10 @@ from .._data import catalog
 from .._data import redist as archives_data
 from .._rules.checks import Problem
 from .._sources import Fetch, Scene
+from .._sources.choice import Choice
 from .._store import archives
 from .._values import SourceName, Torch
-from .request import Choice, Request
+from .request import Request
 
 
 def wheels_hold_compiler(torch: Torch | None) -> bool:

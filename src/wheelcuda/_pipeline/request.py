@@ -1,6 +1,6 @@
 """Step 1 of a run: what a command asks for (:class:`Request`), where the compiler may
-come from (:class:`Choice`, from ``--toolkit``), the cache layout and the target
-interpreter (:class:`Located`). Nothing here reads torch or a toolkit."""
+come from (a source :class:`Choice`, from ``--toolkit``), the cache layout and the
+target interpreter (:class:`Located`). Nothing here reads torch or a toolkit."""
 
 from __future__ import annotations
 
@@ -16,9 +16,10 @@ from .._context import Context
 from .._data import redist as archives_data
 from .._data import settings as registry
 from .._probe import interpreter
+from .._sources.choice import Choice
 from .._store import memo, paths
 from .._store.layout import Layout
-from .._values import SourceName, Target, Torch
+from .._values import Target, Torch
 from ..errors import ComponentError, WheelcudaError
 
 #: What --no-build-isolation builds need from the environment.
@@ -85,22 +86,6 @@ class Located:
     target: Target
 
 
-@dataclass(frozen=True)
-class Choice:
-    """Where the compiler set may come from: the sources in ``only`` (None: all, in order
-    of preference), ``given`` a toolkit folder (``--toolkit PATH``). torch's own libraries
-    (their headers: cuBLAS, cuSPARSE) come from the target's wheels whatever the compiler's
-    source, unless ``target_libraries`` is off (uv-config: its tree outlives the venv)."""
-
-    only: tuple[str, ...] | None = None
-    given: str | None = None
-    target_libraries: bool = True
-
-    def allows(self, source: str) -> bool:
-        return (self.only is None or source in self.only) and \
-            (source != SourceName.VENV or self.target_libraries)
-
-
 def locate(ctx: Context, request: Request, *, scratch: Path | None = None) -> Located:
     """The cache layout and the target; raises when either is unusable. With
     ``scratch``, the run only looks (:func:`looking`)."""
@@ -129,7 +114,7 @@ def toolkit_choice(ctx: Context, request: Request) -> Choice:
         return Choice(TOOLKITS[word], target_libraries=own)
     folder = os.path.normpath(os.path.join(ctx.cwd, os.path.expanduser(word)))
     if os.path.isdir(folder):
-        return Choice((SourceName.LOCAL,), folder, target_libraries=own)
+        return Choice.folder(folder, target_libraries=own)
     origin = "--toolkit" if request.toolkit else TOOLKIT_VAR
     raise ComponentError(f"{origin} {word!r} is neither {', '.join(TOOLKITS)} nor a folder",
                          f"{origin} {', '.join(TOOLKITS)} (auto is the default), or the "

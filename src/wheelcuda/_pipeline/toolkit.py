@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,10 +19,10 @@ from .._probe import locate
 from .._rules import checks, packages, pins
 from .._rules import tree as plan
 from .._rules.checks import Problem
+from .._sources.choice import Choice
 from .._store import toolkits
 from .._store.layout import Layout
-from .._values import Found, Inventory, SourceName, Target, Torch
-from .request import Choice
+from .._values import Found, Inventory, Target, Torch
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class Toolkit:
     found_via: Mapping[str, str]  # component name -> source name ("venv", "store")
     fetched: Path | None = None  # the store folder fetched during this run
     #: where the compiler set comes from ("wheels", "local", "redist"), and what it is
-    source: str = SourceName.WHEELS
+    source: str = sources.WHEELS_GROUP
     description: str = ""
     #: what the other sources would have offered, or why they did not ("local: none fits")
     others: tuple[str, ...] = ()
@@ -56,25 +56,15 @@ def locate_toolkit(target: Target, torch: Torch | None, layout: Layout, ctx: Con
     CUDA major (the CUDA wheels count as one: the target's and the store's, component by
     component), else the wheels (what a fetch would complete); the headers of
     torch's libraries from the target first (see :class:`Choice`)."""
-    choice = choice or Choice()
-    offers = sources.offers(target, torch, layout, ctx, only=choice.only, given=choice.given,
-                            skip=() if choice.target_libraries else (SourceName.VENV,),
-                            archs=archs)
-    groups = sources.grouped(offers)
     major = torch.cuda_major if torch is not None and torch.cuda_major in catalog.MAJORS \
         else None
-    name, picked = sources.pick(
-        groups, offers, store=choice.allows(SourceName.STORE),
+    served = sources.serve(
+        target, torch, layout, ctx, choice or Choice(), archs=archs,
         complete=lambda g: major is not None and _complete(
-            locate.locate(_roots(g), catalog.COMPILER), major))
-    others = tuple(f"{n}: {', '.join(o.summary for o in g)}" for n, g in groups
-                   if n != name)
-    compiler_roots = _roots(picked)
-    own = [o for o in offers if o.source == SourceName.VENV]
-    if not own and choice.target_libraries:
-        own = sources.offers(target, torch, layout, ctx, only=(SourceName.VENV,))
+            locate.locate(sources.roots(g), catalog.COMPILER), major))
+    compiler_roots = sources.roots(served.picked)
     headers = headers_folder(layout, torch)
-    library_roots = tuple(dict.fromkeys([*_roots(own), *compiler_roots,
+    library_roots = tuple(dict.fromkeys([*sources.roots(served.own), *compiler_roots,
                                          *([str(headers)] if headers else [])]))
     compiler = locate.locate(compiler_roots, catalog.COMPILER)
     inventory = Inventory(
@@ -82,16 +72,13 @@ def locate_toolkit(target: Target, torch: Torch | None, layout: Layout, ctx: Con
         tuple(dict.fromkeys(compiler_roots + library_roots)), compiler.shadowed)
     via: dict[str, str] = {}
     for f in inventory.found:
-        pool = picked if f.component.compiler else [*own, *offers]
-        # the headers folder is the store's, whatever source the compiler came from
-        via.setdefault(f.component.name,
-                       next((o.source for o in pool if f.root in o.roots), SourceName.STORE))
-    unserved = name != SourceName.WHEELS and not compiler_roots
-    why = "; ".join(o.description for o in picked) if unserved else None
-    fix = "; ".join(o.fix for o in picked if o.fix) if unserved else None
-    return Toolkit(checks.choose_major(inventory, torch), inventory, via, fetched, name,
-                   "; ".join(o.summary for o in picked), others, why, fix or None,
-                   by_clang=sources.by_word(name).by_clang)
+        via.setdefault(f.component.name, served.via(f.root, compiler=f.component.compiler))
+    picked = served.picked
+    why = "; ".join(o.description for o in picked) if served.unserved else None
+    fix = "; ".join(o.fix for o in picked if o.fix) if served.unserved else None
+    return Toolkit(checks.choose_major(inventory, torch), inventory, via, fetched, served.name,
+                   "; ".join(o.summary for o in picked), served.others, why, fix or None,
+                   by_clang=sources.by_word(served.name).by_clang)
 
 
 def unavailable(toolkit: Toolkit, torch: Torch | None, python: str) -> Problem:
@@ -100,10 +87,6 @@ def unavailable(toolkit: Toolkit, torch: Torch | None, python: str) -> Problem:
     folder = f"--toolkit /path/to/cuda-{cuda} (the folder holding bin/nvcc)"
     return sources.by_word(toolkit.source).unavailable(
         toolkit.source, toolkit.unavailable, toolkit.unavailable_fix, python, folder)
-
-
-def _roots(offers: Sequence[sources.Offer]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(r for o in offers for r in o.roots))
 
 
 def _complete(inventory: Inventory, major: int) -> bool:

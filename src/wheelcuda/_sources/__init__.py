@@ -13,27 +13,31 @@ A source that can fetch also says what a fetch would bring and fix, and fetches 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .._values import SourceName
 from ..errors import WheelcudaError
 from . import clang, local, redist, store, venv
 from .base import TOOLKIT_KINDS, Asked, Fetch, Offer, Scene, Source
+from .choice import Choice
 
 if TYPE_CHECKING:
     from .._context import Context
     from .._store.layout import Layout
     from .._values import Target, Torch
 
-__all__ = ["SOURCES", "TOOLKIT_KINDS", "WHEELS", "WORDS", "Asked", "Fetch", "Offer", "Scene",
-           "Source", "by_name", "by_word", "grouped", "of", "offers", "pick", "stand_in",
-           "toolkit_help"]
+__all__ = ["SOURCES", "TOOLKIT_KINDS", "WHEELS", "WHEELS_GROUP", "WORDS", "Asked", "Choice",
+           "Fetch", "Offer", "Scene", "Served", "Source", "by_name", "by_word", "grouped", "of",
+           "offers", "pick", "roots", "serve", "stand_in", "toolkit_help"]
 
 
 SOURCES: tuple[Source, ...] = (venv.SOURCE, store.SOURCE, local.SOURCE, redist.SOURCE,
                                 clang.SOURCE)
 #: The sources of the CUDA wheels: the target's own, and the store's.
 WHEELS = (SourceName.VENV, SourceName.STORE)
+#: The name they count as together (a toolkit's source, ``--toolkit wheels``).
+WHEELS_GROUP = SourceName.WHEELS
 #: ``--toolkit`` words and the sources each allows (None: all, in order of preference).
 WORDS: dict[str, tuple[str, ...] | None] = {
     "auto": None, SourceName.WHEELS: WHEELS,
@@ -67,6 +71,58 @@ def pick(groups: Sequence[tuple[str, list[Offer]]], offers: Sequence[Offer], *, 
     if store:
         return SourceName.WHEELS, []
     return (groups[0][0] if groups else SourceName.WHEELS), list(offers)
+
+
+def roots(offers: Sequence[Offer]) -> tuple[str, ...]:
+    """The roots of ``offers``, in order, each once."""
+    return tuple(dict.fromkeys(r for o in offers for r in o.roots))
+
+
+@dataclass(frozen=True)
+class Served:
+    """Which offers serve one run: the group whose compiler set is taken (``name``,
+    ``picked``), the target's own wheels for the headers of torch's libraries (``own``),
+    and every offer asked, grouped."""
+
+    name: str
+    picked: list[Offer]
+    own: list[Offer]
+    offers: list[Offer]
+    groups: list[tuple[str, list[Offer]]]
+
+    @property
+    def others(self) -> tuple[str, ...]:
+        """What the other groups offered, or why they did not ("local: none fits")."""
+        return tuple(f"{n}: {', '.join(o.summary for o in g)}" for n, g in self.groups
+                     if n != self.name)
+
+    @property
+    def unserved(self) -> bool:
+        """The one group taken has nothing, and no fetch completes it (every group but
+        the wheels)."""
+        return self.name != SourceName.WHEELS and not roots(self.picked)
+
+    def via(self, root: str, *, compiler: bool) -> str:
+        """The source a component found in ``root`` came from; the store's when no
+        offer holds it (the headers of torch's libraries, fetched into the store
+        whatever source the compiler came from)."""
+        pool = self.picked if compiler else [*self.own, *self.offers]
+        return next((o.source for o in pool if root in o.roots), SourceName.STORE)
+
+
+def serve(target: Target, torch: Torch | None, layout: Layout, ctx: Context, choice: Choice,
+          *, complete: Callable[[list[Offer]], bool], archs: tuple[str, ...] = ()) -> Served:
+    """The offers ``choice`` allows, grouped, and the first group whose set is
+    ``complete`` (:func:`pick`); the target's own wheels for torch's libraries, asked
+    apart when the choice leaves them out of the compiler's sources."""
+    found = offers(target, torch, layout, ctx, only=choice.only, given=choice.given,
+                   skip=choice.skipped, archs=archs)
+    groups = grouped(found)
+    name, picked = pick(groups, found, store=choice.store_wheels, complete=complete)
+    own = [o for o in found if o.source == SourceName.VENV]
+    if not own and choice.target_libraries:
+        own = offers(target, torch, layout, ctx, only=(SourceName.VENV,))
+    return Served(name, picked, own, found, groups)
 
 
 def by_name(name: str) -> Source:

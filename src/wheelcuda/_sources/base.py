@@ -192,6 +192,10 @@ class Source(Protocol):
         itself is no error for install's sake, but said, with ``wheelcuda fetch`` for
         ``home`` and ``run``, which never download by themselves."""
 
+    def present(self, python: str, description: str) -> str:
+        """What ``wheelcuda fetch`` says when it serves already (``python``: the target's;
+        ``description``: the toolkit's), so nothing is fetched."""
+
     def unavailable(self, word: str, why: str | None, fix: str | None, python: str,
                     folder: str) -> Problem:
         """``--toolkit WORD`` allows this source alone, and it has nothing (``why``; ``fix``:
@@ -241,6 +245,9 @@ class Present:
         return [Problem(p.kind, f"{p.message}; {FETCHERS} fetch them into wheelcuda's store "
                         f"by themselves, {NEED_FETCH}", p.fix, Severity.WARNING)
                 if p.kind in fetch.fixes else p for p in problems]
+
+    def present(self, python: str, description: str) -> str:  # noqa: ARG002 (the protocol's)
+        return "the compiler set was already in wheelcuda's store"
 
     def unavailable(self, word: str, why: str | None,
                     fix: str | None, python: str, folder: str) -> Problem:  # noqa: ARG002

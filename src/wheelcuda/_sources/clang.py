@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from .._context import Context
     from .._store.layout import Layout
     from .._values import Target, Torch
+    from .choice import Choice
 
 
 @functools.lru_cache(maxsize=8)
@@ -50,6 +51,15 @@ def choose(ctx: Context, archs: Sequence[str], layout: Layout) -> clangfit.Fit:
     key = (named, ctx.get(clang_data.ROOT_VAR) or "", ctx.get("PATH") or "", index or "")
     return clangfit.fit(_find(key, ctx, index, to_fetch), archs,
                         off=named == clang_data.OFF)
+
+
+def for_run(ctx: Context, layout: Layout, torch: Torch | None, choice: Choice,
+            archs: Sequence[str]) -> clangfit.Clang | None:
+    """The clang that would serve the clang toolkit for a CUDA 12 torch, when ``choice``
+    allows it; else None."""
+    if torch is None or not serves(torch) or not choice.allows(SourceName.CLANG):
+        return None
+    return choose(ctx, archs, layout).chosen
 
 
 def serves(torch: Torch) -> bool:

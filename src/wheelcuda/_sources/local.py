@@ -58,5 +58,8 @@ class LocalSource(Present):
                  or not root.is_relative_to(layout.scratch) else "linked by the first build")
         return Offer(self.name, (str(root),), f"{fit.chosen.describe()}, {where}")
 
+    def present(self, python: str, description: str) -> str:  # noqa: ARG002 (the protocol's)
+        return f"a local toolkit serves: {description}; nothing to fetch"
+
 
 SOURCE = LocalSource()

@@ -22,5 +22,8 @@ class _Venv(Present):
               ) -> Offer | None:
         return Offer(self.name, target.site_dirs, f"the wheels in {target.python}'s site folders")
 
+    def present(self, python: str, description: str) -> str:  # noqa: ARG002 (the protocol's)
+        return f"{python} has the compiler wheels itself: nothing to fetch"
+
 
 SOURCE = _Venv()

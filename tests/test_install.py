@@ -13,7 +13,7 @@ import pytest
 
 from tests import fakes
 from tests.test_cli import fail, run
-from wheelcuda._commands import install
+from wheelcuda._commands.install import failure, summary
 from wheelcuda._probe import source
 from wheelcuda._standalone import _progress
 
@@ -308,16 +308,16 @@ def test_run_without_command_is_a_usage_error() -> None:
 def test_compile_summary_counts_compiles_and_split() -> None:
     log = ["-O3 -c a.cu -o a.o -gencode=arch=compute_90,code=sm_90 --split-compile=2",
            "-dc b.cu -o b.o --split-compile=2", "--version", "a.o b.o -o x.so -shared"]
-    assert install.compile_summary(log, "13.0.88") == \
+    assert summary.compile_summary(log, "13.0.88") == \
         "2 CUDA compiles by nvcc 13.0.88, split-compile 2"
-    assert install.compile_summary(["-c a.cu -o a.o"], "13.0.88") == \
+    assert summary.compile_summary(["-c a.cu -o a.o"], "13.0.88") == \
         "1 CUDA compile by nvcc 13.0.88"
-    assert install.compile_summary(["--version"], "13.0.88") == ""
+    assert summary.compile_summary(["--version"], "13.0.88") == ""
     # the pool started a compile before one that came earlier: it marks the log
-    assert install.compile_summary([*log, f"{_progress.AHEAD_MARK} b.cu"], "13.0.88") == \
+    assert summary.compile_summary([*log, f"{_progress.AHEAD_MARK} b.cu"], "13.0.88") == \
         "2 CUDA compiles by nvcc 13.0.88, split-compile 2, started longest first"
     # the clang toolkit is named as what compiles, never as nvcc
-    assert install.compile_summary(log[:1], "clang 22.1.8 + ptxas 12.8.93 (0123456789ab)") \
+    assert summary.compile_summary(log[:1], "clang 22.1.8 + ptxas 12.8.93 (0123456789ab)") \
         == "1 CUDA compile by clang 22.1.8 + ptxas 12.8.93, split-compile 2"
 
 
@@ -377,12 +377,12 @@ def test_a_failure_on_the_clang_route_names_the_route_and_what_else_builds(
                                compiler="clang 22.1.8 + ptxas 12.8.93 (0123456789ab)",
                                fetch=SimpleNamespace(unreachable=unreachable))
 
-    said = install._route_note(resolved(SourceName.CLANG))  # type: ignore[arg-type]
+    said = failure._route_note(resolved(SourceName.CLANG))  # type: ignore[arg-type]
     assert said.startswith("these came from the clang toolkit (clang 22.1.8 + ptxas "
                            "12.8.93, CUDA 12 without NVIDIA's nvcc)")
     assert "--toolkit /path/to/cuda-12.x" in said
     assert ("--toolkit redist" in said) is (unreachable is None)
-    assert install._route_note(resolved(SourceName.REDIST)) == ""  # type: ignore[arg-type]
+    assert failure._route_note(resolved(SourceName.REDIST)) == ""  # type: ignore[arg-type]
 
 
 def test_build_requirements_the_source_declares_are_named_before_the_build(
@@ -452,7 +452,7 @@ def test_rebuild_asks_each_installer_to_reinstall_only_what_was_named(tmp_path: 
     too (torch, into an emptied cache), so it goes with --no-deps, and only when every
     package named is installed (their dependencies are there); a mix is refused, as is
     a source whose name is not known before it is built."""
-    from wheelcuda._commands import install_plan  # noqa: PLC0415
+    from wheelcuda._commands.install import needs as install_plan  # noqa: PLC0415
     from wheelcuda._probe.given import PackageArgs  # noqa: PLC0415
     from wheelcuda._rules import installer  # noqa: PLC0415
     from wheelcuda.errors import WheelcudaError  # noqa: PLC0415
@@ -481,7 +481,7 @@ def test_rebuild_asks_each_installer_to_reinstall_only_what_was_named(tmp_path: 
 
 
 def test_what_may_build_decides_whether_build_needs_are_brought(tmp_path: Path) -> None:
-    from wheelcuda._commands import install_plan  # noqa: PLC0415
+    from wheelcuda._commands.install import needs as install_plan  # noqa: PLC0415
     from wheelcuda._probe.given import PackageArgs  # noqa: PLC0415
 
     site = tmp_path / "site"

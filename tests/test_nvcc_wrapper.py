@@ -140,8 +140,8 @@ def _tree_bin(tmp_path: Path, real: str) -> Path:
 
 def test_an_unpruned_call_is_said_and_logged(tmp_path: Path) -> None:
     """When pruning is skipped (LTO), the wrapper says so and logs it; install keys the
-    wheel as unpruned (install.unpruned_calls)."""
-    from wheelcuda._commands import install  # noqa: PLC0415
+    wheel as unpruned (summary.unpruned_calls)."""
+    from wheelcuda._commands.install import summary  # noqa: PLC0415
 
     nvcc = _tree_bin(tmp_path, "exit 0")
     log = tmp_path / "log"
@@ -152,8 +152,8 @@ def test_an_unpruned_call_is_said_and_logged(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert "left unpruned" in r.stderr and "link-time optimization" in r.stderr
     calls = log.read_text().splitlines()
-    assert install.unpruned_calls(calls) == 1
-    assert install.unpruned_calls(["nvcc -c k.cu -gencode=arch=compute_90,code=sm_90"]) == 0
+    assert summary.unpruned_calls(calls) == 1
+    assert summary.unpruned_calls(["nvcc -c k.cu -gencode=arch=compute_90,code=sm_90"]) == 0
 
 
 @pytest.mark.parametrize(("value", "pruned"), [("yes", False), ("On", False), ("1", False),

@@ -251,7 +251,8 @@ def test_a_bare_name_is_pinned_once_per_install(tmp_path: Path,
     after the index's answer, the build), each pin asking the indexes again: the pin could
     change between two asks, and each cost a round trip. The later plans take the first's."""
     from wheelcuda import _pipeline as pipeline  # noqa: PLC0415
-    from wheelcuda._commands import install, install_share  # noqa: PLC0415
+    from wheelcuda._commands import install  # noqa: PLC0415
+    from wheelcuda._commands.install import share as install_share  # noqa: PLC0415
     from wheelcuda._rules.sharing import Sharing  # noqa: PLC0415
 
     links = _links(tmp_path / "links", "causal_conv1d-1.7.0.tar.gz")
@@ -276,7 +277,7 @@ def test_a_bare_name_is_pinned_once_per_install(tmp_path: Path,
     found, looked = install._without_a_build(ctx, given, req, [],
                                              Sharing(indexes=("http://127.0.0.1:9/",)))
     assert found is None and looked is not None  # nothing kept: a build, planned in full
-    plan = install.prepare(ctx, given, req, [], pinned_by=looked)
+    plan = install.plan.prepare(ctx, given, req, [], pinned_by=looked)
     assert plan.given.specs == ("causal-conv1d==1.7.0",)
     assert any("uv takes 1.7.0" in note for note in plan.pins), plan.pins
     assert asked == ["causal-conv1d"], asked
@@ -301,7 +302,7 @@ def test_an_exact_pins_sdist_is_the_one_uv_names(tmp_path: Path,
     monkeypatch.setattr(uvforms, "pinned_source", lambda *a: "sha256:its-own-reading")
     req = pipeline.Request(python=str(fakes.user_env(tmp_path / "venv")), arch="9.0",
                            need_torch=True, build_needs=True, jobs=True)
-    plan = install.prepare(Context.current(), PackageArgs(("causal-conv1d==1.7.0",)), req, [])
+    plan = install.plan.prepare(Context.current(), PackageArgs(("causal-conv1d==1.7.0",)), req, [])
     digest = hashlib.sha256((links / "causal_conv1d-1.7.0.tar.gz").read_bytes()).hexdigest()
     assert plan.sdists == {"causal-conv1d==1.7.0": f"sha256:{digest}"}
     assert f"causal-conv1d==1.7.0 @ sha256:{digest}" in plan.fields["packages"]

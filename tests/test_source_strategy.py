@@ -15,13 +15,14 @@ from types import SimpleNamespace
 import pytest
 
 from wheelcuda import _sources as sources
-from wheelcuda._commands import doctor, install_plan
+from wheelcuda._commands import doctor
+from wheelcuda._commands.install import explain as install_plan
 from wheelcuda._context import Context
 from wheelcuda._pipeline import Resolved, acquire, fetchplan
 from wheelcuda._pipeline.request import Request
-from wheelcuda._sources.choice import Choice
 from wheelcuda._rules.checks import Kind, Problem, Severity
 from wheelcuda._sources.base import TOOLKIT_KINDS, Fetch, Present, Scene
+from wheelcuda._sources.choice import Choice
 from wheelcuda._store.layout import Layout
 from wheelcuda._values import Torch
 from wheelcuda.errors import ComponentError
@@ -100,7 +101,7 @@ def test_auto_fetches_from_the_new_source_and_every_command_says_it(
     # doctor: what install fetches by itself is a warning with `wheelcuda fetch`'s way,
     # never an error (it used to fall through to the error for a source it did not name)
     # (each error its fetch fixes, not only a missing set)
-    said = doctor._fetchable(_resolved(fetch, [MISSING, BROKEN]))  # type: ignore[arg-type]
+    said = doctor.problems.fetchable(_resolved(fetch, [MISSING, BROKEN]))  # type: ignore[arg-type]
     assert [(p.kind, p.severity) for p in said] == [(Kind.MISSING, Severity.WARNING),
                                                     (Kind.COMPONENTS, Severity.WARNING)]
     assert "fetch them into wheelcuda's store by themselves" in said[0].message

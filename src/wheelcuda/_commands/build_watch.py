@@ -16,15 +16,18 @@ import shutil
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import TextIO
 
+from .. import _proc as proc
 from .. import _report as report
+from .._probe import locks
 from .._rules import progress
+from .._rules.sharing import TEAM_VARS
 from .._standalone import _events, _progress
-from .._store import buildlog
+from .._store import buildlog, fs
 from .._store.buildlog import BuildLog
 from .._store.layout import Layout
 from ..errors import CacheError
@@ -174,6 +177,30 @@ def build_variables(log: BuildLog | None, echo: bool,
         return {}
     ask = echo or "PIP_NO_INPUT" in environ
     return {_progress.VAR: str(log.events), **({} if ask else {"PIP_NO_INPUT": "1"})}
+
+
+#: Never passed on to a build: a team's credentials (the build has no use for them), and
+#: the progress events' file of a build around this one (:func:`build_environ` sets its own).
+NOT_PASSED = [*TEAM_VARS, _progress.VAR]
+
+
+def build_environ(environ: Mapping[str, str], variables: Mapping[str, str],
+                  log: BuildLog | None, echo: bool) -> dict[str, str]:
+    """The installer's environment for a watched build: ``environ`` with ``variables``
+    and what the watch needs (:func:`build_variables`), less what is never passed."""
+    return proc.child_environ(environ, {**variables, **build_variables(log, echo, environ)},
+                              drop=NOT_PASSED)
+
+
+def environment_lock(prefix: str, locks_environment: bool, say: Callable[[str], None]
+                     ) -> AbstractContextManager[object]:
+    """uv holds <venv>/.lock for a whole install and waits for it in silence (pip takes no
+    such lock): while it waits, ``say`` says so."""
+    if not locks_environment:
+        return nullcontext()
+    return locks.watching(Path(prefix) / ".lock", f"uv's lock on {prefix} (another install "
+                          "into this environment)", say, after=fs.NOTE_AFTER_S,
+                          every=fs.NOTE_EVERY_S)
 
 
 def unreachable_fixes(unreachable: str | None) -> list[str]:

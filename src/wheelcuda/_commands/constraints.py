@@ -21,7 +21,7 @@ from packaging.version import Version
 
 from .. import _pipeline as pipeline
 from .._context import Context
-from .._pipeline import buildplan
+from .._pipeline import isolated
 from .._probe import locate
 from .._rules import environ
 from .._store import userfiles
@@ -44,7 +44,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def main(args: argparse.Namespace, ctx: Context) -> int:
     located = pipeline.locate(ctx, pipeline.Request(python=args.python, need_archs=False))
     target = located.target
-    versions = buildplan.torch_pins(target)
+    versions = isolated.torch_pins(target)
     if "torch" not in versions:
         raise TorchError(f"torch is not installed in {target.python}: there is nothing to pin",
                          f"install torch into it first (uv pip install --python "
@@ -63,8 +63,8 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
              f"(pip), or --index {PYTORCH_INDEX}/{local.group(1)} with "
              "--index-strategy unsafe-best-match (uv)")
     pip = locate.installed_version(target.site_dirs, "pip")
-    if pip and Version(pip) < buildplan.PIP_NEEDED:
+    if pip and Version(pip) < isolated.PIP_NEEDED:
         note(f"warning: pip {pip} in {target.python} ignores build constraints (they came in "
-             f"pip {buildplan.PIP_NEEDED}): {target.python} -m pip install -U "
-             f"'pip>={buildplan.PIP_NEEDED}'")
+             f"pip {isolated.PIP_NEEDED}): {target.python} -m pip install -U "
+             f"'pip>={isolated.PIP_NEEDED}'")
     return 0

@@ -21,7 +21,7 @@ import sys
 from .. import _pipeline as pipeline
 from .. import _warm as warm
 from .._context import Context
-from .._pipeline import buildplan
+from .._pipeline import isolated as isolated_plan
 from .._rules import environ, render
 from .._rules import tree as plan
 from .._store import named, paths
@@ -88,7 +88,7 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
     # compiler (CPU-only, another CUDA major) stops ``env``.
     r.raise_first()
     assert r.home is not None and r.tree is not None
-    isolated, said = buildplan.isolated_variables(made, r)
+    isolated, said = isolated_plan.isolated_variables(made, r)
     constraints_dir = str(r.layout.constraints)
     looked: list[str] = []  # the user's constraints files, stamped: their notes hold
     notes = [*_notes(r), *said, *_constraint_notes(ctx, constraints_dir, looked)]

@@ -14,11 +14,11 @@ from typing import Any
 from .._context import Context
 from .._probe import index as index_probe
 from .._rules import sharekey, variants
-from .._store import variantdir, wheelfile, wheels
+from .._store import teamindex, variantdir, wheelfile, wheels
 from .._store.layout import Layout
 from ..errors import ConfigError
-from . import install_share
 from .common import note
+from .install import share as install_share
 
 NAME = "publish"
 HELP = ("upload wheels from wheelcuda's wheel cache to a team's package index, each "
@@ -78,9 +78,9 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
             continue
         if not files:
             continue
-        failed += install_share.publish_wheels(
-            ctx, team.publish, [Path(f) for f in files],
-            wanted=install_share.recorded_share(entry.record.get("fields", {})),
+        failed += teamindex.publish_wheels(
+            ctx.environ, team.publish, [Path(f) for f in files],
+            wanted=teamindex.recorded_share(entry.record.get("fields", {})),
             profile=entry.record.get("profile"))
     note(f"{sum(map(len, found.values())) - failed} published or already there, "
          f"{failed} failed, to {index_probe.shown(team.publish)}")
@@ -133,7 +133,7 @@ def _from_cache(ctx: Context, names: Sequence[str], every: bool
         recorded = entry.record.get("fields", {})
         # the shared key, and torch's distribution version the variant pins (not shared:
         # the same binary whichever index torch came from; variants.torch_pin)
-        fields = {**install_share.recorded_share(recorded),
+        fields = {**teamindex.recorded_share(recorded),
                   **{k: v for k, v in recorded.items() if k == "torch_dist"}}
         out += [(f, fields, entry.record.get("profile")) for f in files]
     return out

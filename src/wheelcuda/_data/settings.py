@@ -256,7 +256,7 @@ NVCC_LOG: Final = Setting(
     "they raised, whose archs they left unpruned, or that the pool started before one that "
     "came earlier (longest first).",
     ("_nvcc_wrapper.py", "_cxx_std.py", "_progress.py"), "internal",
-    setters=("_commands/install.py",))
+    setters=("_commands/install/run.py",))
 PROGRESS: Final = Setting(
     "WHEELCUDA_PROGRESS", "path",
     "The file the tree's compilers append a JSON line to for each compile's start and end "
@@ -322,7 +322,7 @@ BUILD_KEY: Final = Setting(
     "WHEELCUDA_BUILD_KEY", "text",
     "What a package's binary depends on (torch, the compiler, archs, host compiler, then a "
     "digest of the rest of the build key), so that uv's build cache key changes with it.",
-    ("uv",), "internal", setters=("_commands/uv_config.py",))
+    ("uv",), "internal", setters=("_commands/uv_config/settings.py",))
 SET: Final = Setting(
     "WHEELCUDA_SET", "text",
     "The names uv-config wrote into a package's variables, each with a digest of its value, "

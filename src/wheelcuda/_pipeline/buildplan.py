@@ -15,26 +15,17 @@ import platform
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from packaging.version import Version
-
 from .._context import Context
-from .._data import catalog
 from .._data import settings as registry
-from .._data.recipes import RECIPES
-from .._probe import gpus, locate, machine, setup_vars
+from .._probe import gpus, machine, setup_vars
 from .._probe import torch as torch_probe
 from .._rules import arch as archmod
-from .._rules import buildkey, environ, jobs, packages, uvtorch
+from .._rules import buildkey, jobs, packages
 from .._rules.buildkey import BuildKey
 from .._rules.checks import Kind, Severity
 from .._standalone import _pool
-from .._store import constraints
-from .._values import Target
-from ..errors import CacheError
-from . import Resolved
-
-#: pip learned --build-constraint / PIP_BUILD_CONSTRAINT in 25.3.
-PIP_NEEDED = Version("25.3")
+from .isolated import torch_pins
+from .resolved import Resolved
 
 #: setuptools reads extra configuration from the file this names (its
 #: ``setuptools.dist.Distribution.find_config_files``): wheelcuda moves ``build/`` there.
@@ -84,50 +75,6 @@ def order_variables(order: Path | None) -> dict[str, str]:
     the compile pool's longest-first order; nothing without one (the tree then takes the
     recipe table's guess)."""
     return {} if order is None else {registry.ORDER.name: str(order)}
-
-
-def torch_pins(target: Target) -> dict[str, str]:
-    """torch and its companions as the target holds them: what build constraints pin."""
-    return {name: v for name in catalog.TORCH_FAMILY
-            if (v := locate.installed_version(target.site_dirs, name))}
-
-
-def isolated_variables(ctx: Context, r: Resolved) -> tuple[dict[str, str], list[str]]:
-    """What ``wheelcuda env`` exports for builds an installer isolates (_rules/environ.py
-    :func:`~wheelcuda._rules.environ.isolated`): torch's pins as build constraints (the file
-    written into the cache), every recipe's switches and arch variables, PyTorch's index
-    for a torch from there; and the notes that go with them."""
-    pins = torch_pins(r.target)
-    notes = []
-    path = ""
-    if "torch" in pins:
-        text = environ.constraints_text(r.target.python, pins)
-        try:
-            path = str(constraints.write(r.layout, text))
-        except CacheError as exc:  # a read-only cache still serves env its tree
-            notes.append(f"warning: {exc.message}: isolated builds get no build "
-                         "constraints, so they may take another torch (wheelcuda constraints "
-                         "-o FILE writes them elsewhere)")
-        pip = locate.installed_version(r.target.site_dirs, "pip")
-        if pip and Version(pip) < PIP_NEEDED:
-            notes.append(f"warning: pip {pip} in {r.target.python} ignores build "
-                         f"constraints (they came in pip {PIP_NEEDED}), so pip's isolated "
-                         "builds may take another torch: "
-                         f"{r.target.python} -m pip install -U 'pip>={PIP_NEEDED}'")
-    archs = () if r.request.all_archs else r.archs
-    every = packages.recipe_env(sorted(RECIPES), archs, bool(gpus.probe_gpus(ctx).gpus))
-    arch_vars = {k: v for k, v in every.items() if k in packages.arch_variables()}
-    index = uvtorch.torch_index(pins.get("torch"), None)
-    if index:
-        notes.append(f"torch {pins['torch']} comes from {index}: PIP_EXTRA_INDEX_URL names "
-                     "it for pip's build environments; uv's find it only where it is scoped "
-                     "to torch (in a uv project: wheelcuda uv-config --write pyproject.toml; "
-                     f"for uv pip: --index {index} --index-strategy unsafe-best-match)")
-    variables = environ.isolated(
-        ctx.environ, constraints=path or None, constraints_dir=str(r.layout.constraints),
-        switches={k: v for k, v in every.items() if k not in arch_vars}, arch_vars=arch_vars,
-        index=index)
-    return variables, notes
 
 
 def temp_variables(ctx: Context, folder: str) -> dict[str, str]:

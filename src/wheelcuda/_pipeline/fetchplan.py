@@ -21,12 +21,16 @@ from .. import _sources as sources
 from .._context import Context
 from .._data import catalog
 from .._data import redist as archives_data
+from .._rules import installer as installer_rules
 from .._rules.checks import Problem
-from .._sources import Fetch, Scene
+from .._rules.clangfit import Clang
+from .._sources import TOOLKIT_KINDS, Fetch, Scene
 from .._sources.choice import Choice
 from .._store import archives
-from .._values import SourceName, Torch
+from .._store.layout import Layout
+from .._values import SourceName, Target, Torch
 from .request import Request
+from .toolkit import Toolkit
 
 
 def wheels_hold_compiler(torch: Torch | None) -> bool:
@@ -102,3 +106,30 @@ def decide(scene: Scene, problems: Sequence[Problem], choice: Choice, *,
     return dataclasses.replace(fallback.plan(scene), want=planned.want, unreachable=why,
                                instead=f"{source.brings} ({planned.summary})",
                                replaced=source.name)
+
+
+def scene(ctx: Context, request: Request, layout: Layout, *, target: Target,
+           torch: Torch | None, toolkit: Toolkit, tool: installer_rules.Tool | None,
+           clang: Clang | None) -> Scene | None:
+    """What the sources need to plan or run a fetch (None without torch: nothing to fetch)."""
+    if torch is None:
+        return None
+    return Scene(
+        ctx, layout, torch, toolkit.major, target.python, tool, clang,
+        want=redist_want(ctx, request, torch) if torch.cuda is not None else None,
+        named_archives=named_archives(ctx, request), action=request.action)
+
+
+def for_run(request: Request, layout: Layout, scene: Scene | None,
+           problems: list[Problem], choice: Choice) -> Fetch:
+    """What a fetch would bring for the compiler, whatever else is wrong (doctor says it
+    beside the other errors; the acquire step also needs those to be none)."""
+    if scene is None:
+        return Fetch()
+    toolkit_problems = [p for p in problems if p.kind in TOOLKIT_KINDS]
+    # only a command that fetches or says what a fetch would do asks NVIDIA (home, run
+    # and the backend's metadata hooks fetch nothing: a few seconds there buy nothing)
+    asks = request.fetch or request.looks or layout.scratch is not None
+    return decide(scene, toolkit_problems, choice,
+                            answers=archives.answers if asks else unasked)
+

@@ -161,3 +161,19 @@ def _facts(events: str, pool: str, views: str, split: bool) -> str:
 def _wrapper_version() -> str:
     blob = "".join(text for _, text in _modules())
     return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def found_problems(toolkit: Toolkit, torch: Torch | None, target: Target, *,
+           need_torch: bool) -> list[Problem]:
+    """The toolkit's problems; when the one source allowed has nothing, why, in place of
+    its errors. None when torch is needed and missing: its CUDA decides which compiler
+    set a build needs (advice for CUDA 13 is wrong for someone about to install a cu128
+    torch), so the missing torch is the one thing to say."""
+    if torch is None and need_torch:
+        return []
+    found = component_problems(toolkit, torch, target)
+    if toolkit.unavailable:
+        found = [unavailable(toolkit, torch, target.python),
+                 *(p for p in found if not p.is_error)]
+    return found
+

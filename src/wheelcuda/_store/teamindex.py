@@ -5,12 +5,13 @@ cannot serve, or a failed upload, is a warning, and the caller builds or goes on
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from .. import _report as report
-from .._probe import credentials
+from .._probe import credentials, machine
 from .._probe import index as index_probe
 from .._rules import sharekey
 from ..errors import WheelcudaError
@@ -81,3 +82,22 @@ def publish(index: credentials.Index, wheel: Path, wanted: Mapping[str, Any], tm
     said = "published" if answer == "uploaded" else "already on the index:"
     report.note(f"{said} {out.name} to {shown}")
     return True
+
+
+def recorded_share(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The key that travels of a build the wheel cache recorded (``wheelcuda publish``):
+    its fields as recorded, the compiler by its release, the C library it was built
+    against (this machine's for a record older than that field)."""
+    return sharekey.share_fields({**fields, "libc": fields.get("libc") or machine.libc()})
+
+def publish_wheels(environ: Mapping[str, str], url: str, found: Sequence[Path], *,
+                   wanted: Mapping[str, Any],
+                   profile: Sequence[Mapping[str, Any]] | None = None) -> int:
+    """Label each wheel with its key as it travels (``wanted``; the build's profile
+    beside it, as data) and upload it to ``url``; how many failed (each said as a
+    warning: a failed upload never fails an install)."""
+    index = credentials.credentials(url, environ)
+    with tempfile.TemporaryDirectory(prefix="wheelcuda-publish-") as tmp:
+        return sum(not publish(index, wheel, wanted, Path(tmp), profile)
+                   for wheel in found)
+

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import _pipeline as pipeline
-from .._data import clang as clang_data
-from .._probe import clang as clang_probe
-from .._sources import clang as clang_source
+from ... import _pipeline as pipeline
+from ..._data import clang as clang_data
+from ..._probe import clang as clang_probe
+from ..._sources import clang as clang_source
 
 
 def section(r: pipeline.Resolved) -> dict[str, Any] | None:

@@ -36,8 +36,7 @@ from ..._rules.sharing import Sharing
 from ..._store import teamindex, wheels
 from ...errors import ToolError, WheelcudaError
 from ..common import NO_FETCH_HELP, add_all_archs, add_arch, add_toolkit, note, request
-from . import prebuilt, share
-from .explain import explain, explain_refused
+from . import explain, prebuilt, share
 from .needs import bring_argv
 from .plan import Prepared, prepare
 from .run import execute
@@ -108,7 +107,7 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
                   looks=not fetch)
     resolved = pipeline.resolve(ctx, req) if args.explain else None
     if resolved is not None:
-        refused = explain_refused(resolved, given)
+        refused = explain.explain_refused(resolved, given)
         if refused is not None:
             print(refused, end="")
             return 1
@@ -118,7 +117,7 @@ def main(args: argparse.Namespace, ctx: Context) -> int:
     prepared = prepared or prepare(ctx, given, req, args.rest, explain=args.explain,
                                    resolved=resolved, pinned_by=looked, rebuild=args.rebuild)
     if args.explain:
-        print(explain(prepared), end="")
+        print(explain.explain(prepared), end="")
         for line in buildplan.warnings(prepared.resolved):
             note(line)
         return 0

@@ -1,22 +1,40 @@
-"""The compiler set wheelcuda fetched into its store for torch's CUDA (``wheelcuda
-install`` fetches it when the environment lacks one; see _store/toolkits.py)."""
+"""NVIDIA's CUDA wheels as two sources that count as one: the target environment's own
+(``uv pip install "cuda-toolkit[nvcc,cccl]"``), and the compiler set wheelcuda fetched
+into its store for torch's CUDA (``wheelcuda install`` fetches it when the environment
+lacks one; see _store/toolkits.py)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .._data import catalog
-from .._rules import checks
-from .._rules.checks import Kind
-from .._store import toolkits
-from .._values import SourceName
-from .base import Fetch, Offer, Present, Scene
+from ..._data import catalog
+from ..._rules import checks
+from ..._rules.checks import Kind
+from ..._store import toolkits
+from ..._values import SourceName
+from ..base import Fetch, Offer, Present, Scene
 
 if TYPE_CHECKING:
-    from .._context import Context
-    from .._store.layout import Layout
-    from .._values import Target, Torch
+    from ..._context import Context
+    from ..._store.layout import Layout
+    from ..._values import Target, Torch
+
+
+class _Venv(Present):
+    name = SourceName.VENV
+    said = "the environment's compiler wheels"
+
+    def offer(self, target: Target, torch: Torch | None,  # noqa: ARG002 (the protocol's)
+              layout: Layout, ctx: Context  # noqa: ARG002
+              ) -> Offer | None:
+        return Offer(self.name, target.site_dirs, f"the wheels in {target.python}'s site folders")
+
+    def present(self, python: str, description: str) -> str:  # noqa: ARG002 (the protocol's)
+        return f"{python} has the compiler wheels itself: nothing to fetch"
+
+
+VENV = _Venv()
 
 
 class _Store(Present):
@@ -55,4 +73,4 @@ class _Store(Present):
                               python=scene.python, major=scene.major)
 
 
-SOURCE = _Store()
+STORE = _Store()

@@ -1,0 +1,2 @@
+"""A CUDA toolkit already on this machine, offered through a shim of links (see
+:mod:`.source`)."""

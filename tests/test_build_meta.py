@@ -32,7 +32,8 @@ from wheelcuda._backend.config import (
 )
 from wheelcuda._context import Context, patched_environ
 from wheelcuda._probe import frontend
-from wheelcuda._store import archives, toolkits
+from wheelcuda._sources.redist import store_archives as archives
+from wheelcuda._store import toolkits
 from wheelcuda.errors import ArchError, ComponentError, TorchError, WheelcudaError
 
 #: The compiler set torch 2.14.1 (cuda-toolkit==13.0.3) asks for, every part named.

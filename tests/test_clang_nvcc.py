@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from wheelcuda._data import clang as clang_data
-from wheelcuda._rules import clangfit
+from wheelcuda._sources.clang import data as clang_data
+from wheelcuda._sources.clang import rules as clangfit
 from wheelcuda._standalone import _clang_nvcc as cn
 from wheelcuda._standalone import _fatbinary as fb
 from wheelcuda._standalone._nvcc_args import Refused, translate

@@ -19,7 +19,7 @@ __all__ = ["cu128"]  # the fixture, from there
 
 def fake_clang(folder: Path, version: str, *, wrappers: bool = True,
                nvptx: bool = True) -> Path:
-    """A clang++ that answers what _probe/clang.py asks (it compiles nothing)."""
+    """A clang++ that answers what _sources/clang/probe.py asks (it compiles nothing)."""
     resource = folder / f"resource-{version}"
     (resource / "include").mkdir(parents=True)
     if wrappers:

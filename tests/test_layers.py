@@ -1,7 +1,7 @@
 """The architecture, checked: data flows down (standalone -> data -> rules -> probe ->
-store -> sources -> pipeline -> commands -> cli -> entry), nothing imports the CLI but
-the entry point, there are no import cycles, and one module reads the process
-environment.
+store -> sources -> pipeline -> commands -> cli -> entry), inside each source's package
+too (its modules are named by their layer), nothing imports the CLI but the entry point,
+there are no import cycles, and one module reads the process environment.
 
 Imports inside functions count (they run), and so do imports under ``if
 TYPE_CHECKING:`` for the layers (a type from a layer above is a dependency
@@ -114,8 +114,17 @@ def _graph(*, types: bool = False) -> dict[str, set[str]]:
             for name, path in modules.items()}
 
 
+#: A source's package (``_sources/clang/``) holds its whole concern; each module's name
+#: says its layer (``data``, ``rules``, ``probe``, ``store``, or a name that begins with
+#: one: ``store_archives``), so the pure/I-O rule holds inside it; any other module
+#: (``source``) is the sources' layer.
+ROLES = {"data": "_data", "rules": "_rules", "probe": "_probe", "store": "_store"}
+
+
 def _layer(module: str) -> str:
     parts = module.split(".")
+    if len(parts) == 4 and parts[1] == "_sources":
+        return ROLES.get(parts[3].split("_")[0], "_sources")
     return parts[1] if len(parts) > 1 else "__init__"
 
 
@@ -207,3 +216,60 @@ def test_functions_stay_short_and_modules_follow_their_concern() -> None:
     modules = sorted((len(p.read_text().splitlines()), str(p.relative_to(PKG)))
                      for p in PKG.rglob("*.py"))
     assert modules[-1][0] < 1000, modules[-3:]
+
+
+#: Who imports a source's package from outside it, besides the table that lists it: each
+#: with its reason. A new source (its package and its row in the table) adds none; this
+#: list growing is a source's concern leaking out.
+SOURCE_USERS = {
+    "wheels": {},
+    "local": {
+        # the clang toolkit's root is a shim of links too, made by the same code
+        "_sources.clang.store": {"store"},
+        # prune keeps the links of every toolkit a tree leads into
+        "_store.prune": {"store"},
+    },
+    "redist": {
+        # --redist-manifest goes into the variable the source reads; the archives wanted
+        # and whether NVIDIA answers are the Scene's and the Fetch's (one ask per run)
+        "_pipeline.request": {"data"},
+        "_pipeline.fetchplan": {"data", "store_archives"},
+        "_sources.base": {"store_archives"},
+        # every unpacked tar member is judged by the same rules (links, paths)
+        "_sources.local.store": {"rules"},
+        "_store.extract": {"rules"},
+    },
+    "clang": {
+        # doctor's clang section says which clang serves and why not the others
+        "_commands.doctor.clang": {"data", "probe", "source"},
+        # the clang a run would use is the Scene's (clang stands in for NVIDIA's archives)
+        "_pipeline": {"source"},
+        "_pipeline.fetchplan": {"rules"},
+        "_pipeline.resolved": {"rules"},
+        "_sources.base": {"rules"},
+        "_sources.redist.source": {"data"},
+        # the lowest clang per arch bounds --arch; the index's clang is fetched into the
+        # store beside the CUDA wheels
+        "_rules.arch": {"data"},
+        "_store.toolkits": {"data"},
+    },
+}
+
+
+@pytest.mark.parametrize("name", sorted(SOURCE_USERS))
+def test_a_source_is_named_outside_its_package_only_where_listed(name: str) -> None:
+    """Each source's package holds its concern; outside it, the table imports its
+    ``source`` and the users listed in :data:`SOURCE_USERS`, for their reasons, and no
+    other module does."""
+    package = f"wheelcuda._sources.{name}"
+    assert (PKG / "_sources" / name / "source.py").exists()
+    users: dict[str, set[str]] = {}
+    for module, targets in _graph(types=True).items():
+        if module == package or module.startswith(package + "."):
+            continue
+        for t in targets:
+            if t.startswith(package + "."):
+                users.setdefault(module.removeprefix("wheelcuda."), set()).add(
+                    t.removeprefix(package + "."))
+    assert users.pop("_sources.table", None) == {"source"}
+    assert users == SOURCE_USERS[name]

@@ -17,12 +17,14 @@ from tests import fakes
 from wheelcuda import _pipeline as pipeline
 from wheelcuda._context import Context
 from wheelcuda._data import catalog
-from wheelcuda._probe import localcuda, locate
-from wheelcuda._rules import localfit
+from wheelcuda._probe import locate
 from wheelcuda._rules import tree as plan_rules
-from wheelcuda._rules.localfit import Candidate
-from wheelcuda._sources import local
-from wheelcuda._store import prune, shims, trees
+from wheelcuda._sources.local import probe as localcuda
+from wheelcuda._sources.local import rules as localfit
+from wheelcuda._sources.local import source as local
+from wheelcuda._sources.local import store as shims
+from wheelcuda._sources.local.rules import Candidate
+from wheelcuda._store import prune, trees
 from wheelcuda._store.layout import Layout
 from wheelcuda._values import Target, Torch
 from wheelcuda.errors import ComponentError

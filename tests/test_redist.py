@@ -22,11 +22,11 @@ from tests import fakes
 from tests import redist_server as rs
 from wheelcuda._context import Context
 from wheelcuda._data import catalog
-from wheelcuda._data import redist as data
 from wheelcuda._probe import locate
-from wheelcuda._rules import redist as rules
-from wheelcuda._sources import redist as source
-from wheelcuda._store import archives, prune, redistroots, toolkits
+from wheelcuda._sources.redist import data, rules, source
+from wheelcuda._sources.redist import store_archives as archives
+from wheelcuda._sources.redist import store_roots as redistroots
+from wheelcuda._store import prune, toolkits
 from wheelcuda._store.layout import Layout
 from wheelcuda._values import Torch
 from wheelcuda.errors import ComponentError

@@ -14,13 +14,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from wheelcuda import _sources as sources
 from wheelcuda._commands import doctor
 from wheelcuda._commands.install import explain as install_plan
 from wheelcuda._context import Context
 from wheelcuda._pipeline import Resolved, acquire, fetchplan
 from wheelcuda._pipeline.request import Request
 from wheelcuda._rules.checks import Kind, Problem, Severity
+from wheelcuda._sources import table as sources
 from wheelcuda._sources.base import TOOLKIT_KINDS, Fetch, Present, Scene
 from wheelcuda._sources.choice import Choice
 from wheelcuda._store.layout import Layout

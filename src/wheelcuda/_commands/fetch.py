@@ -10,10 +10,10 @@ from __future__ import annotations
 import argparse
 
 from .. import _pipeline as pipeline
-from .. import _sources as sources
 from .._context import Context
 from .._data import catalog
 from .._rules.checks import Kind
+from .._sources import table as sources
 from .common import add_toolkit, note, request
 
 NAME = "fetch"

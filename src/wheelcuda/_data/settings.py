@@ -155,19 +155,19 @@ CLANG: Final = Setting(
     "WHEELCUDA_CLANG", "text",
     "The clang++ the clang toolkit uses, then the only one looked at; `none` turns the "
     "clang toolkit off, `index` takes only the package index's.",
-    ("_probe/clang.py", "_sources/clang.py", "_clang_nvcc.py"),
+    ("_sources/clang/probe.py", "_sources/clang/source.py", "_clang_nvcc.py"),
     default="the package index's clang in the store, the system's LLVM installs, then "
     "clang++ on PATH",
-    setters=("_store/clangroot.py",))
+    setters=("_sources/clang/store.py",))
 LLVM_ROOT: Final = Setting(
     "WHEELCUDA_LLVM_ROOT", "path",
     "Where the system's LLVM installs (`llvm-N/bin/clang++`) are looked for.",
-    ("_probe/clang.py", "_sources/clang.py"), default="`/usr/lib`")
+    ("_sources/clang/probe.py", "_sources/clang/source.py"), default="`/usr/lib`")
 LOCAL_ROOT: Final = Setting(
     "WHEELCUDA_LOCAL_ROOT", "path",
     "A folder whose `cuda` and `cuda-X.Y` toolkits are looked at besides CUDA_HOME, "
     "CUDA_PATH, PATH and conda.",
-    ("_probe/localcuda.py",), default="`/usr/local`")
+    ("_sources/local/probe.py",), default="`/usr/local`")
 
 # NVIDIA's archives.
 REDIST_URL: Final = Setting(
@@ -179,7 +179,7 @@ REDIST_MANIFEST: Final = Setting(
     "WHEELCUDA_REDIST_MANIFEST", "url-or-file",
     "NVIDIA's release manifest (redistrib_X.Y.Z.json) to use as given, for a mirror or an "
     "offline copy.",
-    ("_pipeline/acquire.py", "_sources/redist.py"),
+    ("_pipeline/acquire.py", "_sources/redist/source.py"),
     default="the pinned manifest of torch's release", cli="--redist-manifest")
 ALLOW_HTTP: Final = Setting(
     "WHEELCUDA_ALLOW_HTTP", "flag",
@@ -270,25 +270,25 @@ ORDER: Final = Setting(
 CLANG_VERSION: Final = Setting(
     "WHEELCUDA_CLANG_VERSION", "text",
     "clang's version, for the clang toolkit's `nvcc --version`.",
-    ("_clang_nvcc.py",), "internal", setters=("_store/clangroot.py",))
+    ("_clang_nvcc.py",), "internal", setters=("_sources/clang/store.py",))
 PTXAS_VERSION: Final = Setting(
     "WHEELCUDA_PTXAS_VERSION", "text",
     "ptxas's version: the CUDA release the clang toolkit's `nvcc --version` says.",
-    ("_clang_nvcc.py",), "internal", setters=("_store/clangroot.py",))
+    ("_clang_nvcc.py",), "internal", setters=("_sources/clang/store.py",))
 CLANG_ID: Final = Setting(
     "WHEELCUDA_CLANG_ID", "text",
     "A digest of the clang, its headers, the toolkit's scripts and their Python, in "
     "`nvcc --version` (the wheel cache keys builds by it).",
-    ("_clang_nvcc.py",), "internal", setters=("_store/clangroot.py",))
+    ("_clang_nvcc.py",), "internal", setters=("_sources/clang/store.py",))
 NVCC_HERE: Final = Setting(
     "WHEELCUDA_NVCC_HERE", "path",
     "The path the clang toolkit's nvcc was run through: the tree is the folder above its "
     "`bin`.",
-    ("_clang_nvcc.py",), "internal", setters=("_store/clangroot.py",))
+    ("_clang_nvcc.py",), "internal", setters=("_sources/clang/store.py",))
 NVFATBIN: Final = Setting(
     "WHEELCUDA_NVFATBIN", "path",
     "The `libnvfatbin.so.12` the clang toolkit's fatbinary loads.",
-    ("_fatbinary.py",), "internal", setters=("_store/clangroot.py",))
+    ("_fatbinary.py",), "internal", setters=("_sources/clang/store.py",))
 FATBIN_SASS: Final = Setting(
     "WHEELCUDA_FATBIN_SASS", "text",
     "The archs whose SASS a compile asked for; the clang toolkit's fatbinary leaves out "

@@ -32,15 +32,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .. import _report as report
-from .. import _sources as sources
 from .._context import Context
 from .._probe import hostcc as hostcc_probe
 from .._probe import torch as torch_probe
 from .._rules import arch as archmod
 from .._rules import checks, cxxstd, jobs
 from .._rules.checks import Problem
-from .._sources import TOOLKIT_KINDS, Choice, Fetch
-from .._sources import clang as clang_source
+from .._sources import table as sources
+from .._sources.clang import source as clang_source
+from .._sources.table import TOOLKIT_KINDS, Choice, Fetch
 from .._values import SourceName
 from . import acquire, fetchplan, preflight
 from . import home as home_step

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import _report as report
-from .. import _sources as sources
 from .._rules import checks, pins
 from .._rules import installer as installer_rules
 from .._rules.checks import Problem
-from .._sources import Fetch, Scene
+from .._sources import table as sources
+from .._sources.table import Fetch, Scene
 from .._store import toolkits
 from .._store.transfer import Unreachable
 from .._values import SourceName

@@ -17,16 +17,16 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from .. import _sources as sources
 from .._context import Context
 from .._data import catalog
-from .._data import redist as archives_data
 from .._rules import installer as installer_rules
 from .._rules.checks import Problem
-from .._rules.clangfit import Clang
-from .._sources import TOOLKIT_KINDS, Fetch, Scene
+from .._sources import table as sources
 from .._sources.choice import Choice
-from .._store import archives
+from .._sources.clang.rules import Clang
+from .._sources.redist import data as archives_data
+from .._sources.redist import store_archives as archives
+from .._sources.table import TOOLKIT_KINDS, Fetch, Scene
 from .._store.layout import Layout
 from .._values import SourceName, Target, Torch
 from .request import Request

@@ -11,12 +11,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import _sources as sources
 from .._context import Context
-from .._data import redist as archives_data
 from .._data import settings as registry
 from .._probe import interpreter
+from .._sources import table as sources
 from .._sources.choice import Choice
+from .._sources.redist import data as archives_data
 from .._store import memo, paths
 from .._store.layout import Layout
 from .._values import Target, Torch

@@ -15,8 +15,8 @@ from .._rules import checks, cxxstd, environ, sharekey
 from .._rules import installer as installer_rules
 from .._rules import tree as plan
 from .._rules.checks import Kind, Problem
-from .._rules.clangfit import Clang
-from .._sources import Asked, Choice, Fetch, Source
+from .._sources.clang.rules import Clang
+from .._sources.table import Asked, Choice, Fetch, Source
 from .._store import fs
 from .._store.layout import Layout
 from .._store.trees import Home

@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import _sources as sources
 from .. import _standalone as standalone
 from .._context import Context
 from .._data import catalog
@@ -19,6 +18,7 @@ from .._probe import locate
 from .._rules import checks, packages, pins
 from .._rules import tree as plan
 from .._rules.checks import Problem
+from .._sources import table as sources
 from .._sources.choice import Choice
 from .._store import toolkits
 from .._store.layout import Layout

@@ -19,7 +19,8 @@ below hold for all of them.
 
 Whether plain http may be used at all is the callers' decision (a manifest over plain
 http needs ``WHEELCUDA_ALLOW_HTTP=1``, credentials are not sent over it:
-:mod:`wheelcuda._store.archives`, :mod:`wheelcuda._probe.credentials`). Errors are urllib's
+:mod:`wheelcuda._sources.redist.store_archives`, :mod:`wheelcuda._probe.credentials`).
+Errors are urllib's
 (``HTTPError``, ``URLError``, ``OSError``, ``http.client.HTTPException``): each caller
 words them for its own users.
 """

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from .._data.archs import CUDA_FLOOR, KNOWN
-from .._data.clang import INDEX_CLANG_VERSION
+from .._sources.clang.data import INDEX_CLANG_VERSION
 from .._standalone import _archlist
 from ..errors import ArchError
 from .checks import parse_version

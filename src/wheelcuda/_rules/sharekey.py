@@ -46,7 +46,7 @@ _KEPT = ("packages", "torch", "torch_cuda", "archs", "prune", "python", "cxx11_a
 _NO_GPU_ONLY = frozenset(k for r in RECIPES.values() for k in r.no_gpu_env)
 
 
-#: The clang toolkit's compiler as its banner says (store/clangroot.compiler_id):
+#: The clang toolkit's compiler as its banner says (_sources/clang/store.py, compiler_id):
 #: ``clang 22.1.8 + ptxas 12.8.93 (<this machine's paths' digest>)``.
 _CLANG = re.compile(r"^\s*clang (\S+) \+ ptxas (\d+)\.(\d+)(?:\.\d+)*\b")
 

@@ -10,15 +10,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from .._rules.checks import Kind, Problem, Severity
-from .._store import archives
 from ..errors import ComponentError
+from .redist import store_archives as archives
 
 if TYPE_CHECKING:
     from .._context import Context
-    from .._rules.clangfit import Clang
     from .._rules.installer import Tool
     from .._store.layout import Layout
     from .._values import SourceName, Target, Torch
+    from .clang.rules import Clang
 
 #: The errors that say the compiler set is not whole: none at all, parts missing, or
 #: one that does not match torch's CUDA.

@@ -1,4 +1,4 @@
-"""Toolkit sources: where a compiler set may come from, one module each.
+"""The table of toolkit sources: where a compiler set may come from, one package each.
 
 A source offers folders laid out like site-packages (``roots``) for the CUDA major the
 build needs; :mod:`wheelcuda._probe.locate` finds each component in the first root that
@@ -6,8 +6,9 @@ holds it, and the pipeline records which source each came from (``found_via``, a
 cuda-pathfinder). Order is preference: the target's own wheels, then the store's.
 
 A source that can fetch also says what a fetch would bring and fix, and fetches it
-(:class:`~.base.Source`). Adding a source means a module here and its row in
-:data:`SOURCES`; ``--toolkit``'s words and help come from this table.
+(:class:`~.base.Source`). Adding a source means a package beside this module (its
+``source`` module, and its data, rules, probes and store, each named by its layer) and its
+row in :data:`SOURCES`; ``--toolkit``'s words and help come from this table.
 """
 
 from __future__ import annotations
@@ -18,9 +19,12 @@ from typing import TYPE_CHECKING
 
 from .._values import SourceName
 from ..errors import WheelcudaError
-from . import clang, local, redist, store, venv
 from .base import TOOLKIT_KINDS, Asked, Fetch, Offer, Scene, Source
 from .choice import Choice
+from .clang import source as clang
+from .local import source as local
+from .redist import source as redist
+from .wheels import source as wheels
 
 if TYPE_CHECKING:
     from .._context import Context
@@ -32,7 +36,7 @@ __all__ = ["SOURCES", "TOOLKIT_KINDS", "WHEELS", "WHEELS_GROUP", "WORDS", "Asked
            "offers", "pick", "roots", "serve", "stand_in", "toolkit_help"]
 
 
-SOURCES: tuple[Source, ...] = (venv.SOURCE, store.SOURCE, local.SOURCE, redist.SOURCE,
+SOURCES: tuple[Source, ...] = (wheels.VENV, wheels.STORE, local.SOURCE, redist.SOURCE,
                                 clang.SOURCE)
 #: The sources of the CUDA wheels: the target's own, and the store's.
 WHEELS = (SourceName.VENV, SourceName.STORE)

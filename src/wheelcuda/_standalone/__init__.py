@@ -7,7 +7,7 @@ Each is copied somewhere wheelcuda is not importable, or run by another interpre
   (``_pool``, ``_machine``, ``_cxx_std``, ``_progress``, ``_nvcc_table``, ``_build``,
   ``_events``, ``_tree``, ``_view``, ``_overlap``, ``_archlist``; ``_cxx_std`` is also
   the host compiler shim);
-- into the clang toolkit's folder (_store/clangroot.py): ``_clang_nvcc``, ``_nvcc_args``,
+- into the clang toolkit's folder (_sources/clang/store.py): ``_clang_nvcc``, ``_nvcc_args``,
   ``_nvcc_table``, ``_fatbinary``;
 - into the target interpreter, as text for ``python -E -c``: ``_interp_probe``.
 

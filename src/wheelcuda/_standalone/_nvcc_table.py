@@ -3,7 +3,7 @@ nvcc's own; and the archs each clang and ptxas release knows.
 
 Standalone: copied beside the programs that read it, flat (into a tree's ``bin/`` for
 the nvcc wrapper and _progress, into the clang toolkit for _nvcc_args and _clang_nvcc),
-so the standard library alone. _data/clang.py takes the arch table from here.
+so the standard library alone. _sources/clang/data.py takes the arch table from here.
 """
 
 from __future__ import annotations
@@ -136,7 +136,7 @@ OTHERS = ("the toolkit from NVIDIA's archives (--toolkit redist) or one on this 
            "machine (--toolkit local)")
 #: The lowest clang major that compiles each arch, by its number less any ``a``/``f``
 #: (clang's ``Cuda.cpp``; checked: clang 19 stops at sm_90a, clang 22 builds sm_120).
-#: Archs not listed: any clang the toolkit takes (_data/clang.py MIN_MAJOR).
+#: Archs not listed: any clang the toolkit takes (_sources/clang/data.py MIN_MAJOR).
 CLANG_FOR_ARCH = {"100": 20, "101": 20, "120": 20, "103": 21, "121": 21, "110": 21}
 #: The lowest ptxas (CUDA release) that knows each arch; older ones know all the rest
 #: down to sm_50 (sm_120 needs 12.8; sm_103 and sm_121 need nvcc 13.0, ptxas 12.9).

@@ -1,9 +1,9 @@
 """Safe extraction of NVIDIA's archives into one root: no member escapes, links stay inside.
 
-Each member of a ``.tar.xz`` is judged by :func:`wheelcuda._rules.redist.member_problem`
+Each member of a ``.tar.xz`` is judged by :func:`wheelcuda._sources.redist.rules.member_problem`
 before anything is written (no ``tarfile`` filter is relied on): a plain relative path
 inside the archive's one top folder, no device or fifo, links only to somewhere inside
-it. It is then written where :func:`wheelcuda._rules.redist.destination` says, never
+it. It is then written where :func:`wheelcuda._sources.redist.rules.destination` says, never
 through a link (files opened with ``"x"``, folders made one by one and refused where
 something else stands); a path two archives both write must hold the same content; a
 hard link points only to a file its archive unpacked before it; and once every archive
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from .._rules import redist as rules
+from .._sources.redist import rules
 from ..errors import ComponentError
 from .transfer import CHUNK, file_sha256, stream_sha256
 

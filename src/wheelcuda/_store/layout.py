@@ -75,7 +75,7 @@ class Layout:
 
     @property
     def local(self) -> Path:
-        """Links to local toolkits (_store/shims.py), one folder per toolkit and version."""
+        """Links to local toolkits (_sources/local/store.py), one folder per toolkit and version."""
         return self._store / paths.LOCAL
 
     @property

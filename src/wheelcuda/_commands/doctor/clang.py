@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from ... import _pipeline as pipeline
-from ..._data import clang as clang_data
-from ..._probe import clang as clang_probe
-from ..._sources import clang as clang_source
+from ..._sources.clang import data as clang_data
+from ..._sources.clang import probe as clang_probe
+from ..._sources.clang import source as clang_source
 
 
 def section(r: pipeline.Resolved) -> dict[str, Any] | None:

@@ -13,13 +13,13 @@ from packaging.version import Version
 
 from ... import _pipeline as pipeline
 from ... import _proc as proc
-from ... import _sources as sources
 from ..._context import Context
 from ..._data import catalog
 from ..._pipeline import preflight
 from ..._probe import locate, uvforms
 from ..._rules import checks
 from ..._rules.checks import Kind, Problem, Severity
+from ..._sources import table as sources
 from ..._store import paths, trees
 from ..._values import SourceName
 from ...errors import ToolError

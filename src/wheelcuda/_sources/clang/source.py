@@ -3,9 +3,9 @@ torch on a machine that can reach neither NVIDIA's archives nor a local toolkit
 (no CUDA 12 wheel holds nvcc). Chosen by ``--toolkit clang``, and by ``auto`` when
 NVIDIA's archives cannot be reached (pipeline.acquire) or when the store already holds it.
 
-The offer needs a clang that serves (:mod:`wheelcuda._probe.clang`,
-:func:`wheelcuda._rules.clangfit.fit`) and the CUDA 12 wheels in the store
-(``toolkits.fetch(clang=True)``); then it links the root (_store/clangroot.py) when
+The offer needs a clang that serves (:mod:`wheelcuda._sources.clang.probe`,
+:func:`wheelcuda._sources.clang.rules.fit`) and the CUDA 12 wheels in the store
+(``toolkits.fetch(clang=True)``); then it links the root (_sources/clang/store.py) when
 missing, as the local source links its shim.
 """
 
@@ -17,21 +17,23 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .._data import clang as clang_data
-from .._probe import clang as clang_probe
-from .._probe import locate
-from .._rules import checks, clangfit
-from .._rules.checks import Kind, Problem, Severity
-from .._store import clangroot, toolkits
-from .._values import SourceName
-from ..errors import ComponentError
-from .base import FETCHERS, FORBIDS, NEED_FETCH, TOOLKIT_KINDS, Asked, Fetch, Offer, Present, Scene
+from ..._probe import locate
+from ..._rules import checks
+from ..._rules.checks import Kind, Problem, Severity
+from ..._store import toolkits
+from ..._values import SourceName
+from ...errors import ComponentError
+from ..base import FETCHERS, FORBIDS, NEED_FETCH, TOOLKIT_KINDS, Asked, Fetch, Offer, Present, Scene
+from . import data as clang_data
+from . import probe as clang_probe
+from . import rules as clangfit
+from . import store as clangroot
 
 if TYPE_CHECKING:
-    from .._context import Context
-    from .._store.layout import Layout
-    from .._values import Target, Torch
-    from .choice import Choice
+    from ..._context import Context
+    from ..._store.layout import Layout
+    from ..._values import Target, Torch
+    from ..choice import Choice
 
 
 @functools.lru_cache(maxsize=8)

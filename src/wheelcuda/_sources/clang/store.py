@@ -4,7 +4,7 @@ The CUDA 12 wheels in the store (``toolkits.fetch(clang=True)``: ptxas, libdevic
 headers, libcudart.so.12, libnvfatbin) lack nvcc, fatbinary, cicc, cudafe++, nvlink and
 bin2c. This root, ``<cache>/local/clang-cu12.8-<hash>/``, is links into those wheels
 plus what they lack, so that :mod:`wheelcuda._probe.locate`, the tree and the wheel cache
-treat it as a whole compiler set, as they do a local toolkit's shim (_store/shims.py,
+treat it as a whole compiler set, as they do a local toolkit's shim (_sources/local/store.py,
 whose manifest and checks it shares):
 
 - ``nvidia/cuda_nvcc/bin/nvcc``: a trampoline into ``_clang_nvcc.py`` (nvcc's options,
@@ -27,13 +27,14 @@ import os
 import shlex
 from pathlib import Path
 
-from .. import _standalone as standalone
-from .._data import settings as registry
-from .._rules import tree as plan_rules
-from .._rules.clangfit import Clang
-from .._standalone import _clang_nvcc
-from . import fs, shims
-from .layout import Layout
+from ... import _standalone as standalone
+from ..._data import settings as registry
+from ..._rules import tree as plan_rules
+from ..._standalone import _clang_nvcc
+from ..._store import fs
+from ..._store.layout import Layout
+from ..local import store as shims
+from .rules import Clang
 
 PREFIX = "clang-"
 FORMAT = 1

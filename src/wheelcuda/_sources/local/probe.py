@@ -2,7 +2,7 @@
 
 A toolkit already installed (NVIDIA's installer in ``/usr/local/cuda-12.8``, a
 ``CUDA_HOME``, a conda environment with ``cuda-nvcc``) can serve a build like the
-wheels do: :mod:`wheelcuda._store.shims` presents it as a root laid out like
+wheels do: :mod:`wheelcuda._sources.local.store` presents it as a root laid out like
 site-packages, and the rest of wheelcuda (locate, the tree, the wheel cache) cannot
 tell it from wheels.
 
@@ -16,7 +16,7 @@ no toolkit and is skipped; a folder met twice (``/usr/local/cuda`` is a link to
 Each candidate's version comes from ``version.json`` (``cuda_nvcc.version``, else
 ``cuda.version``) as NVIDIA's installers write it, else from ``bin/nvcc --version``.
 Which candidate fits torch is a pure decision over these facts
-(:func:`wheelcuda._rules.localfit.fit`).
+(:func:`wheelcuda._sources.local.rules.fit`).
 
 This module reads; it never writes (the shim is the store's).
 """
@@ -29,13 +29,13 @@ import re
 import shutil
 from collections.abc import Callable, Sequence
 
-from .. import _proc as proc
-from .._context import Context
-from .._data import catalog
-from .._data import settings as registry
-from .._rules.localfit import Candidate, major_of
-from ..errors import ToolError
-from .nvcc import nvcc_environ, parse_banner
+from ... import _proc as proc
+from ..._context import Context
+from ..._data import catalog
+from ..._data import settings as registry
+from ..._probe.nvcc import nvcc_environ, parse_banner
+from ...errors import ToolError
+from .rules import Candidate, major_of
 
 #: Origins, as they are shown to people.
 CUDA_HOME, CUDA_PATH, USR_LOCAL_CUDA, PATH, CONDA = (

@@ -1,5 +1,5 @@
 """Which local CUDA toolkit serves torch: pure decisions over what
-:mod:`wheelcuda._probe.localcuda` found.
+:mod:`wheelcuda._sources.local.probe` found.
 
 torch refuses another CUDA major and only warns on another minor, so the same major is
 required, an exact major.minor preferred, then the newest of that major; under ``auto``
@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from .checks import parse_version, release, version_key
+from ..._rules.checks import parse_version, release, version_key
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,9 @@
 """A CUDA toolkit already on this machine (``/usr/local/cuda-12.8``, ``CUDA_HOME``, a
 conda environment's cuda-nvcc), offered through a shim of links in wheelcuda's cache
-(:mod:`wheelcuda._store.shims`), so the tree, the checks and the wheel cache treat it
+(:mod:`wheelcuda._sources.local.store`), so the tree, the checks and the wheel cache treat it
 like the wheels.
 
-Which toolkit: :func:`wheelcuda._probe.localcuda.fit` over the candidates on this
+Which toolkit: :func:`wheelcuda._sources.local.probe.fit` over the candidates on this
 machine (or only the folder given, ``--toolkit PATH``): torch's CUDA major, an exact
 major.minor first, then the newest of that major. The offer builds the shim when it is
 missing (links only, milliseconds, under the store's lock), as ``env`` builds a tree:
@@ -15,16 +15,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._context import Context
-from .._probe import localcuda
-from .._rules import localfit
-from .._store import shims
-from .._values import SourceName
-from .base import Offer, Present
+from ..._context import Context
+from ..._values import SourceName
+from ..base import Offer, Present
+from . import probe as localcuda
+from . import rules as localfit
+from . import store as shims
 
 if TYPE_CHECKING:
-    from .._store.layout import Layout
-    from .._values import Target, Torch
+    from ..._store.layout import Layout
+    from ..._values import Target, Torch
 
 
 def choose(ctx: Context, torch: Torch | None, layout: Layout, given: str | None = None, *,

@@ -2,7 +2,7 @@
 
 wheelcuda's tree, its checks and its wheel cache all start from roots laid out like
 site-packages (:mod:`wheelcuda._probe.locate`). A toolkit already on the machine
-(:mod:`wheelcuda._probe.localcuda`) is presented the same way, by a *shim* in
+(:mod:`wheelcuda._sources.local.probe`) is presented the same way, by a *shim* in
 ``<cache>/local/cuda<X.Y>-<hash>/``: the catalog's component folders holding links
 into the toolkit (nothing copied), and a minimal ``.dist-info/METADATA`` per component
 wheel (name and version), so that ``locate.locate([shim])`` finds every compiler
@@ -34,14 +34,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._data import catalog
-from .._probe.localcuda import CONDA_TOOLS
-from .._rules import redist as redist_rules
-from .._rules import tree as plan_rules
-from .._rules.localfit import Candidate
-from ..errors import ComponentError
-from . import fs
-from .layout import Layout
+from ..._data import catalog
+from ..._rules import tree as plan_rules
+from ..._store import fs
+from ..._store.layout import Layout
+from ...errors import ComponentError
+from ..redist import rules as redist_rules
+from .probe import CONDA_TOOLS
+from .rules import Candidate
 
 #: The shim's manifest: what it was built from, and the digest of its plan.
 MARK = "wheelcuda-shim.json"

@@ -5,9 +5,10 @@ No CUDA 12 wheel holds nvcc (nvidia-cuda-nvcc-cu12 12.1 to 12.9 ship only ptxas 
 ``bin``: checked 2026-11-29); NVIDIA's component archives do. Each release
 has a manifest ``redistrib_<label>.json`` beside the component folders at
 :data:`BASE_URL`, listing per component its version and, per platform, the archive's
-``relative_path``, ``sha256`` and ``size``. The store (:mod:`wheelcuda._store.archives`)
-unpacks the archives into a folder laid out like site-packages with the catalog's
-component folders, so that :mod:`wheelcuda._probe.locate` finds them as it finds wheels.
+``relative_path``, ``sha256`` and ``size``. The store
+(:mod:`wheelcuda._sources.redist.store_archives`) unpacks the archives into a folder laid
+out like site-packages with the catalog's component folders, so that
+:mod:`wheelcuda._probe.locate` finds them as it finds wheels.
 
 Adding a release means adding a line to :data:`RELEASES`; a new archive split (13.0
 split nvcc into four archives) means editing :data:`PARTS`.
@@ -19,9 +20,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final
 
-from . import catalog
-from . import settings as registry
-from .catalog import Component
+from ..._data import catalog
+from ..._data import settings as registry
+from ..._data.catalog import Component
 
 #: Where NVIDIA serves the manifests and the archives.
 BASE_URL: Final = "https://developer.download.nvidia.com/compute/cuda/redist/"

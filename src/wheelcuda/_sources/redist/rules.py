@@ -17,10 +17,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .._data import catalog
-from .._data import redist as data
-from ..errors import ComponentError
-from .checks import version_key
+from ..._data import catalog
+from ..._rules.checks import version_key
+from ...errors import ComponentError
+from . import data
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _SUFFIX = ".tar.xz"

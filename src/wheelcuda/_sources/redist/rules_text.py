@@ -2,16 +2,16 @@
 network (``install --no-fetch``, and a fetch whose network failed), doctor's one line,
 sizes in MB, and the fixes of an archive that cannot be read or does not match.
 
-The store (:mod:`wheelcuda._store.archives`) reads what these need (the manifest, when it
-can) and hands it over; nothing here reads anything.
+The store (:mod:`wheelcuda._sources.redist.store_archives`) reads what these need (the
+manifest, when it can) and hands it over; nothing here reads anything.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .._data import redist as data
-from . import redist
+from . import data
+from . import rules as redist
 
 #: The fix of a manifest or an archive that cannot be read.
 UNREACHABLE_FIX = (f"check the address; a mirror laid out like {data.BASE_URL} is named by "

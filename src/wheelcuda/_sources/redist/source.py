@@ -1,5 +1,5 @@
 """The compiler set wheelcuda unpacked from NVIDIA's redistributable archives for torch's
-CUDA (``cuda_nvcc``, ``cuda_cudart``, ``cuda_cccl``...; see _store/archives.py): the
+CUDA (``cuda_nvcc``, ``cuda_cudart``, ``cuda_cccl``...; see _sources/redist/store_archives.py): the
 only source of a CUDA 12 compiler, since no CUDA 12 wheel holds nvcc."""
 
 from __future__ import annotations
@@ -9,19 +9,20 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .._data import clang as clang_data
-from .._data import redist as redist_data
-from .._rules import redist as redist_rules
-from .._rules.checks import Kind, Problem, Severity
-from .._store import archives, redistroots
-from .._values import SourceName
-from ..errors import ComponentError
-from .base import FETCHERS, FORBIDS, NEED_FETCH, TOOLKIT_KINDS, Asked, Fetch, Offer, Present, Scene
+from ..._rules.checks import Kind, Problem, Severity
+from ..._values import SourceName
+from ...errors import ComponentError
+from ..base import FETCHERS, FORBIDS, NEED_FETCH, TOOLKIT_KINDS, Asked, Fetch, Offer, Present, Scene
+from ..clang import data as clang_data
+from . import data as redist_data
+from . import rules as redist_rules
+from . import store_archives as archives
+from . import store_roots as redistroots
 
 if TYPE_CHECKING:
-    from .._context import Context
-    from .._store.layout import Layout
-    from .._values import Target, Torch
+    from ..._context import Context
+    from ..._store.layout import Layout
+    from ..._values import Target, Torch
 
 
 class _Redist(Present):

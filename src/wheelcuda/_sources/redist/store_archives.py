@@ -2,12 +2,12 @@
 
 torch built for CUDA 12 needs a CUDA 12 compiler, and no CUDA 12 wheel holds nvcc (only
 ptxas); NVIDIA's component archives do. :func:`fetch` reads the release's manifest
-(checked against the sha256 pinned in :mod:`wheelcuda._data.redist`; one the user names
+(checked against the sha256 pinned in :mod:`wheelcuda._sources.redist.data`; one the user names
 is used as given), downloads each archive the compiler set needs (resuming a ``.part``
 file a stopped run left: :mod:`.transfer`), checks its size and sha256, unpacks it
 member by member (:mod:`.extract`: every member judged by
-:func:`wheelcuda._rules.redist.member_problem` first; no ``tarfile`` filter is relied
-on), and lays the result out like site-packages (:mod:`.redistroots`:
+:func:`wheelcuda._sources.redist.rules.member_problem` first; no ``tarfile`` filter is relied
+on), and lays the result out like site-packages (:mod:`.store_roots`:
 ``<cache>/toolkits/cuda-redist-12.8.1-x86_64/nvidia/cuda_nvcc/...``), so that
 :mod:`wheelcuda._probe.locate` finds every component, with its version, as it finds
 wheels. As in :mod:`.toolkits`: one lock per folder (two installs download once),
@@ -16,7 +16,7 @@ the root is built beside its place and swapped in whole, marked complete only af
 left is removed by the next, except its downloads, which the next run resumes (they sit
 in ``.fetch-<name>-downloads``, which ``wheelcuda cache prune`` removes when no fetch
 holds the lock). What is said of it (the offline listing, doctor's line) is
-:mod:`wheelcuda._rules.redist_text`.
+:mod:`wheelcuda._sources.redist.rules_text`.
 """
 
 from __future__ import annotations
@@ -31,16 +31,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import _report as report
-from .._data import redist as data
-from .._data import settings as registry
-from .._rules import redist as rules
-from .._rules import redist_text as prose
-from .._rules.redist import Plan
-from ..errors import ComponentError
-from . import fs, redistroots, transfer
-from .layout import Layout
-from .redistroots import folder_name
+from ... import _report as report
+from ..._data import settings as registry
+from ..._store import fs, transfer
+from ..._store.layout import Layout
+from ...errors import ComponentError
+from . import data, rules
+from . import rules_text as prose
+from . import store_roots as redistroots
+from .rules import Plan
+from .store_roots import folder_name
 
 #: The variable that lets an unpinned manifest be read over plain http from a host other
 #: than this machine (read by the caller, through its Context).

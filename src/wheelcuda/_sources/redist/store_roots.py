@@ -26,14 +26,13 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from .._data import catalog
-from .._data import redist as data
-from .._probe import locate
-from .._rules import redist as rules
-from .._rules.checks import version_key
-from ..errors import ComponentError
-from . import extract, fs, toolkits
-from .layout import Layout
+from ..._data import catalog
+from ..._probe import locate
+from ..._rules.checks import version_key
+from ..._store import extract, fs, toolkits
+from ..._store.layout import Layout
+from ...errors import ComponentError
+from . import data, rules
 
 #: Store folders of this source: ``cuda-redist-<label>-<machine>`` for a release whose
 #: manifest wheelcuda pins (only that manifest's content is ever accepted there), and

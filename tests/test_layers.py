@@ -1,7 +1,8 @@
 """The architecture, checked: data flows down (standalone -> data -> rules -> probe ->
-store -> sources -> pipeline -> commands -> cli -> entry), inside each source's package
-too (its modules are named by their layer), nothing imports the CLI but the entry point,
-there are no import cycles, and one module reads the process environment.
+store -> sources -> pipeline -> commands -> cli -> entry), inside each concern's package
+too (a source's, the team's: its modules are named by their layer), nothing imports the
+CLI but the entry point, there are no import cycles, and one module reads the process
+environment.
 
 Imports inside functions count (they run), and so do imports under ``if
 TYPE_CHECKING:`` for the layers (a type from a layer above is a dependency
@@ -56,6 +57,8 @@ ALLOWED = {
     "_report": {"_context", "errors", "_rules", "_data"},
     "_context": set(),
     "errors": set(),
+    # a concern's package itself imports nothing (its modules are in the layers above)
+    "_team": set(),
 }
 
 
@@ -114,10 +117,11 @@ def _graph(*, types: bool = False) -> dict[str, set[str]]:
             for name, path in modules.items()}
 
 
-#: A source's package (``_sources/clang/``) holds its whole concern; each module's name
-#: says its layer (``data``, ``rules``, ``probe``, ``store``, or a name that begins with
-#: one: ``store_archives``), so the pure/I-O rule holds inside it; any other module
-#: (``source``) is the sources' layer.
+#: A concern's package holds the whole concern, its modules named by their layer (``data``,
+#: ``rules``, ``probe``, ``store``, or a name that begins with one: ``store_archives``), so
+#: the pure/I-O rule holds inside it; any other module of a source (``source``) is the
+#: sources' layer. The concerns: each compiler source (``_sources/clang/``), and the team
+#: (``_team/``: its settings, credentials, index, variants and prebuilt wheels).
 ROLES = {"data": "_data", "rules": "_rules", "probe": "_probe", "store": "_store"}
 
 
@@ -125,6 +129,8 @@ def _layer(module: str) -> str:
     parts = module.split(".")
     if len(parts) == 4 and parts[1] == "_sources":
         return ROLES.get(parts[3].split("_")[0], "_sources")
+    if len(parts) == 3 and parts[1] == "_team":
+        return ROLES[parts[2].split("_")[0]]
     return parts[1] if len(parts) > 1 else "__init__"
 
 

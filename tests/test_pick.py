@@ -253,7 +253,7 @@ def test_a_bare_name_is_pinned_once_per_install(tmp_path: Path,
     from wheelcuda import _pipeline as pipeline  # noqa: PLC0415
     from wheelcuda._commands import install  # noqa: PLC0415
     from wheelcuda._commands.install import share as install_share  # noqa: PLC0415
-    from wheelcuda._rules.sharing import Sharing  # noqa: PLC0415
+    from wheelcuda._team.rules import Sharing  # noqa: PLC0415
 
     links = _links(tmp_path / "links", "causal_conv1d-1.7.0.tar.gz")
     for name, value in _only(links, tmp_path).items():

@@ -22,10 +22,12 @@ from tests.test_share import FIELDS, LABEL
 from wheelcuda import _proc as proc
 from wheelcuda import _report as report
 from wheelcuda._commands import build_watch
-from wheelcuda._rules import progress, redact, sharekey
+from wheelcuda._rules import progress, redact
 from wheelcuda._standalone import _build, _events, _pool, _progress
-from wheelcuda._store import buildlog, prune, wheelfile, wheels
+from wheelcuda._store import buildlog, prune, wheels
 from wheelcuda._store.layout import Layout
+from wheelcuda._team import rules_key as sharekey
+from wheelcuda._team import store_wheelfile as wheelfile
 
 SRC = Path(_progress.__file__).parent
 

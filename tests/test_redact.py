@@ -10,8 +10,11 @@ import pytest
 
 from tests.test_cli import run
 from tests.test_team import Machines
-from wheelcuda._probe import credentials, index, web
-from wheelcuda._rules import buildkey, redact, sharekey, sharing
+from wheelcuda._probe import index, web
+from wheelcuda._rules import buildkey, redact
+from wheelcuda._team import probe_credentials as credentials
+from wheelcuda._team import rules as sharing
+from wheelcuda._team import rules_key as sharekey
 
 
 @pytest.mark.parametrize(("given", "shown"), [

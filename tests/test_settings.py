@@ -22,13 +22,14 @@ from wheelcuda._context import Context
 from wheelcuda._data import settings as registry
 from wheelcuda._pipeline import fetchplan, request
 from wheelcuda._probe import gpus, installer
-from wheelcuda._rules import cxxstd, jobs, settings_doc, sharing, uvconfig
+from wheelcuda._rules import cxxstd, jobs, settings_doc, uvconfig
 from wheelcuda._sources.clang import data as clang_data
 from wheelcuda._sources.local import probe as localcuda
 from wheelcuda._sources.redist import data as redist_data
 from wheelcuda._sources.redist import store_archives as archives
 from wheelcuda._standalone import _build, _pool
 from wheelcuda._store import paths
+from wheelcuda._team import rules as sharing
 from wheelcuda._values import Torch
 
 ROOT = Path(__file__).resolve().parents[1]

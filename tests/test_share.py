@@ -25,10 +25,12 @@ from tests.pypi_server import (
     sha256,
     tiny_wheel,
 )
-from wheelcuda._probe import credentials
 from wheelcuda._probe.index import IndexFile
-from wheelcuda._rules import sharekey, sharing
-from wheelcuda._store import share, wheelfile
+from wheelcuda._team import probe_credentials as credentials
+from wheelcuda._team import rules as sharing
+from wheelcuda._team import rules_key as sharekey
+from wheelcuda._team import store as share
+from wheelcuda._team import store_wheelfile as wheelfile
 
 FIELDS: dict[str, Any] = {
     "packages": ["sha256:abc"], "torch": "2.9.1+cu128", "torch_cuda": "12.8",
@@ -309,7 +311,7 @@ def test_each_hit_is_tried_until_one_serves(tmp_path: Path) -> None:
     """Two wheels under this key's label: the preferred one (cp311) says another project
     inside, the py3 one is right. The right one is taken; the wrong one is said, and
     removed."""
-    from wheelcuda._store import teamindex  # noqa: PLC0415
+    from wheelcuda._team import store_index as teamindex  # noqa: PLC0415
 
     evil = _renamed_inside(labelled(tmp_path / "a"), tmp_path / "evil", "evil-pkg")
     right = labelled(tmp_path / "b", tag="py3-none-any")

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 from packaging.version import Version
 
-from wheelcuda._rules import buildkey, sharekey
+from wheelcuda._rules import buildkey
+from wheelcuda._team import rules_key as sharekey
 
 
 def fields(**changes: Any) -> dict[str, Any]:

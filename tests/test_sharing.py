@@ -9,8 +9,11 @@ import pytest
 from packaging.version import Version
 
 from wheelcuda._context import Context
-from wheelcuda._probe import shareconf, source, wheeltags
-from wheelcuda._rules import prebuilt, sharekey, sharing
+from wheelcuda._probe import source, wheeltags
+from wheelcuda._team import probe as shareconf
+from wheelcuda._team import rules as sharing
+from wheelcuda._team import rules_key as sharekey
+from wheelcuda._team import rules_prebuilt as prebuilt
 from wheelcuda.errors import ConfigError
 
 A, B, C = "https://a.example/simple/", "https://b.example/simple/", "http://127.0.0.1:1/"

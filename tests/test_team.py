@@ -22,8 +22,8 @@ import pytest
 from tests import fakes
 from tests import pypi_server as ps
 from tests.test_cli import run
-from wheelcuda._rules import sharekey
-from wheelcuda._store import wheelfile
+from wheelcuda._team import rules_key as sharekey
+from wheelcuda._team import store_wheelfile as wheelfile
 
 FAKE_UV = r'''
 import os, sys, zipfile, hashlib, base64

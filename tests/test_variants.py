@@ -25,8 +25,9 @@ import pytest
 from tests.pypi_server import tiny_wheel
 from tests.test_cli import run
 from tests.test_team import Machines
-from wheelcuda._rules import sharekey, variants
-from wheelcuda._store import wheelfile
+from wheelcuda._team import rules_key as sharekey
+from wheelcuda._team import rules_variants as variants
+from wheelcuda._team import store_wheelfile as wheelfile
 
 TORCH = "2.10.0+cu128"
 FIELDS: dict[str, Any] = {

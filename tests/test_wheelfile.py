@@ -20,8 +20,8 @@ from packaging.version import Version
 
 from tests.pypi_server import tiny_wheel
 from tests.test_share import FIELDS, LABEL
-from wheelcuda._rules import sharekey
-from wheelcuda._store import wheelfile
+from wheelcuda._team import rules_key as sharekey
+from wheelcuda._team import store_wheelfile as wheelfile
 
 
 def check_record(wheel: Path) -> list[str]:

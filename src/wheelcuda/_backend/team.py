@@ -20,10 +20,13 @@ from .. import _pipeline as pipeline
 from .. import _report as report
 from .._context import Context
 from .._pipeline import buildplan
-from .._probe import credentials, shareconf, source
 from .._probe import index as index_probe
-from .._rules import sharekey
-from .._store import teamindex, wheelfile
+from .._probe import source
+from .._team import probe as shareconf
+from .._team import probe_credentials as credentials
+from .._team import rules_key as sharekey
+from .._team import store_index as teamindex
+from .._team import store_wheelfile as wheelfile
 from ..errors import WheelcudaError
 from .config import Config, read_project
 from .plan import _request, package_variables

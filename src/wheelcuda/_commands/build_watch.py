@@ -25,11 +25,11 @@ from .. import _proc as proc
 from .. import _report as report
 from .._probe import locks
 from .._rules import progress
-from .._rules.sharing import TEAM_VARS
 from .._standalone import _events, _progress
 from .._store import buildlog, fs
 from .._store.buildlog import BuildLog
 from .._store.layout import Layout
+from .._team.rules import TEAM_VARS
 from ..errors import CacheError
 
 #: How often the events file is read; a compile takes seconds at least.

@@ -13,9 +13,13 @@ from typing import Any
 
 from .._context import Context
 from .._probe import index as index_probe
-from .._rules import sharekey, variants
-from .._store import teamindex, variantdir, wheelfile, wheels
+from .._store import wheels
 from .._store.layout import Layout
+from .._team import rules_key as sharekey
+from .._team import rules_variants as variants
+from .._team import store_index as teamindex
+from .._team import store_variants as variantdir
+from .._team import store_wheelfile as wheelfile
 from ..errors import ConfigError
 from .common import note
 from .install import share as install_share

@@ -10,7 +10,7 @@ A setting's :meth:`Setting.precedence` is the order in which its sources are ask
 first that gives it winning, as uv does: the command line (or the PEP 517 backend's
 ``-C wheelcuda.*`` config setting), the variable, the project's ``[tool.wheelcuda]`` in
 pyproject.toml, then the user's ``$XDG_CONFIG_HOME/wheelcuda/wheelcuda.toml`` (read by
-``_probe/shareconf.py``, chosen by ``_rules/sharing.py``).
+``_team/probe.py``, chosen by ``_team/rules.py``).
 
 The README's table of user variables and docs/development.md's of internal ones are
 generated from this (``make settings-docs``, :mod:`wheelcuda._rules.settings_doc`). The
@@ -192,27 +192,27 @@ INDEX_URL: Final = Setting(
     "WHEELCUDA_INDEX_URL", "urls",
     "The team's package indexes a build's wheel is looked for in before building "
     "(`--no-index` turns them off).",
-    ("_rules/sharing.py",), default="none", cli="--index", project="index",
+    ("_team/rules.py",), default="none", cli="--index", project="index",
     user_file="index")
 PUBLISH_URL: Final = Setting(
     "WHEELCUDA_PUBLISH_URL", "url", "The team's index each wheel built is uploaded to.",
-    ("_rules/sharing.py",), default="none", cli="--publish", project="publish",
+    ("_team/rules.py",), default="none", cli="--publish", project="publish",
     user_file="publish")
 PREBUILT_URL: Final = Setting(
     "WHEELCUDA_PREBUILT_URL", "urls",
     "Public indexes of prebuilt wheels consulted after the team's (nothing comes from a "
     "third party unless named).",
-    ("_rules/sharing.py",), default="none", cli="--prebuilt", project="prebuilt",
+    ("_team/rules.py",), default="none", cli="--prebuilt", project="prebuilt",
     user_file="prebuilt")
 INDEX_USERNAME: Final = Setting(
     "WHEELCUDA_INDEX_USERNAME", "text", "Who wheelcuda is on the team's index.",
-    ("_probe/credentials.py",), default="anonymous", before=_TEAM_AUTH_BEFORE,
+    ("_team/probe_credentials.py",), default="anonymous", before=_TEAM_AUTH_BEFORE,
     after=_TEAM_AUTH_AFTER)
 INDEX_PASSWORD: Final = Setting(
     "WHEELCUDA_INDEX_PASSWORD", "text",
     "The password or token for the team's index (kept out of the installer's environment, "
     "where a setup.py could read it).",
-    ("_probe/credentials.py",), default="anonymous", before=_TEAM_AUTH_BEFORE,
+    ("_team/probe_credentials.py",), default="anonymous", before=_TEAM_AUTH_BEFORE,
     after=_TEAM_AUTH_AFTER)
 
 # Switches.

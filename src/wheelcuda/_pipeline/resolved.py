@@ -11,7 +11,7 @@ from pathlib import Path
 from .._context import Context
 from .._probe import torch as torch_probe
 from .._rules import arch as archmod
-from .._rules import checks, cxxstd, environ, sharekey
+from .._rules import checks, cxxstd, environ
 from .._rules import installer as installer_rules
 from .._rules import tree as plan
 from .._rules.checks import Kind, Problem
@@ -20,6 +20,7 @@ from .._sources.table import Asked, Choice, Fetch, Source
 from .._store import fs
 from .._store.layout import Layout
 from .._store.trees import Home
+from .._team import rules_key as sharekey
 from .._values import HostCompiler, Target, Torch
 from . import fetchplan
 from .request import (
@@ -75,7 +76,7 @@ class Resolved:
     @property
     def shared_compiler(self) -> str | None:
         """The compiler as a key that travels to a team's index names it
-        (:func:`wheelcuda._rules.sharekey.compiler_release`): the tree's, else what a
+        (:func:`wheelcuda._team.rules_key.compiler_release`): the tree's, else what a
         fetch would bring, else the compiler wheels' nvcc, else torch's CUDA release
         (machine B may have no compiler yet: that is what it would fetch). One answer
         for install and the backend, in which a clang build is never an nvcc build's."""

@@ -19,7 +19,7 @@ below hold for all of them.
 
 Whether plain http may be used at all is the callers' decision (a manifest over plain
 http needs ``WHEELCUDA_ALLOW_HTTP=1``, credentials are not sent over it:
-:mod:`wheelcuda._sources.redist.store_archives`, :mod:`wheelcuda._probe.credentials`).
+:mod:`wheelcuda._sources.redist.store_archives`, :mod:`wheelcuda._team.probe_credentials`).
 Errors are urllib's
 (``HTTPError``, ``URLError``, ``OSError``, ``http.client.HTTPException``): each caller
 words them for its own users.

@@ -19,7 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import cxxstd, redact, sharekey
+from .._team import rules_key as sharekey
+from . import cxxstd, redact
 
 #: Variables that change what a build produces, beyond the package's own recipe.
 BUILD_VARIABLES = ("NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "CFLAGS", "CXXFLAGS",
@@ -56,7 +57,7 @@ class BuildKey:
     """Everything a built binary depends on: one value, built once for a run
     (_pipeline/buildplan.py ``build_key``), by install and the backend alike. :attr:`id`
     names the wheel cache's entry; :meth:`shared` is the part that decides whether the
-    wheel serves another machine (_rules/sharekey.py). ``installer_args`` are the
+    wheel serves another machine (_team/rules_key.py). ``installer_args`` are the
     arguments after ``--`` (config settings, indexes): they may change the build, except
     :data:`NOT_BUILD_ARGS`. ``host_compiler`` is nvcc's host compiler and its version
     ("gcc 12.2.0"): it compiles the host half of every file. ``cxx_std``: the C++
@@ -85,7 +86,7 @@ class BuildKey:
     release: str | None = field(default=None, metadata={_TRAVELS: True})
     #: torch's distribution version, where it is not :attr:`torch` (PyPI's torch is
     #: ``2.10.0`` to installers and ``2.10.0+cu128`` to itself): what a wheel variant pins
-    #: (_rules/variants.py); the same binary either way, so not part of :attr:`id`
+    #: (_team/rules_variants.py); the same binary either way, so not part of :attr:`id`
     torch_dist: str = field(default="", metadata={_TRAVELS: True})
 
     def __post_init__(self) -> None:

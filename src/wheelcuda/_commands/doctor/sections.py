@@ -11,11 +11,13 @@ from ... import _proc as proc
 from ..._context import Context
 from ..._data import catalog
 from ..._data import settings as registry
-from ..._probe import credentials, gpus, shareconf
+from ..._probe import gpus
 from ..._probe import index as index_probe
 from ..._probe import torch as torch_probe
 from ..._rules.checks import Kind, Problem, Severity
-from ..._store import share
+from ..._team import probe as shareconf
+from ..._team import probe_credentials as credentials
+from ..._team import store as share
 from ...errors import WheelcudaError
 
 

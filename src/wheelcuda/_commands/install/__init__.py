@@ -31,9 +31,11 @@ from ... import _proc as proc
 from ..._context import Context
 from ..._pipeline import buildplan
 from ..._probe.given import PackageArgs, read_package_args
-from ..._rules import arch, sharing
-from ..._rules.sharing import Sharing
-from ..._store import teamindex, wheels
+from ..._rules import arch
+from ..._store import wheels
+from ..._team import rules as sharing
+from ..._team import store_index as teamindex
+from ..._team.rules import Sharing
 from ...errors import ToolError, WheelcudaError
 from ..common import NO_FETCH_HELP, add_all_archs, add_arch, add_toolkit, note, request
 from . import explain, prebuilt, share

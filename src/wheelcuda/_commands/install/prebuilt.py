@@ -14,12 +14,15 @@ from packaging.version import Version
 from ... import _pipeline as pipeline
 from ... import _report as report
 from ..._context import Context
-from ..._probe import credentials, fatbin, source, wheeltags
+from ..._probe import fatbin, source, wheeltags
 from ..._probe import index as index_probe
 from ..._probe import torch as torch_probe
-from ..._rules import prebuilt
-from ..._rules.sharing import Sharing
-from ..._store import share, wheelfile, wheels
+from ..._store import wheels
+from ..._team import probe_credentials as credentials
+from ..._team import rules_prebuilt as prebuilt
+from ..._team import store as share
+from ..._team import store_wheelfile as wheelfile
+from ..._team.rules import Sharing
 from ...errors import WheelcudaError
 from .plan import Prepared
 from .share import shareable

@@ -13,11 +13,15 @@ from typing import Any
 
 from ... import _report as report
 from ..._context import Context
-from ..._probe import credentials, shareconf
 from ..._probe import index as index_probe
-from ..._rules import buildkey, sharekey
-from ..._rules.sharing import INDEX_VAR, PUBLISH_VAR, Sharing
-from ..._store import teamindex, wheelfile, wheels
+from ..._rules import buildkey
+from ..._store import wheels
+from ..._team import probe as shareconf
+from ..._team import probe_credentials as credentials
+from ..._team import rules_key as sharekey
+from ..._team import store_index as teamindex
+from ..._team import store_wheelfile as wheelfile
+from ..._team.rules import INDEX_VAR, PUBLISH_VAR, Sharing
 from .plan import Prepared
 
 

@@ -19,9 +19,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .._rules import sharekey, variants
+from .._store import fs
 from ..errors import ConfigError, WheelcudaError
-from . import fs, wheelfile
+from . import rules_key as sharekey
+from . import rules_variants as variants
+from . import store_wheelfile as wheelfile
 
 __all__ = ["json_name", "publish"]
 

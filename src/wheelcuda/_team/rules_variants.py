@@ -14,8 +14,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from .._rules import arch as archmod
 from ..errors import ArchError, WheelcudaError
-from . import arch as archmod
 
 __all__ = ["NAMESPACE", "PROVIDER_API", "PROVIDER_REQUIRES", "VariantError", "properties",
            "torch_pin"]

@@ -1,6 +1,6 @@
 """A built wheel made shareable: a copy whose version carries the key's local
 label (``1.7.0`` -> ``1.7.0+wc<12 hex>``, ``1.7.0+cu128`` -> ``1.7.0+cu128.wc<12 hex>``)
-and whose ``.dist-info`` holds the key (:data:`wheelcuda._rules.sharekey.KEY_FILE`), its
+and whose ``.dist-info`` holds the key (:data:`wheelcuda._team.rules_key.KEY_FILE`), its
 RECORD made again; and the key read back from a wheel.
 
 The copy follows the wheel spec: the ``.dist-info`` (and ``.data``) folder renamed for the
@@ -27,9 +27,10 @@ from typing import Any
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from .._rules import progress, sharekey
+from .._rules import progress
+from .._store import fs
 from ..errors import CacheError, WheelcudaError
-from . import fs
+from . import rules_key as sharekey
 
 #: A key file is a few hundred bytes; anything larger is not one.
 _KEY_LIMIT = 2**20
@@ -228,7 +229,7 @@ def read_member(wheel: Path, name: str, limit: int = _KEY_LIMIT) -> bytes | None
 
 
 def read_key(wheel: Path) -> dict[str, Any] | None:
-    """The key a wheel carries (:data:`~wheelcuda._rules.sharekey.KEY_FILE`), or None
+    """The key a wheel carries (:data:`~wheelcuda._team.rules_key.KEY_FILE`), or None
     when it has none or it cannot be read."""
     data = _read_member(wheel, sharekey.KEY_FILE, _KEY_LIMIT)
     if data is None:

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._data.recipes import RECIPES
-from . import redact
+from .._rules import redact
 
 #: The file in a wheel's ``.dist-info`` that holds ``{"format": ..., "share_id": ...,
 #: "fields": ...}``.

@@ -11,11 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from .. import _report as report
-from .._probe import credentials, machine
 from .._probe import index as index_probe
-from .._rules import sharekey
+from .._probe import machine
 from ..errors import WheelcudaError
-from . import share, wheelfile
+from . import probe_credentials as credentials
+from . import rules_key as sharekey
+from . import store as share
+from . import store_wheelfile as wheelfile
 
 
 def take(index: credentials.Index, name: str, wanted: Mapping[str, Any], tag: str, tmp: Path

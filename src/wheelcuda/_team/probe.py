@@ -1,7 +1,7 @@
 """The files that may configure a team's index of built wheels: the project's pyproject.toml
 (here or in a folder above, as uv finds its project) and the user's
 ``$XDG_CONFIG_HOME/wheelcuda/wheelcuda.toml`` (``~/.config/...``). Reads only; the
-choice is :func:`wheelcuda._rules.sharing.choose`."""
+choice is :func:`wheelcuda._team.rules.choose`."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._context import Context
-from .._rules import sharing
-from .source import find_up, toml_file
+from .._probe.source import find_up, toml_file
+from . import rules as sharing
 
 
 def user_file(environ: Mapping[str, str]) -> str:

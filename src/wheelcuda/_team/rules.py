@@ -3,8 +3,9 @@ each setting from the first place that gives it, in this order: the command line
 (``--index URL``, repeatable; ``--publish URL``), the environment (WHEELCUDA_INDEX_URL,
 space-separated; WHEELCUDA_PUBLISH_URL), the project's ``[tool.wheelcuda]`` (``index``, a
 list or a string; ``publish``; ``prebuilt``), then the user's file (the same keys at its
-top level or under ``[tool.wheelcuda]``). Pure: the callers read the files (:mod:`wheelcuda._probe.
-shareconf`). ``--no-index`` turns the lookup off; an empty list in a file does too.
+top level or under ``[tool.wheelcuda]``). Pure: the callers read the files
+(:mod:`wheelcuda._team.probe`). ``--no-index`` turns the lookup off; an empty list in a
+file does too.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._data import settings as registry
+from .._rules import redact
 from ..errors import ConfigError
-from . import redact
 
 INDEX_VAR = registry.INDEX_URL.name
 PUBLISH_VAR = registry.PUBLISH_URL.name

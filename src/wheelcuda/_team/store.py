@@ -28,11 +28,12 @@ from packaging.version import InvalidVersion, Version
 
 from .._probe import index as index_probe
 from .._probe import web
-from .._probe.credentials import Index
 from .._probe.index import IndexFile, shown
-from .._rules.sharing import PASSWORD_VAR, USERNAME_VAR
+from .._store import fs, transfer
 from ..errors import WheelcudaError
-from . import fs, transfer, wheelfile
+from . import store_wheelfile as wheelfile
+from .probe_credentials import Index
+from .rules import PASSWORD_VAR, USERNAME_VAR
 
 _AUTH_FIX = (f"check {USERNAME_VAR}/{PASSWORD_VAR} or the URL's user "
              "(https://user:token@host/...), ~/.netrc, or keyring")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from .. import _report as report
 from .._rules import redact
-from .._rules.sharing import PASSWORD_VAR, USERNAME_VAR
+from .rules import PASSWORD_VAR, USERNAME_VAR
 
 
 @dataclass(frozen=True)

@@ -155,6 +155,9 @@ class Source(Protocol):
     #: ``--toolkit auto`` may fetch from it (else only when named: ``--toolkit clang``, or
     #: as another's fallback); among those, the first in SOURCES that can fetch is taken
     auto_fetch: bool
+    #: while its fetch is still to run, doctor names torch's cu130 build as the other way
+    #: (its compiler comes as wheels from the package index) where the driver runs CUDA 13
+    move_instead: bool
 
     def offer(self, target: Target, torch: Torch | None, layout: Layout,
               ctx: Context) -> Offer | None:
@@ -213,6 +216,7 @@ class Present:
     brings = "its compiler set"
     by_clang = False
     auto_fetch = True
+    move_instead = False
 
     def plan(self, scene: Scene) -> Fetch:  # noqa: ARG002 (the protocol's)
         return Fetch()

@@ -21,7 +21,6 @@ from ..._rules import checks
 from ..._rules.checks import Kind, Problem, Severity
 from ..._sources import table as sources
 from ..._store import paths, trees
-from ..._values import SourceName
 from ...errors import ToolError
 
 
@@ -55,7 +54,8 @@ def cu130_move(r: pipeline.Resolved, gpus_seen: dict[str, Any]) -> list[Problem]
     """A CUDA 12 torch still without its compiler, on a driver that runs CUDA 13: moving
     torch to its cu130 build is the other way (the exact command)."""
     drivers = [d["driver_cuda"] for d in gpus_seen["devices"] if d["driver_cuda"]]
-    if r.torch is None or not drivers or not (r.fetch.source is SourceName.REDIST
+    source = sources.of(r.fetch)
+    if r.torch is None or not drivers or not ((source is not None and source.move_instead)
                                               or r.errors()):
         return []
     newest = max(drivers, key=lambda v: checks.parse_version(v) or Version("0"))

@@ -34,6 +34,8 @@ class _Redist(Present):
     #: PyPI) may stand in (ClangSource.stands_in says when)
     fallback: SourceName | None = SourceName.CLANG
     brings = "NVIDIA's nvcc from their archives"
+    #: a download from NVIDIA, outside the package index
+    move_instead = True
 
     def can_fetch(self, torch: Torch, *, clang: bool) -> bool:  # noqa: ARG002
         """Every CUDA release has NVIDIA's archives (after the wheels in SOURCES: their

@@ -467,10 +467,10 @@ def test_unsafe_archives_are_refused(tmp_path: Path, layout: Layout, entries: li
 _CHILD = """
 import sys
 from pathlib import Path
-from wheelcuda._store import archives
+from wheelcuda._sources.redist import store_archives as archives
 from wheelcuda._store.layout import Layout
 from wheelcuda._store import prune
-from wheelcuda._store import redistroots
+from wheelcuda._sources.redist import store_roots as redistroots
 want = archives.Want("12.8", manifest=sys.argv[2], machine="x86_64")
 print(archives.fetch(Layout(Path(sys.argv[1])), want, note=lambda _: None))
 """

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 import sys
 from pathlib import Path
 
@@ -279,3 +280,14 @@ def test_a_source_is_named_outside_its_package_only_where_listed(name: str) -> N
                     t.removeprefix(package + "."))
     assert users.pop("_sources.table", None) == {"source"}
     assert users == SOURCE_USERS[name]
+
+
+def test_every_module_has_its_row_in_the_developer_guide() -> None:
+    """docs/development.md says what each module decides or does, one row each: a module
+    without its row, or a row whose module is gone, is the guide drifting from the code
+    (a package's ``__init__.py`` is said in its folder's text)."""
+    guide = (SRC.parent / "docs" / "development.md").read_text()
+    rows = set(re.findall(r"^\| `([^`]+\.py)` \|", guide, re.M))
+    modules = {str(p.relative_to(PKG)) for p in PKG.rglob("*.py")}
+    assert sorted(rows - modules) == []
+    assert sorted(m for m in modules - rows if not m.endswith("__init__.py")) == []

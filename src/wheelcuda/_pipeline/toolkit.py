@@ -164,7 +164,7 @@ def _wrapper_version() -> str:
 
 
 def found_problems(toolkit: Toolkit, torch: Torch | None, target: Target, *,
-           need_torch: bool) -> list[Problem]:
+                   need_torch: bool) -> list[Problem]:
     """The toolkit's problems; when the one source allowed has nothing, why, in place of
     its errors. None when torch is needed and missing: its CUDA decides which compiler
     set a build needs (advice for CUDA 13 is wrong for someone about to install a cu128

@@ -2,7 +2,6 @@
 its label (torch's and CUDA's major.minor, the ABI, the Python and platform tags), then by
 the SASS its own shared objects hold."""
 
-
 from __future__ import annotations
 
 import tempfile

@@ -1,7 +1,7 @@
-"""``install`` and a team's index of built wheels: before a build, the wheel of this key from
-the indexes configured, checked and kept in the wheel cache; after a build, the kept
-wheel published. Neither ever fails an install: an index that cannot serve is a
-warning, and the build goes on."""
+"""``install`` and a team's index of built wheels: the options and settings that name the
+indexes, and, before a build, the wheel of this key from them, checked and kept in the
+wheel cache (the command publishes after a build, through :mod:`wheelcuda._team.store_index`).
+An index that cannot serve never fails an install: it is a warning, and the build goes on."""
 
 from __future__ import annotations
 

@@ -237,10 +237,9 @@ SOURCE_USERS = {
         "_store.prune": {"store"},
     },
     "redist": {
-        # --redist-manifest goes into the variable the source reads; the archives wanted
-        # and whether NVIDIA answers are the Scene's and the Fetch's (one ask per run)
-        "_pipeline.request": {"data"},
-        "_pipeline.fetchplan": {"data", "store_archives"},
+        # the archives wanted and whether NVIDIA answers are the Scene's and the Fetch's
+        # (one ask per run)
+        "_pipeline.fetchplan": {"store_archives"},
         "_sources.base": {"store_archives"},
         # every unpacked tar member is judged by the same rules (links, paths)
         "_sources.local.store": {"rules"},

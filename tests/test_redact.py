@@ -15,6 +15,7 @@ from wheelcuda._rules import buildkey, redact
 from wheelcuda._team import probe_credentials as credentials
 from wheelcuda._team import rules as sharing
 from wheelcuda._team import rules_key as sharekey
+from wheelcuda.errors import ConfigError
 
 
 @pytest.mark.parametrize(("given", "shown"), [
@@ -123,8 +124,8 @@ def test_the_key_holds_no_token_and_travels_without_one() -> None:
                                  "ftp://team:s3cret@host/simple",
                                  "https://team:s3cret@/simple"])
 def test_the_index_check_shows_scheme_and_host(url: str) -> None:
-    with pytest.raises(sharing.ConfigError) as info:
-        sharing.choose([url], None, False, {}, [])
+    with pytest.raises(ConfigError) as info:
+        sharing.choose([url], None, False, {})
     assert "cret" not in str(info.value) and "s3" not in str(info.value), info.value
 
 

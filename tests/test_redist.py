@@ -22,6 +22,7 @@ from tests import fakes
 from tests import redist_server as rs
 from wheelcuda._context import Context
 from wheelcuda._data import catalog
+from wheelcuda._data import settings as registry
 from wheelcuda._probe import locate
 from wheelcuda._sources.redist import data, rules, source
 from wheelcuda._sources.redist import store_archives as archives
@@ -283,7 +284,8 @@ def test_the_source_offers_the_root_for_torchs_cuda(layout: Layout, server: rs.S
     assert before is not None and before.roots == ()
     assert before.description.startswith("nothing fetched for CUDA 12.8 yet")
     root = archives.fetch(layout, _want(server, machine=None), note=lambda _: None)
-    named = Context(((data.MANIFEST_VAR, server.url + MANIFEST),), "/", "/usr/bin/python3")
+    named = Context(((registry.REDIST_MANIFEST.name, server.url + MANIFEST),), "/",
+                    "/usr/bin/python3")
     offer = source.SOURCE.offer(target, torch, layout, named)
     assert offer is not None and offer.source == "redist" and offer.roots == (str(root),)
     cu13 = Torch("2.11.0+cu130", "13.0", "/site/torch", "==13.0.2")

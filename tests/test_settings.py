@@ -41,6 +41,7 @@ STANDALONE = {p.name for p in (PKG / "_standalone").glob("_*.py")}
 #: Modules that keep a name as a literal, and why.
 LITERAL = {
     "_store/paths.py": "the warm path imports it before anything heavier (no dataclasses)",
+    "_warm.py": "the warm path itself, for the same reason",
 }
 #: Where the registry itself and its docs live: not counted as uses.
 OWN = {"_data/settings.py", "_rules/settings_doc.py"}
@@ -105,9 +106,8 @@ def test_module_constants_come_from_the_registry() -> None:
             (sharing.PREBUILT_VAR, registry.PREBUILT_URL),
             (sharing.USERNAME_VAR, registry.INDEX_USERNAME),
             (sharing.PASSWORD_VAR, registry.INDEX_PASSWORD),
-            (request.TOOLKIT_VAR, registry.TOOLKIT), (installer.ENV_VAR, registry.INSTALLER),
+            (installer.ENV_VAR, registry.INSTALLER),
             (redist_data.MIRROR_VAR, registry.REDIST_URL),
-            (redist_data.MANIFEST_VAR, registry.REDIST_MANIFEST),
             (gpus._NO_PROBE, registry.NO_GPU_PROBE), (clang_data.NAMED_VAR, registry.CLANG),
             (clang_data.ROOT_VAR, registry.LLVM_ROOT), (localcuda.ROOT_VAR, registry.LOCAL_ROOT),
             (archives.ALLOW_HTTP_VAR, registry.ALLOW_HTTP), (cxxstd.VAR, registry.CXX_STD),
@@ -118,21 +118,23 @@ def test_module_constants_come_from_the_registry() -> None:
             (uvconfig.KEY, registry.BUILD_KEY), (uvconfig.OWNED, registry.SET),
             (report.DEBUG_VAR, registry.DEBUG),
             # the literals of the modules that may not import the registry (LITERAL)
-            (paths.ENV_VAR, registry.CACHE_DIR), (paths.STORE_VAR, registry.STORE_DIR)]
+            (paths.ENV_VAR, registry.CACHE_DIR), (paths.STORE_VAR, registry.STORE_DIR),
+            (warm.NO_WARM_VAR, registry.NO_WARM)]
     assert [name for name, setting in kept if name != setting.name] == []
 
 
-def test_no_other_module_keeps_a_name_of_its_own() -> None:
-    """A module-level ``X = "WHEELCUDA_..."`` is the registry's to say, but where the
-    module cannot import it (:data:`LITERAL`) or runs inside builds (:data:`STANDALONE`)."""
+def test_no_other_module_spells_a_name() -> None:
+    """A ``"WHEELCUDA_..."`` constant anywhere in the code (a module's name for it, or
+    ``environ.get("WHEELCUDA_...")`` in a function) is the registry's to say, but where the
+    module cannot import it (:data:`LITERAL`) or runs inside builds (:data:`STANDALONE`).
+    Words for people (a fix, a docstring) may name a variable within their text."""
     own = []
     for where, text in _sources().items():
         if where in LITERAL or where in OWN or Path(where).name in STANDALONE:
             continue
-        for node in ast.parse(text).body:
-            value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
-            if isinstance(value, ast.Constant) and isinstance(value.value, str) \
-                    and NAME.fullmatch(value.value):
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                    and NAME.fullmatch(node.value):
                 own.append(f"{where}:{node.lineno}")
     assert not own
 

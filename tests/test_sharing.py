@@ -10,6 +10,7 @@ from packaging.version import Version
 
 from wheelcuda._context import Context
 from wheelcuda._probe import source, wheeltags
+from wheelcuda._rules.settings_read import Files
 from wheelcuda._team import probe as shareconf
 from wheelcuda._team import rules as sharing
 from wheelcuda._team import rules_key as sharekey
@@ -20,13 +21,14 @@ A, B, C = "https://a.example/simple/", "https://b.example/simple/", "http://127.
 
 
 def test_first_place_that_says_wins() -> None:
-    files = [("pyproject.toml", {"index": [C], "publish": C}), ("user", {"index": B})]
+    files = Files(("pyproject.toml", {"index": [C], "publish": C}), ("user", {"index": B}))
     s = sharing.choose([A], None, False, {sharing.PUBLISH_VAR: B}, files)
     assert s.indexes == (A,) and s.index_origin == "--index"
     assert s.publish == B and s.publish_origin == sharing.PUBLISH_VAR
     s = sharing.choose([], None, False, {sharing.INDEX_VAR: f"{A} {B}"}, files)
     assert s.indexes == (A, B) and s.publish == C and s.publish_origin == "pyproject.toml"
-    s = sharing.choose([], None, False, {}, [("pyproject.toml", None), ("user", {"index": B})])
+    s = sharing.choose([], None, False, {},
+                       Files(("pyproject.toml", None), ("user", {"index": B})))
     assert s.indexes == (B,) and s.index_origin == "user" and s.publish is None
     assert sharing.choose([A], None, True, {}, files).indexes == ()
 
@@ -34,14 +36,14 @@ def test_first_place_that_says_wins() -> None:
 @pytest.mark.parametrize(("table", "said"), [
     ({"index": 3}, "index must be a URL or a list of URLs"),
     ({"publish": ["x"]}, "publish must be a URL"),
-    ({"index": ["ftp://x"]}, "is not an index URL"),
-    ({"index": ["file:///srv/wheels"]}, "is not an index URL"),  # lists no sha256
-    ({"publish": "http://team:s3cret@host:99999/"}, "is not an index URL"),
+    ({"index": ["ftp://x"]}, "is not a URL for --index"),
+    ({"index": ["file:///srv/wheels"]}, "is not a URL for --index"),  # lists no sha256
+    ({"publish": "http://team:s3cret@host:99999/"}, "is not a URL for --publish"),
     ({"prebuilt": 7}, "prebuilt must be a URL"),
 ])
 def test_bad_settings_say_the_fix(table: dict[str, object], said: str) -> None:
     with pytest.raises(ConfigError, match=said) as info:
-        sharing.choose([], None, False, {}, [("pyproject.toml", table)])
+        sharing.choose([], None, False, {}, Files(("pyproject.toml", table)))
     assert info.value.fix
 
 
@@ -124,7 +126,7 @@ def test_a_folder_s_version(tmp_path: Path) -> None:
 
 def test_no_secret_in_a_message() -> None:
     with pytest.raises(ConfigError) as info:
-        sharing.choose([], "team:s3cret@host/simple", False, {}, [])
+        sharing.choose([], "team:s3cret@host/simple", False, {})
     assert "s3cret" not in str(info.value)
 
 

@@ -84,12 +84,17 @@ def key_for(argv: Sequence[str], environ: Mapping[str, str]) -> tuple[Any, ...] 
     return ("env", tuple(sorted(options.items())), env, here, cwd, _machine_state())
 
 
+#: Spelled here: the registry (_data/settings.py) imports dataclasses, which the replay
+#: has no time for (a test checks the name against it).
+NO_WARM_VAR = "WHEELCUDA_NO_WARM"
+
+
 def _no_warm(environ: Mapping[str, str]) -> bool:
     """``WHEELCUDA_NO_WARM`` read as every flag is (:func:`wheelcuda._context.is_on`).
     _context.py is imported only when the variable is set: importing it (dataclasses,
     inspect) took 15 to 20 ms here, more than the whole replay; and a set one mostly
     means the full path runs, which imports it anyway."""
-    value = environ.get("WHEELCUDA_NO_WARM")
+    value = environ.get(NO_WARM_VAR)
     if not value:
         return False
     from ._context import is_on  # noqa: PLC0415 (see above)
@@ -98,7 +103,7 @@ def _no_warm(environ: Mapping[str, str]) -> bool:
 
 
 #: Variables the full path reads as one path, and as a list of paths.
-_PATH_VARS = ("VIRTUAL_ENV", "WHEELCUDA_CACHE_DIR", "XDG_CACHE_HOME", "HOME", "CC",
+_PATH_VARS = ("VIRTUAL_ENV", paths.ENV_VAR, "XDG_CACHE_HOME", "HOME", "CC",
               "NVCC_CCBIN")
 _PATH_LISTS = ("PATH", "PYTHONPATH")
 _COMMANDS = ("CC", "NVCC_CCBIN")

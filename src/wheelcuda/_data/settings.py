@@ -9,8 +9,9 @@ and fatbinary) or writes into uv's settings; nobody needs to set them.
 A setting's :meth:`Setting.precedence` is the order in which its sources are asked, the
 first that gives it winning, as uv does: the command line (or the PEP 517 backend's
 ``-C wheelcuda.*`` config setting), the variable, the project's ``[tool.wheelcuda]`` in
-pyproject.toml, then the user's ``$XDG_CONFIG_HOME/wheelcuda/wheelcuda.toml`` (read by
-``_team/probe.py``, chosen by ``_team/rules.py``).
+pyproject.toml, then the user's ``$XDG_CONFIG_HOME/wheelcuda/wheelcuda.toml``.
+:func:`wheelcuda._rules.settings_read.read` asks them in that order and checks the value
+by the row's ``kind`` and ``schemes``; the docs print the same order.
 
 The README's table of user variables and docs/development.md's of internal ones are
 generated from this (``make settings-docs``, :mod:`wheelcuda._rules.settings_doc`). The
@@ -66,6 +67,10 @@ class Setting:
     #: the files that set it for a child process (internal ones; a user one wheelcuda
     #: also hands on, such as the standard a tree's compilers raise to)
     setters: tuple[str, ...] = ()
+    #: the URL schemes its value may use (none: not checked when read)
+    schemes: tuple[str, ...] = ()
+    #: a value as the fix of a bad one shows it
+    example: str = ""
 
     def precedence(self) -> tuple[str, ...]:
         """Where the value comes from, first source first (the first that gives it wins)."""
@@ -80,6 +85,9 @@ class Setting:
 
 
 _TEAM_AUTH_BEFORE = ("the URL's `user:password`",)
+#: An index wheels are taken from or sent to: a folder (file://) lists no sha256 to check
+#: a wheel against.
+_INDEX_SCHEMES = ("http", "https")
 _TEAM_AUTH_AFTER = ("`~/.netrc`", "keyring")
 
 # Where things are kept.
@@ -102,7 +110,8 @@ TOOLKIT: Final = Setting(
     "WHEELCUDA_TOOLKIT", "word",
     "Where the CUDA compiler comes from: `auto`, `wheels`, `local`, `redist`, `clang`, or "
     "the folder of a toolkit.",
-    ("_pipeline/request.py",), default="`auto`", cli="--toolkit", config_setting="toolkit")
+    ("_pipeline/request.py",), default="`auto`", cli="--toolkit", config_setting="toolkit",
+    example="auto")
 INSTALLER: Final = Setting(
     "WHEELCUDA_INSTALLER", "word", "The installer `install` runs: `uv` or `pip`.",
     ("_probe/installer.py",),
@@ -179,8 +188,9 @@ REDIST_MANIFEST: Final = Setting(
     "WHEELCUDA_REDIST_MANIFEST", "url-or-file",
     "NVIDIA's release manifest (redistrib_X.Y.Z.json) to use as given, for a mirror or an "
     "offline copy.",
-    ("_pipeline/acquire.py", "_sources/redist/source.py"),
-    default="the pinned manifest of torch's release", cli="--redist-manifest")
+    ("_pipeline/fetchplan.py", "_sources/redist/source.py"),
+    default="the pinned manifest of torch's release", cli="--redist-manifest",
+    example="./redistrib_12.8.1.json")
 ALLOW_HTTP: Final = Setting(
     "WHEELCUDA_ALLOW_HTTP", "flag",
     "Lets an unpinned manifest be read over plain http from a host other than this machine "
@@ -193,17 +203,18 @@ INDEX_URL: Final = Setting(
     "The team's package indexes a build's wheel is looked for in before building "
     "(`--no-index` turns them off).",
     ("_team/rules.py",), default="none", cli="--index", project="index",
-    user_file="index")
+    user_file="index", schemes=_INDEX_SCHEMES, example="https://pypi.example.com/simple/")
 PUBLISH_URL: Final = Setting(
     "WHEELCUDA_PUBLISH_URL", "url", "The team's index each wheel built is uploaded to.",
     ("_team/rules.py",), default="none", cli="--publish", project="publish",
-    user_file="publish")
+    user_file="publish", schemes=_INDEX_SCHEMES, example="https://pypi.example.com/")
 PREBUILT_URL: Final = Setting(
     "WHEELCUDA_PREBUILT_URL", "urls",
     "Public indexes of prebuilt wheels consulted after the team's (nothing comes from a "
     "third party unless named).",
     ("_team/rules.py",), default="none", cli="--prebuilt", project="prebuilt",
-    user_file="prebuilt")
+    user_file="prebuilt", schemes=_INDEX_SCHEMES,
+    example="https://wheels.example.com/simple/")
 INDEX_USERNAME: Final = Setting(
     "WHEELCUDA_INDEX_USERNAME", "text", "Who wheelcuda is on the team's index.",
     ("_team/probe_credentials.py",), default="anonymous", before=_TEAM_AUTH_BEFORE,

@@ -47,7 +47,6 @@ from . import home as home_step
 from .fetchplan import redist_want
 from .request import (
     BUILD_NEEDS,
-    TOOLKIT_VAR,
     TOOLKITS,
     Located,
     Request,
@@ -65,7 +64,7 @@ from .toolkit import (
 )
 from .toolkit import found_problems as toolkit_found
 
-__all__ = ["BUILD_NEEDS", "TOOLKITS", "TOOLKIT_KINDS", "TOOLKIT_VAR", "Choice", "Fetch",
+__all__ = ["BUILD_NEEDS", "TOOLKITS", "TOOLKIT_KINDS", "Choice", "Fetch",
            "Located", "Request", "Resolved", "SourceName", "Toolkit", "headers_folder", "in_use",
            "in_use_locks", "locate", "locate_toolkit", "missing_headers", "redist_want", "resolve",
            "resolve_located", "resolve_read_only", "resolve_target", "toolkit_choice", "tree_for"]

@@ -19,12 +19,13 @@ from pathlib import Path
 
 from .._context import Context
 from .._data import catalog
+from .._data import settings as registry
 from .._rules import installer as installer_rules
+from .._rules import settings_read
 from .._rules.checks import Problem
 from .._sources import table as sources
 from .._sources.choice import Choice
 from .._sources.clang.rules import Clang
-from .._sources.redist import data as archives_data
 from .._sources.redist import store_archives as archives
 from .._sources.table import TOOLKIT_KINDS, Fetch, Scene
 from .._store.layout import Layout
@@ -66,18 +67,24 @@ def compiler_fix(problems: Sequence[Problem], torch: Torch | None, choice: Choic
 def named_archives(ctx: Context, request: Request) -> bool:
     """Archives named on purpose (a folder, a manifest) stay the user's choice: clang
     never stands in for them."""
-    return bool(request.redist_from or request.redist_manifest
-                or ctx.get(archives_data.MANIFEST_VAR))
+    return bool(request.redist_from or _manifest(ctx, request))
+
+
+def _manifest(ctx: Context, request: Request) -> str | None:
+    """The manifest named (``--redist-manifest``, else its variable); None: the pinned one."""
+    return settings_read.read(registry.REDIST_MANIFEST, ctx.environ,
+                              given=request.redist_manifest).text
 
 
 def redist_want(ctx: Context, request: Request, torch: Torch) -> archives.Want:
     """What to take from NVIDIA's archives for ``torch``: its CUDA's release, from the
     mirror WHEELCUDA_REDIST_URL names, the manifest given, or a folder."""
     assert torch.cuda is not None
-    manifest = request.redist_manifest or ctx.get(archives_data.MANIFEST_VAR) or None
+    manifest = _manifest(ctx, request)
     source = Path(ctx.cwd, request.redist_from) if request.redist_from else None
     return archives.Want(torch.cuda, manifest=manifest,
-                         base_url=ctx.get(archives_data.MIRROR_VAR) or None, source=source,
+                         base_url=settings_read.read(registry.REDIST_URL, ctx.environ).text,
+                         source=source,
                          allow_http=ctx.flag(archives.ALLOW_HTTP_VAR))
 
 

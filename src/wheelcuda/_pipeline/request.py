@@ -14,9 +14,9 @@ from pathlib import Path
 from .._context import Context
 from .._data import settings as registry
 from .._probe import interpreter
+from .._rules import settings_read
 from .._sources import table as sources
 from .._sources.choice import Choice
-from .._sources.redist import data as archives_data
 from .._store import memo, paths
 from .._store.layout import Layout
 from .._values import Target, Torch
@@ -97,25 +97,25 @@ def locate(ctx: Context, request: Request, *, scratch: Path | None = None) -> Lo
                              "name the folder holding the manifest and the archives that "
                              "`wheelcuda install --no-fetch PKG` lists")
     if request.redist_manifest:  # the redist source reads it, as it reads the variable
-        ctx = ctx.with_env(**{archives_data.MANIFEST_VAR: request.redist_manifest})
+        ctx = ctx.with_env(**{registry.REDIST_MANIFEST.name: request.redist_manifest})
     return Located(ctx, request, layout, resolve_target(ctx, layout, request.python))
 
 
 #: ``--toolkit`` words and the sources each allows (None: all, in order of preference).
 TOOLKITS: Mapping[str, tuple[str, ...] | None] = sources.WORDS
-TOOLKIT_VAR = registry.TOOLKIT.name
 
 
 def toolkit_choice(ctx: Context, request: Request) -> Choice:
     """What ``--toolkit`` (or WHEELCUDA_TOOLKIT, or the command's own sources) allows."""
     own = not request.portable
-    word = (request.toolkit or ctx.get(TOOLKIT_VAR) or "").strip() or "auto"
+    given = settings_read.read(registry.TOOLKIT, ctx.environ, given=request.toolkit)
+    word = given.text or "auto"
     if word in TOOLKITS:
         return Choice(TOOLKITS[word], target_libraries=own)
     folder = os.path.normpath(os.path.join(ctx.cwd, os.path.expanduser(word)))
     if os.path.isdir(folder):
         return Choice.folder(folder, target_libraries=own)
-    origin = "--toolkit" if request.toolkit else TOOLKIT_VAR
+    origin = given.origin
     raise ComponentError(f"{origin} {word!r} is neither {', '.join(TOOLKITS)} nor a folder",
                          f"{origin} {', '.join(TOOLKITS)} (auto is the default), or the "
                          "folder of a CUDA toolkit (the one holding bin/nvcc)")

@@ -5,12 +5,14 @@ choice is :func:`wheelcuda._team.rules.choose`."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
 from typing import Any
 
 from .._context import Context
 from .._probe.source import find_up, toml_file
+from .._rules.settings_read import Files
 from . import rules as sharing
 
 
@@ -19,20 +21,28 @@ def user_file(environ: Mapping[str, str]) -> str:
     return os.path.join(os.path.expanduser(base), "wheelcuda", "wheelcuda.toml")
 
 
-def files(ctx: Context) -> list[tuple[str, Mapping[str, Any] | None]]:
-    """``(where, [tool.wheelcuda])`` of the project's file, then the user's."""
-    out: list[tuple[str, Mapping[str, Any] | None]] = []
-    project = find_up(ctx.cwd, "pyproject.toml")
+def files(ctx: Context) -> Files:
+    """The project's ``[tool.wheelcuda]`` and the user's file's (its top level, or its own
+    ``[tool.wheelcuda]``), each with the path it was read from."""
+    project, user = find_up(ctx.cwd, "pyproject.toml"), user_file(ctx.environ)
+    found = Files()
     if project:
-        tool = (toml_file(project) or {}).get("tool", {})
-        out.append((project, tool.get("wheelcuda") if isinstance(tool, dict) else None))
-    user = user_file(ctx.environ)
+        found = Files(project=(project, _wheelcuda(toml_file(project) or {})))
     if os.path.isfile(user):
         doc = toml_file(user) or {}
-        tool = doc.get("tool", {})
-        table = tool.get("wheelcuda") if isinstance(tool, dict) and "wheelcuda" in tool else doc
-        out.append((user, table if isinstance(table, dict) else None))
-    return out
+        table = _wheelcuda(doc) if "wheelcuda" in _tool(doc) else doc
+        found = dataclasses.replace(found, user=(user, table))
+    return found
+
+
+def _tool(doc: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    tool = (doc or {}).get("tool")
+    return tool if isinstance(tool, dict) else {}
+
+
+def _wheelcuda(doc: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    table = _tool(doc).get("wheelcuda")
+    return table if isinstance(table, dict) else None
 
 
 def read(ctx: Context, indexes: tuple[str, ...] = (), publish: str | None = None,

@@ -30,8 +30,6 @@ BASE_URL: Final = "https://developer.download.nvidia.com/compute/cuda/redist/"
 #: The variable that names a mirror laid out like :data:`BASE_URL` (read by the caller,
 #: through its Context: only _context.py reads the process environment).
 MIRROR_VAR: Final = registry.REDIST_URL.name
-#: The variable naming a manifest to use as given (as ``--redist-manifest``).
-MANIFEST_VAR: Final = registry.REDIST_MANIFEST.name
 
 #: NVIDIA's platform name per ``platform.machine()``.
 PLATFORMS: Final = MappingProxyType({"x86_64": "linux-x86_64", "aarch64": "linux-sbsa"})

@@ -9,12 +9,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..._data import settings as registry
 from ..._rules.checks import Kind, Problem, Severity
+from ..._rules.settings_read import read
 from ..._values import SourceName
 from ...errors import ComponentError
 from ..base import FETCHERS, FORBIDS, NEED_FETCH, TOOLKIT_KINDS, Asked, Fetch, Offer, Present, Scene
 from ..clang import data as clang_data
-from . import data as redist_data
 from . import rules as redist_rules
 from . import store_archives as archives
 from . import store_roots as redistroots
@@ -49,7 +50,7 @@ class _Redist(Present):
             return None
         # a manifest the user named: only its root; else only pinned releases' roots
         found = redistroots.existing(layout, torch.cuda,
-                                  manifest=ctx.get(redist_data.MANIFEST_VAR) or None)
+                                  manifest=read(registry.REDIST_MANIFEST, ctx.environ).text)
         if found is None:
             return Offer(self.name, (), f"nothing fetched for CUDA {torch.cuda} yet (install "
                                         "and fetch bring it when no other source has a "

@@ -4,6 +4,7 @@ reads the source."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import tarfile
@@ -538,3 +539,37 @@ def test_a_name_is_read_from_a_find_links_folder(tmp_path: Path) -> None:
     (links / "chamferdist-1.0.3.tar.gz").unlink()
     assert [w.name for w in probe.wanted("chamferdist==1.0.3", ARCHS, [(str(links), True)])] \
         == ["FORCE_CUDA"]
+
+
+def test_one_plan_reads_a_pinned_name_s_page_once(tmp_path: Path) -> None:
+    """``install NAME==V`` asks the index for the sdist's sha256 (the key) and for the
+    sdist (its setup.py): one plan's :class:`index.Pages` reads the page once; a new one
+    reads it again (the index may have changed)."""
+    from tests import pypi_server  # noqa: PLC0415
+    from wheelcuda._context import Context  # noqa: PLC0415
+    from wheelcuda._probe import index, uvforms  # noqa: PLC0415
+
+    sdist = _tar(tmp_path / "chamferdist-1.0.3.tar.gz",
+                 {"chamferdist-1.0.3/setup.py": CHAMFERDIST.encode()})
+    digest = hashlib.sha256(sdist.read_bytes()).hexdigest()
+    page = (f"<a href='/f/chamferdist-1.0.3.tar.gz#sha256={digest}'>"
+            "chamferdist-1.0.3.tar.gz</a>").encode()
+    routes = {"/simple/chamferdist/": pypi_server.Page(page),
+              "/f/chamferdist-1.0.3.tar.gz": pypi_server.Page(sdist.read_bytes())}
+    ctx = Context((), str(tmp_path), "/usr/bin/python3")
+    with pypi_server.pages(routes) as served:
+        place = uvforms.Place(f"{served.url}/simple")
+        for run in (1, 2):
+            pages = index.Pages()
+            assert uvforms.pinned_source("chamferdist==1.0.3", ctx, [place], pages) == \
+                f"sha256:{digest}"
+            assert [w.name for w in probe.wanted("chamferdist==1.0.3", ARCHS,
+                                                 [(place.url, False)], pages)] == ["FORCE_CUDA"]
+            read = [path for path, _ in served.seen if path == "/simple/chamferdist/"]
+            assert len(read) == run
+        # an index that does not answer is asked once too, and its error said each time
+        pages = index.Pages()
+        for _ in (1, 2):
+            with pytest.raises(index.IndexUnreadable):
+                pages.files(f"{served.url}/simple", "nothere")
+        assert [p for p, _ in served.seen].count("/simple/nothere/") == 1

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .._context import Context
 from .._data import settings as registry
-from .._probe import gpus, machine, setup_vars
+from .._probe import gpus, index, machine, setup_vars
 from .._probe import torch as torch_probe
 from .._rules import arch as archmod
 from .._rules import buildkey, jobs, packages
@@ -33,7 +33,8 @@ BUILD_BASE_VAR = "DIST_EXTRA_CONFIG"
 
 
 def package_variables(ctx: Context, sources: Sequence[str], names: Sequence[str | None],
-                      archs: Sequence[archmod.Arch], places: Sequence[tuple[str, bool]] = ()
+                      archs: Sequence[archmod.Arch], places: Sequence[tuple[str, bool]] = (),
+                      *, pages: index.Pages | None = None
                       ) -> tuple[dict[str, str], dict[str, str]]:
     """What the packages need set to build from source, and where each value comes from:
     read from each source's setup.py (a folder, an sdist, or a requirement's sdist on
@@ -45,7 +46,7 @@ def package_variables(ctx: Context, sources: Sequence[str], names: Sequence[str 
     chosen: dict[str, str] = {}
     origins: dict[str, str] = {}
     for spec in sources:
-        for w in setup_vars.wanted(spec, archs, places):
+        for w in setup_vars.wanted(spec, archs, places, pages):
             chosen.setdefault(w.name, w.value)
             origins.setdefault(w.name, w.origin)
     recipe = packages.recipe_env(names, archs, bool(gpus.probe_gpus(ctx).gpus))

@@ -184,6 +184,29 @@ def files(index: str, name: str, *, flat: bool = False) -> list[IndexFile]:
     return _from_html(body.decode("utf-8", errors="replace"), final)
 
 
+class Pages:
+    """The index pages of one plan, each read once: ``install NAME==V`` asks the same
+    page for the sdist's sha256 (the wheel cache's key) and then for the sdist itself
+    (its setup.py), and two reads cost two round trips and may disagree. A new plan
+    makes a new one, so an index that changed is read afresh."""
+
+    def __init__(self) -> None:
+        self._read: dict[tuple[str, str, bool], list[IndexFile] | Exception] = {}
+
+    def files(self, index: str, name: str, *, flat: bool = False) -> list[IndexFile]:
+        """:func:`files`, remembered (its error too)."""
+        key = (index, str(canonicalize_name(name)), flat)
+        if key not in self._read:
+            try:
+                self._read[key] = files(index, name, flat=flat)
+            except (WheelcudaError, ValueError) as exc:
+                self._read[key] = exc
+        found = self._read[key]
+        if isinstance(found, Exception):
+            raise found
+        return list(found)
+
+
 def newest_sdist(found: Sequence[IndexFile], name: str,
                  version: str | None = None) -> IndexFile | None:
     """The sdist of ``name`` at ``version``, else its newest final release (pure)."""

@@ -74,7 +74,8 @@ def read_setup_sources(spec: str) -> SetupSource | None:
     return read_top_file(spec, "setup.py")
 
 
-def from_index(spec: str, places: Sequence[tuple[str, bool]]) -> SetupSource | None:
+def from_index(spec: str, places: Sequence[tuple[str, bool]],
+               pages: index.Pages | None = None) -> SetupSource | None:
     """The setup.py of the sdist the requirement ``spec`` builds from: the pinned
     version's (``==``), else the newest release's, on the first of ``places`` (an index
     URL or a find-links folder or page, and whether it is flat) that has one. A name
@@ -91,8 +92,8 @@ def from_index(spec: str, places: Sequence[tuple[str, bool]]) -> SetupSource | N
     version = pinned[0] if len(pinned) == 1 else None
     for url, flat in places:
         try:
-            found = index.newest_sdist(index.files(url, req.name, flat=flat), req.name,
-                                       version)
+            found = index.newest_sdist((pages or index.Pages()).files(url, req.name, flat=flat),
+                                       req.name, version)
         except (WheelcudaError, ValueError):
             continue
         if found is None:
@@ -225,7 +226,8 @@ def _from_zip(spec: str, source: str | io.BytesIO, filename: str) -> SetupSource
 
 
 def wanted(spec: str, archs: Sequence[archmod.Arch],
-           places: Sequence[tuple[str, bool]] = ()) -> list[Wanted]:
+           places: Sequence[tuple[str, bool]] = (), pages: index.Pages | None = None
+           ) -> list[Wanted]:
     """The variables ``spec``'s setup.py reads that wheelcuda sets to build from source,
     in the order the setup.py reads them, each ``(name, value, "read from <where>")``;
     a requirement's from its sdist on the first of ``places`` that has one.
@@ -233,7 +235,7 @@ def wanted(spec: str, archs: Sequence[archmod.Arch],
     Empty for a source without a readable setup.py, or one that reads none of them.
     Decisions are _rules/setup_vars.py's :func:`build_from_source`.
     """
-    source = read_setup_sources(spec) or from_index(spec, places)
+    source = read_setup_sources(spec) or from_index(spec, places, pages)
     return [] if source is None else from_source(source, archs)
 
 

@@ -243,8 +243,8 @@ def _one(spec: str, ctx: Context) -> Package:
     return Package(spec, str(canonicalize_name(req.name)))
 
 
-def pinned_source(spec: str, ctx: Context, places: Sequence[Place] | None = None
-                  ) -> str | None:
+def pinned_source(spec: str, ctx: Context, places: Sequence[Place] | None = None,
+                  pages: index.Pages | None = None) -> str | None:
     """What identifies the sdist a ``name==version`` requirement builds from, for the
     wheel cache's key (the same name and version from another index must not be
     served from the cache): ``sha256:<hex>`` of that sdist on the first of ``places`` (those uv
@@ -261,8 +261,9 @@ def pinned_source(spec: str, ctx: Context, places: Sequence[Place] | None = None
     name = str(canonicalize_name(req.name))
     for place in places:
         try:
-            found = index.newest_sdist(index.files(place.url, name, flat=place.flat), name,
-                                       pinned[0])
+            found = index.newest_sdist(
+                (pages or index.Pages()).files(place.url, name, flat=place.flat), name,
+                pinned[0])
         except (WheelcudaError, ValueError):
             continue
         digest = found.sha256 if found is not None else None

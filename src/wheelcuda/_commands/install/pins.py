@@ -12,7 +12,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from ... import _pipeline as pipeline
 from ..._context import Context
-from ..._probe import pick, pipconf, release, uvforms
+from ..._probe import index, pick, pipconf, release, uvforms
 from ..._probe.given import PackageArgs
 from ..._rules import installer
 from ...errors import WheelcudaError
@@ -39,14 +39,15 @@ def places(ctx: Context, r: pipeline.Resolved) -> tuple[list[uvforms.Place], boo
 
 
 def identified(ctx: Context, spec: str, searched: Sequence[uvforms.Place] | None = None,
-               sdists: Mapping[str, str] | None = None) -> str:
+               sdists: Mapping[str, str] | None = None, pages: index.Pages | None = None
+               ) -> str:
     """The spec as the key holds it: a folder's or file's content hash (source_id), and
     for ``name==version`` the sdist's sha256 on the index the installer would take it
     from (or the indexes searched, when none says): the same version from elsewhere is
     another key."""
     if os.path.exists(os.path.join(ctx.cwd, spec)):
         return spec
-    found = (sdists or {}).get(spec) or uvforms.pinned_source(spec, ctx, searched)
+    found = (sdists or {}).get(spec) or uvforms.pinned_source(spec, ctx, searched, pages)
     return f"{spec} @ {found}" if found else spec
 
 

@@ -12,7 +12,7 @@ from typing import Any
 from ... import _pipeline as pipeline
 from ..._context import Context
 from ..._pipeline import buildplan, preflight
-from ..._probe import source
+from ..._probe import index, source
 from ..._probe.given import PackageArgs
 from ..._rules import buildkey, cxxstd, installer, jobs, packages, progress
 from ..._rules.buildkey import BuildKey
@@ -88,15 +88,16 @@ def prepare(ctx: Context, pkgs: Sequence[str] | PackageArgs, req: pipeline.Reque
     searched = places(ctx, r)[0]
     names = [source.distribution_name(p) for p in given.sources]
     # --all-archs: the package's own list, so none of its arch variables is set either
+    pages = index.Pages()  # the key's sdist and its setup.py: one read of its page
     recipe, origins = buildplan.package_variables(
         ctx, given.sources, names, () if r.request.all_archs else r.archs,
-        [(p.url, p.flat) for p in searched])
+        [(p.url, p.flat) for p in searched], pages=pages)
     if r.cxx_std and r.torch is not None:
         origins[cxxstd.VAR] = (f"torch {r.torch.version}'s headers need C++{r.cxx_std}: an "
                                f"older -std is raised; {cxxstd.VAR}=keep keeps the build's own")
     # an editable install and a file's list are other keys than the same folder's wheel
     build_key = buildplan.build_key(
-        ctx, r, [*(source.source_id(identified(ctx, p, searched, sdists)) for p in pkgs),
+        ctx, r, [*(source.source_id(identified(ctx, p, searched, sdists, pages)) for p in pkgs),
                  *(f"-e {source.source_id(d)}" for d in given.editable),
                  *(f"-r {source.source_id(f)}" for f in given.files)], names, recipe,
         installer_args=extra)

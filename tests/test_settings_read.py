@@ -117,3 +117,25 @@ def test_the_row_s_schemes_are_checked(url: str, said: str) -> None:
     assert info.value.fix.startswith('index = "https://')
     # a row without schemes (a mirror may be file://) is not checked
     assert read(registry.REDIST_URL, {registry.REDIST_URL.name: "file:///m/"}).text == "file:///m/"
+
+
+def test_a_word_is_one_of_the_row_s_words_in_any_case() -> None:
+    installer = registry.INSTALLER
+    assert read(installer, {installer.name: " PIP "}) == Read("pip", installer.name)
+    with pytest.raises(ConfigError, match=r"^WHEELCUDA_INSTALLER: 'conda' is not uv or pip") \
+            as info:
+        read(installer, {installer.name: "conda"})
+    assert info.value.fix == "export WHEELCUDA_INSTALLER=uv"
+    # a word without a list (--toolkit may also be a folder) is left to its reader
+    assert read(registry.TOOLKIT, {}, given="/opt/cuda").text == "/opt/cuda"
+
+
+def test_the_installer_variable_is_read_through_its_row() -> None:
+    from wheelcuda._context import Context  # noqa: PLC0415
+    from wheelcuda._probe import installer  # noqa: PLC0415
+    from wheelcuda._rules.installer import Pip  # noqa: PLC0415
+
+    ctx = Context(((registry.INSTALLER.name, "Pip"),), "/", "/usr/bin/python3")
+    assert isinstance(installer.choose(ctx), Pip)
+    with pytest.raises(ConfigError, match="is not uv or pip"):
+        installer.choose(ctx.with_env(**{registry.INSTALLER.name: "poetry"}))

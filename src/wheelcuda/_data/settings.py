@@ -71,6 +71,8 @@ class Setting:
     schemes: tuple[str, ...] = ()
     #: a value as the fix of a bad one shows it
     example: str = ""
+    #: the words a ``word`` may be, in any case (none: not checked when read)
+    words: tuple[str, ...] = ()
 
     def precedence(self) -> tuple[str, ...]:
         """Where the value comes from, first source first (the first that gives it wins)."""
@@ -115,7 +117,8 @@ TOOLKIT: Final = Setting(
 INSTALLER: Final = Setting(
     "WHEELCUDA_INSTALLER", "word", "The installer `install` runs: `uv` or `pip`.",
     ("_probe/installer.py",),
-    default="uv when it is on PATH or installed beside wheelcuda, else pip")
+    default="uv when it is on PATH or installed beside wheelcuda, else pip",
+    words=("uv", "pip"), example="uv")
 CXX_STD: Final = Setting(
     "WHEELCUDA_CXX_STD", "text",
     "The C++ standard the tree's compilers raise a build's older `-std` to: a number names "

@@ -12,6 +12,7 @@ import shutil
 from .. import _proc as proc
 from .._context import Context
 from .._data import settings as registry
+from .._rules import settings_read
 from .._rules.installer import Pip, Tool, Uv
 from ..errors import ToolError, WheelcudaError
 
@@ -34,9 +35,7 @@ def _uv_binary(path: str) -> str | None:
 
 def choose(ctx: Context) -> Tool:
     """uv when it is there (or forced), else pip."""
-    wanted = (ctx.get(ENV_VAR) or "").strip().lower()
-    if wanted not in ("", "uv", "pip"):
-        raise ToolError(f"{ENV_VAR}={wanted!r} is not an installer", f"set {ENV_VAR}=uv or pip")
+    wanted = settings_read.read(registry.INSTALLER, ctx.environ).text
     if wanted != "pip":
         uv = _uv_binary(ctx.get("PATH") or os.defpath)
         if uv:

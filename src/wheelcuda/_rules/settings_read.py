@@ -69,7 +69,19 @@ def read(setting: Setting, environ: Mapping[str, str], *,
              or (in_files[0] if in_files else Read()))
     for url in found.many:
         _check_url(setting, url, found.origin)
-    return found
+    return _check_word(setting, found)
+
+
+def _check_word(setting: Setting, found: Read) -> Read:
+    """One of the row's words, in any case (given back in the row's case)."""
+    if not setting.words or found.text is None:
+        return found
+    word = found.text.lower()
+    if word not in setting.words:
+        listed = " or ".join(setting.words)
+        raise ConfigError(f"{found.origin}: {found.text!r} is not {listed}",
+                          _fix(setting, found.origin))
+    return Read(word, found.origin)
 
 
 def _given(setting: Setting, given: str | Sequence[str] | None) -> Read | None:
@@ -93,12 +105,12 @@ def _from_file(setting: Setting, key: str, value: object, where: str) -> Value:
         listed = [value] if isinstance(value, str) else value
         if isinstance(listed, list) and all(isinstance(u, str) and u for u in listed):
             return tuple(listed)
-        raise ConfigError(f"{where}: [tool.wheelcuda] {key} must be a URL or a list of URLs",
+        raise ConfigError(f"{where}: {key} must be a URL or a list of URLs",
                           f'{key} = ["{setting.example}"]')
     if isinstance(value, str) and value.strip():
         return value.strip()
     noun = "a URL" if setting.kind.startswith("url") else f"a {setting.kind}"
-    raise ConfigError(f"{where}: [tool.wheelcuda] {key} must be {noun}",
+    raise ConfigError(f"{where}: {key} must be {noun}",
                       f'{key} = "{setting.example}"')
 
 

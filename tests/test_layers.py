@@ -237,8 +237,7 @@ SOURCE_USERS = {
         "_store.prune": {"store"},
     },
     "redist": {
-        # the archives wanted and whether NVIDIA answers are the Scene's and the Fetch's
-        # (one ask per run)
+        # whether NVIDIA answers is asked once a run, of the archives a Fetch plans
         "_pipeline.fetchplan": {"store_archives"},
         "_sources.base": {"store_archives"},
         # every unpacked tar member is judged by the same rules (links, paths)

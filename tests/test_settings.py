@@ -20,12 +20,12 @@ from wheelcuda import _warm as warm
 from wheelcuda._backend import config as backend_config
 from wheelcuda._context import Context
 from wheelcuda._data import settings as registry
-from wheelcuda._pipeline import fetchplan, request
 from wheelcuda._probe import gpus, installer
 from wheelcuda._rules import cxxstd, jobs, settings_doc, uvconfig
 from wheelcuda._sources.clang import data as clang_data
 from wheelcuda._sources.local import probe as localcuda
 from wheelcuda._sources.redist import data as redist_data
+from wheelcuda._sources.redist import source as redist_source
 from wheelcuda._sources.redist import store_archives as archives
 from wheelcuda._standalone import _build, _pool
 from wheelcuda._store import paths
@@ -216,4 +216,4 @@ def test_no_warm_off_spellings_keep_it(value: str) -> None:
 def test_allow_http_takes_every_spelling(value: str, allowed: bool) -> None:
     torch = Torch("2.9.1+cu128", "12.8", "/site/torch", None)
     ctx = Context.of({registry.ALLOW_HTTP.name: value})
-    assert fetchplan.redist_want(ctx, request.Request(), torch).allow_http is allowed
+    assert redist_source.wanted(ctx, torch, None).allow_http is allowed

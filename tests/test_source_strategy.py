@@ -9,6 +9,7 @@ is imported, with the SourceName the row needs) and a real download."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -17,12 +18,15 @@ import pytest
 from wheelcuda._commands import doctor
 from wheelcuda._commands.install import explain as install_plan
 from wheelcuda._context import Context
+from wheelcuda._data import settings as registry
 from wheelcuda._pipeline import Resolved, acquire, fetchplan
 from wheelcuda._pipeline.request import Request
 from wheelcuda._rules.checks import Kind, Problem, Severity
+from wheelcuda._rules.installer import Pip
 from wheelcuda._sources import table as sources
 from wheelcuda._sources.base import TOOLKIT_KINDS, Fetch, Present, Scene
 from wheelcuda._sources.choice import Choice
+from wheelcuda._sources.clang.rules import Clang
 from wheelcuda._store.layout import Layout
 from wheelcuda._values import Torch
 from wheelcuda.errors import ComponentError
@@ -72,7 +76,7 @@ def conda(monkeypatch: pytest.MonkeyPatch) -> _Conda:
 def _scene(tmp_path: Path) -> Scene:
     ctx = Context.of({"WHEELCUDA_CACHE_DIR": str(tmp_path)}, str(tmp_path))
     return Scene(ctx, Layout.for_environ(ctx.environ), CU128, 12, "/venv/bin/python",
-                 tool=None, clang=None, want=None, named_archives=False)
+                 tool=None, clang=None)
 
 
 def _resolved(fetch: Fetch, problems: list[Problem]) -> SimpleNamespace:
@@ -118,3 +122,19 @@ def test_a_choice_that_leaves_it_out_or_a_torch_it_cannot_serve_takes_another(
     assert fetchplan.compiler_fix([MISSING], CU128, Choice(("redist",))) == "redist"
     cu130 = Torch("2.14.1+cu130", "13.0", "/site/torch", None)
     assert fetchplan.compiler_fix([MISSING], cu130, Choice()) == "store"
+
+
+def test_clang_stands_in_for_archives_not_named_on_purpose(tmp_path: Path) -> None:
+    """NVIDIA's archives say whether they may be replaced (not when the user named a
+    folder or a manifest), the clang toolkit whether it can stand in (a clang serves and
+    an installer brings its wheels): ``stand_in`` asks both."""
+    redist, clang = sources.by_name("redist"), sources.by_name("clang")
+    serves = Clang("/usr/bin/clang++", "PATH", "22.1.8", nvptx=True, wrappers=True)
+    scene = dataclasses.replace(_scene(tmp_path), clang=serves, tool=Pip())
+    assert sources.stand_in(redist, scene) is clang
+    assert sources.stand_in(redist, dataclasses.replace(scene, fetch_from="dir")) is None
+    named = scene.ctx.with_env(**{registry.REDIST_MANIFEST.name: "/srv/redistrib_12.8.1.json"})
+    assert sources.stand_in(redist, dataclasses.replace(scene, ctx=named)) is None
+    assert sources.stand_in(redist, dataclasses.replace(scene, tool=None)) is None
+    assert sources.stand_in(redist, dataclasses.replace(scene, clang=None)) is None
+    assert sources.stand_in(clang, scene) is None  # the clang toolkit has no fallback

@@ -44,7 +44,6 @@ from .._sources.table import TOOLKIT_KINDS, Choice, Fetch
 from .._values import SourceName
 from . import acquire, fetchplan, preflight
 from . import home as home_step
-from .fetchplan import redist_want
 from .request import (
     BUILD_NEEDS,
     TOOLKITS,
@@ -66,7 +65,7 @@ from .toolkit import found_problems as toolkit_found
 
 __all__ = ["BUILD_NEEDS", "TOOLKITS", "TOOLKIT_KINDS", "Choice", "Fetch",
            "Located", "Request", "Resolved", "SourceName", "Toolkit", "headers_folder", "in_use",
-           "in_use_locks", "locate", "locate_toolkit", "missing_headers", "redist_want", "resolve",
+           "in_use_locks", "locate", "locate_toolkit", "missing_headers", "resolve",
            "resolve_located", "resolve_read_only", "resolve_target", "toolkit_choice", "tree_for"]
 
 

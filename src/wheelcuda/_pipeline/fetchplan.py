@@ -7,7 +7,7 @@ Every command reads the one :class:`Fetch` the pipeline resolves: doctor and
 
 NVIDIA's archives are asked, with a short timeout, only when they are the source a
 fetch would take, and only once a run: when they do not answer and their fallback (the
-clang toolkit) may stand in (its ``stands_in``), the fallback is the source; what the
+clang toolkit) may stand in (``sources.stand_in``), the fallback is the source; what the
 archives would have brought is said beside it.
 """
 
@@ -15,13 +15,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 from .._context import Context
 from .._data import catalog
-from .._data import settings as registry
 from .._rules import installer as installer_rules
-from .._rules import settings_read
 from .._rules.checks import Problem
 from .._sources import table as sources
 from .._sources.choice import Choice
@@ -64,30 +61,6 @@ def compiler_fix(problems: Sequence[Problem], torch: Torch | None, choice: Choic
     return source
 
 
-def named_archives(ctx: Context, request: Request) -> bool:
-    """Archives named on purpose (a folder, a manifest) stay the user's choice: clang
-    never stands in for them."""
-    return bool(request.redist_from or _manifest(ctx, request))
-
-
-def _manifest(ctx: Context, request: Request) -> str | None:
-    """The manifest named (``--redist-manifest``, else its variable); None: the pinned one."""
-    return settings_read.read(registry.REDIST_MANIFEST, ctx.environ,
-                              given=request.redist_manifest).text
-
-
-def redist_want(ctx: Context, request: Request, torch: Torch) -> archives.Want:
-    """What to take from NVIDIA's archives for ``torch``: its CUDA's release, from the
-    mirror WHEELCUDA_REDIST_URL names, the manifest given, or a folder."""
-    assert torch.cuda is not None
-    manifest = _manifest(ctx, request)
-    source = Path(ctx.cwd, request.redist_from) if request.redist_from else None
-    return archives.Want(torch.cuda, manifest=manifest,
-                         base_url=settings_read.read(registry.REDIST_URL, ctx.environ).text,
-                         source=source,
-                         allow_http=ctx.flag(archives.ALLOW_HTTP_VAR))
-
-
 def unasked(want: archives.Want) -> str | None:  # noqa: ARG001 (decide's ``answers``)
     """Not asked: taken to answer (a command that fetches nothing)."""
     return None
@@ -121,10 +94,8 @@ def scene(ctx: Context, request: Request, layout: Layout, *, target: Target,
     """What the sources need to plan or run a fetch (None without torch: nothing to fetch)."""
     if torch is None:
         return None
-    return Scene(
-        ctx, layout, torch, toolkit.major, target.python, tool, clang,
-        want=redist_want(ctx, request, torch) if torch.cuda is not None else None,
-        named_archives=named_archives(ctx, request), action=request.action)
+    return Scene(ctx, layout, torch, toolkit.major, target.python, tool, clang,
+                 fetch_from=request.redist_from, action=request.action)
 
 
 def for_run(request: Request, layout: Layout, scene: Scene | None,

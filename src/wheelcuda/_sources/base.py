@@ -61,19 +61,11 @@ class Scene:
     tool: Tool | None
     #: the clang the clang toolkit would use (None: none serves, or not allowed)
     clang: Clang | None
-    #: NVIDIA's archives as asked for (None: torch names no CUDA release)
-    want: archives.Want | None
-    #: the archives were named on purpose (a folder, a manifest): they stay the choice
-    named_archives: bool
+    #: the folder the user brought a fetch's files into (``fetch --from``), relative to
+    #: the working folder; None: downloaded
+    fetch_from: str | None = None
     #: what the run does with the compiler ("building with"), for its words
     action: str = "building with"
-
-    @property
-    def clang_stands_in(self) -> bool:
-        """Whether the clang toolkit takes the place of NVIDIA's archives when they do
-        not answer: a clang serves, an installer brings its wheels, and the archives were
-        not named on purpose. The one place this fallback is decided."""
-        return self.clang is not None and self.tool is not None and not self.named_archives
 
 
 @dataclass(frozen=True)
@@ -177,6 +169,10 @@ class Source(Protocol):
     def stands_in(self, scene: Scene) -> bool:
         """Whether it may take the place of a source that does not answer."""
 
+    def replaceable(self, scene: Scene) -> bool:
+        """Whether its fallback may take its place when it does not answer (not when the
+        user named what to fetch from it)."""
+
     def instead(self, why: str, scene: Scene) -> str:
         """The warning that it stands in for a source that did not answer (``why``)."""
 
@@ -229,6 +225,9 @@ class Present:
 
     def stands_in(self, scene: Scene) -> bool:  # noqa: ARG002 (the protocol's)
         return False
+
+    def replaceable(self, scene: Scene) -> bool:  # noqa: ARG002 (the protocol's)
+        return True
 
     def instead(self, why: str, scene: Scene) -> str:  # noqa: ARG002 (the protocol's)
         return why

@@ -142,9 +142,12 @@ def by_word(word: str) -> Source:
 
 def stand_in(source: Source, scene: Scene) -> Source | None:
     """The source that takes ``source``'s place when it does not answer: its fallback,
-    when that may stand in for this run; else None."""
+    when ``source`` may be replaced and the fallback may stand in for this run; else
+    None. The one place this is decided."""
     fallback = by_name(source.fallback) if source.fallback else None
-    return fallback if fallback is not None and fallback.stands_in(scene) else None
+    if fallback is None or not source.replaceable(scene):
+        return None
+    return fallback if fallback.stands_in(scene) else None
 
 
 def of(fetch: Fetch) -> Source | None:

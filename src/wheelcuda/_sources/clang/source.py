@@ -140,7 +140,8 @@ class ClangSource(Present):
         return clang and torch.cuda_major == 12
 
     def stands_in(self, scene: Scene) -> bool:
-        return scene.clang_stands_in
+        """A clang serves, and an installer brings the CUDA wheels it compiles over."""
+        return scene.clang is not None and scene.tool is not None
 
     def instead(self, why: str, scene: Scene) -> str:
         """NVIDIA's archives gave way to the clang toolkit, and why."""

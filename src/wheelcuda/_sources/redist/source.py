@@ -32,7 +32,8 @@ class _Redist(Present):
     #: a whole compiler set of torch's CUDA
     fixes = TOOLKIT_KINDS
     #: when NVIDIA's archives do not answer, clang over NVIDIA's CUDA 12 wheels (from
-    #: PyPI) may stand in (ClangSource.stands_in says when)
+    #: PyPI) may stand in (its ``stands_in`` says when; ``replaceable`` here says not for
+    #: archives the user named)
     fallback: SourceName | None = SourceName.CLANG
     brings = "NVIDIA's nvcc from their archives"
     #: a download from NVIDIA, outside the package index
@@ -49,8 +50,7 @@ class _Redist(Present):
         if torch is None or torch.cuda is None:
             return None
         # a manifest the user named: only its root; else only pinned releases' roots
-        found = redistroots.existing(layout, torch.cuda,
-                                  manifest=read(registry.REDIST_MANIFEST, ctx.environ).text)
+        found = redistroots.existing(layout, torch.cuda, manifest=_manifest(ctx))
         if found is None:
             return Offer(self.name, (), f"nothing fetched for CUDA {torch.cuda} yet (install "
                                         "and fetch bring it when no other source has a "
@@ -58,17 +58,20 @@ class _Redist(Present):
         return Offer(self.name, (str(found),), f"NVIDIA's CUDA archives in wheelcuda's store "
                                                f"({found})")
 
+    def replaceable(self, scene: Scene) -> bool:
+        """Archives named on purpose (a folder, a manifest) stay the user's choice: clang
+        never stands in for them."""
+        return not (scene.fetch_from or _manifest(scene.ctx))
+
     def plan(self, scene: Scene) -> Fetch:
-        want = scene.want
-        assert want is not None
+        want = wanted(scene.ctx, scene.torch, scene.fetch_from)
         known = None if want.manifest else redist_rules.known_nvcc(scene.torch.cuda or "",
                                                                     want.host)
         return Fetch(self.name, archives.summary(want), want=want, compiler=known,
                      fixes=self.fixes)
 
     def fetch(self, scene: Scene) -> Path | None:
-        assert scene.want is not None
-        return archives.fetch(scene.layout, scene.want)
+        return archives.fetch(scene.layout, wanted(scene.ctx, scene.torch, scene.fetch_from))
 
     def silent(self, fetch: Fetch, torch: Torch) -> Problem | None:
         """NVIDIA's archives are the only source left and do not answer: an error every
@@ -122,6 +125,22 @@ class _Redist(Present):
         return Problem(Kind.COMPONENTS, f"--toolkit {word}: {why}",
                        f"wheelcuda fetch --toolkit {self.name} --python {shlex.quote(python)} "
                        f"(install and env fetch by themselves unless --no-fetch), or {folder}")
+
+
+def _manifest(ctx: Context) -> str | None:
+    """The manifest named (``--redist-manifest`` goes into its variable); None: the
+    pinned one of torch's release."""
+    return read(registry.REDIST_MANIFEST, ctx.environ).text
+
+
+def wanted(ctx: Context, torch: Torch, fetch_from: str | None) -> archives.Want:
+    """What to take from NVIDIA's archives for ``torch``: its CUDA's release, from the
+    mirror WHEELCUDA_REDIST_URL names, the manifest named, or the folder ``fetch_from``."""
+    assert torch.cuda is not None
+    return archives.Want(torch.cuda, manifest=_manifest(ctx),
+                         base_url=read(registry.REDIST_URL, ctx.environ).text,
+                         source=Path(ctx.cwd, fetch_from) if fetch_from else None,
+                         allow_http=ctx.flag(archives.ALLOW_HTTP_VAR))
 
 
 SOURCE = _Redist()

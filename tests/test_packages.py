@@ -10,7 +10,7 @@ from wheelcuda._context import Context
 from wheelcuda._probe import installer as installer_probe
 from wheelcuda._probe import source
 from wheelcuda._rules import arch, installer, jobs, packages
-from wheelcuda.errors import ToolError
+from wheelcuda.errors import ConfigError
 
 GB = 1024**3
 
@@ -78,5 +78,5 @@ def test_installer_argv() -> None:
 def test_installer_choice() -> None:
     ctx = Context.of({"WHEELCUDA_INSTALLER": "pip"})
     assert installer_probe.choose(ctx).name == "pip"
-    with pytest.raises(ToolError):
+    with pytest.raises(ConfigError, match="is not uv or pip"):  # a setting, read by its row
         installer_probe.choose(ctx.with_env(WHEELCUDA_INSTALLER="conda"))

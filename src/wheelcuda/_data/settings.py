@@ -87,10 +87,10 @@ class Setting:
 
 
 _TEAM_AUTH_BEFORE = ("the URL's `user:password`",)
+_TEAM_AUTH_AFTER = ("`~/.netrc`", "keyring")
 #: An index wheels are taken from or sent to: a folder (file://) lists no sha256 to check
 #: a wheel against.
 _INDEX_SCHEMES = ("http", "https")
-_TEAM_AUTH_AFTER = ("`~/.netrc`", "keyring")
 
 # Where things are kept.
 CACHE_DIR: Final = Setting(

@@ -84,8 +84,13 @@ def _check_word(setting: Setting, found: Read) -> Read:
     return Read(word, found.origin)
 
 
+def _given_as(setting: Setting) -> str:
+    """How the command line (or, for the backend alone, its config setting) names it."""
+    return setting.cli or f"-C wheelcuda.{setting.config_setting}"
+
+
 def _given(setting: Setting, given: str | Sequence[str] | None) -> Read | None:
-    origin = setting.cli or f"-C wheelcuda.{setting.config_setting}"
+    origin = _given_as(setting)
     if isinstance(given, str):
         return Read(given.strip(), origin) if given.strip() else None
     return Read(tuple(given), origin) if given else None
@@ -147,6 +152,6 @@ def _fix(setting: Setting, origin: str) -> str:
     """The example value, said the way the place that gave the bad one says it."""
     if origin == setting.name:
         return f"export {setting.name}={setting.example}"
-    if origin in (setting.cli, f"-C wheelcuda.{setting.config_setting}"):
+    if origin == _given_as(setting):
         return f"{origin} {setting.example}"
     return f'{setting.project or setting.user_file} = "{setting.example}"'

@@ -5,7 +5,6 @@ choice is :func:`wheelcuda._team.rules.choose`."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -25,14 +24,12 @@ def files(ctx: Context) -> Files:
     """The project's ``[tool.wheelcuda]`` and the user's file's (its top level, or its own
     ``[tool.wheelcuda]``), each with the path it was read from."""
     project, user = find_up(ctx.cwd, "pyproject.toml"), user_file(ctx.environ)
-    found = Files()
-    if project:
-        found = Files(project=(project, _wheelcuda(toml_file(project) or {})))
+    mine = None
     if os.path.isfile(user):
         doc = toml_file(user) or {}
-        table = _wheelcuda(doc) if "wheelcuda" in _tool(doc) else doc
-        found = dataclasses.replace(found, user=(user, table))
-    return found
+        mine = (user, _wheelcuda(doc) if "wheelcuda" in _tool(doc) else doc)
+    return Files(project=(project, _wheelcuda(toml_file(project) or {})) if project else None,
+                 user=mine)
 
 
 def _tool(doc: Mapping[str, Any] | None) -> Mapping[str, Any]:

@@ -411,7 +411,7 @@ def test_bad_max_jobs_before_any_fetch(tmp_path: Path) -> None:
     """Before: MAX_JOBS='abc' was reported after the fetch."""
     env = {**fake_uv(tmp_path), "MAX_JOBS": "abc"}
     fail(run("install", "--python", str(torch_only(tmp_path)), "--arch", "9.0",
-             "causal-conv1d", env=env), "MAX_JOBS='abc' is not a whole number above 0")
+             "causal-conv1d", env=env), "MAX_JOBS: 'abc' is not a whole number above 0")
     assert uv_calls(tmp_path) == []
 
 

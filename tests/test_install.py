@@ -330,7 +330,7 @@ def test_bad_job_counts_stop_before_the_build(tmp_path: Path, fake_uv: dict[str,
     py = fakes.user_env(tmp_path)
     r = run("install", "--python", str(py), "--arch", "9.0", "causal-conv1d",
             env={**fake_uv, var: value})
-    fail(r, f"{var}={value!r} is not a whole number above 0", "fix:")
+    fail(r, f"{var}: {value!r} is not a whole number above 0", "fix:")
     no_build(tmp_path)
 
 

@@ -51,7 +51,7 @@ def test_user_environment_wins() -> None:
 def test_job_counts_that_are_not_counts_are_problems() -> None:
     assert jobs.problems({"MAX_JOBS": "4", "WHEELCUDA_SPLIT_COMPILE": ""}) == []
     (bad,) = jobs.problems({"MAX_JOBS": "abc"})
-    assert "MAX_JOBS='abc'" in bad.message and bad.fix
+    assert "MAX_JOBS: 'abc' is not a whole number" in bad.message and bad.fix
     (bad,) = jobs.problems({"WHEELCUDA_MEMORY": "half"})
     assert "is not a size" in bad.message and "WHEELCUDA_MEMORY=64G" in bad.fix
 

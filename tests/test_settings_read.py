@@ -8,7 +8,7 @@ import pytest
 
 from wheelcuda._data import settings as registry
 from wheelcuda._data.settings import Setting
-from wheelcuda._rules.settings_read import Files, Read, read
+from wheelcuda._rules.settings_read import Files, Read, read, refused
 from wheelcuda.errors import ConfigError
 
 #: The rows that say more than their variable: a flag, or a key in a file.
@@ -125,9 +125,35 @@ def test_a_word_is_one_of_the_row_s_words_in_any_case() -> None:
     with pytest.raises(ConfigError, match=r"^WHEELCUDA_INSTALLER: 'conda' is not uv or pip") \
             as info:
         read(installer, {installer.name: "conda"})
-    assert info.value.fix == "export WHEELCUDA_INSTALLER=uv"
+    assert info.value.fix == "export WHEELCUDA_INSTALLER=uv   (or unset it)"
     # a word without a list (--toolkit may also be a folder) is left to its reader
     assert read(registry.TOOLKIT, {}, given="/opt/cuda").text == "/opt/cuda"
+
+
+@pytest.mark.parametrize(("row", "good", "bad", "said"), [
+    (registry.SPLIT_COMPILE, "4", "2.5", "is not a whole number above 0"),
+    (registry.SPLIT_COMPILE, "4", "0", "is not a whole number above 0"),
+    (registry.JOB_GB, "5.5", "-1", "is not a number above 0"),
+    (registry.JOB_GB, "5.5", "nan", "is not a number above 0"),
+    (registry.MEMORY, "512M", "half", "is not a size (64G, 512M)"),
+    (registry.CXX_STD, "KEEP", "c++20", "is not keep, 0, 11, 14, 17, 20, 23 or 26"),
+])
+def test_a_checked_kind_is_checked_by_its_row(row: Setting, good: str, bad: str,
+                                              said: str) -> None:
+    """An environment-only setting is checked where it is read, and ``refused`` lists
+    every bad one (doctor shows them all) with the row's example as the fix."""
+    assert read(row, {row.name: good}).text == (good.lower() if row.words else good)
+    (error,) = refused((row, registry.INSTALLER), {row.name: bad})
+    assert error.message == f"{row.name}: {bad!r} {said}"
+    assert error.fix == f"export {row.name}={row.example}   (or unset it)"
+    assert refused((row,), {}) == []
+
+
+def test_a_checked_row_has_an_example_for_its_fix() -> None:
+    checked = [s for s in registry.ALL
+               if s.words or s.schemes or s.kind in ("int", "number", "size")]
+    assert checked and all(s.example for s in checked), [s.name for s in checked
+                                                         if not s.example]
 
 
 def test_the_installer_variable_is_read_through_its_row() -> None:

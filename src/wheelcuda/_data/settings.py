@@ -25,10 +25,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final, Literal
 
-#: ``flag``: on for one of :data:`FLAG_WORDS`; ``int``: a whole number; ``word``: one of
+#: ``flag``: on for one of :data:`FLAG_WORDS`; ``int``: a whole number above 0;
+#: ``number``: a number above 0; ``size``: an amount of memory (``64G``); ``word``: one of
 #: the listed words; ``path``: a file or folder; ``url``/``urls``: one, or several
 #: separated by spaces; ``url-or-file``: either; ``text``: anything (a name, a form).
-Kind = Literal["flag", "int", "word", "path", "url", "urls", "url-or-file", "text"]
+#: ``int``, ``number``, ``size``, ``word`` (with words) and the URLs (with schemes) are
+#: checked when read.
+Kind = Literal["flag", "int", "number", "size", "word", "path", "url", "urls", "url-or-file",
+               "text"]
 Audience = Literal["user", "internal"]
 #: How a flag variable is switched on (any case, surrounding space ignored): what
 #: ``Context.flag`` accepts (tests check it against _context.py, which imports nothing).
@@ -120,25 +124,28 @@ INSTALLER: Final = Setting(
     default="uv when it is on PATH or installed beside wheelcuda, else pip",
     words=("uv", "pip"), example="uv")
 CXX_STD: Final = Setting(
-    "WHEELCUDA_CXX_STD", "text",
+    "WHEELCUDA_CXX_STD", "word",
     "The C++ standard the tree's compilers raise a build's older `-std` to: a number names "
-    "one, `keep` keeps the build's own.",
+    "one, `keep` (or `0`) keeps the build's own.",
     ("_rules/cxxstd.py", "_cxx_std.py", "_nvcc_wrapper.py"),
-    default="the one torch's headers need", setters=("_rules/cxxstd.py",))
+    default="the one torch's headers need", setters=("_rules/cxxstd.py",),
+    # the standards a -std=c++NN names (GCC and clang take these): a typo such as c++20,
+    # kept without a word, would turn the raise off silently
+    words=("keep", "0", "11", "14", "17", "20", "23", "26"), example="20")
 SPLIT_COMPILE: Final = Setting(
     "WHEELCUDA_SPLIT_COMPILE", "int",
     "nvcc's `--split-compile` for every compile call, fixed (the pool shares no threads "
     "then); `1` turns splitting off.",
     ("_rules/jobs.py", "_nvcc_wrapper.py"),
-    default="threads the compile pool gives each call")
+    default="threads the compile pool gives each call", example="2")
 MEMORY: Final = Setting(
-    "WHEELCUDA_MEMORY", "text",
+    "WHEELCUDA_MEMORY", "size",
     "The most memory the compiles of all your builds on this machine hold at once "
     "(`64G`, `512M`): a cap on a shared machine.",
     ("_rules/jobs.py", "_pool.py"),
     default="what the kernel says is available now (within the cgroup's limit, its page "
     "cache not counted) plus what the running compiles hold of their shares, read at each "
-    "compile")
+    "compile", example="64G")
 POOL: Final = Setting(
     "WHEELCUDA_POOL", "path",
     "The compile pool's folder: every build whose compiles name the same one shares one "
@@ -259,11 +266,11 @@ REAL_CXX: Final = Setting(
     ("_cxx_std.py", "_rules/cxxstd.py", "_rules/buildkey.py"), "internal",
     setters=("_rules/cxxstd.py",))
 JOB_GB: Final = Setting(
-    "WHEELCUDA_JOB_GB", "text",
+    "WHEELCUDA_JOB_GB", "number",
     "The memory one compile of this build holds in the compile pool (GiB), as its last "
     "build measured it; unset, the recipe table's figure for the package the tree sees "
     "building, else 4.",
-    ("_tree.py", "_rules/jobs.py"), "internal", setters=("_rules/jobs.py",))
+    ("_tree.py", "_rules/jobs.py"), "internal", setters=("_rules/jobs.py",), example="6")
 NVCC_LOG: Final = Setting(
     "WHEELCUDA_NVCC_LOG", "path",
     "The file the tree's compilers append each call to, marking the calls whose standard "

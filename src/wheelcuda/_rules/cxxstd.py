@@ -19,11 +19,11 @@ from packaging.version import InvalidVersion, Version
 
 from .._data import settings as registry
 from .._standalone import _tree
+from . import settings_read
 from .checks import Kind, Problem
 from .tree import HOST_SHIM
 
 VAR = registry.CXX_STD.name  # _cxx_std.VAR
-KEEP = "keep"
 #: The compiler the host shim runs (the user's CXX, else ``c++``).
 REAL_CXX_VAR = registry.REAL_CXX.name
 #: What the tree's compilers write to WHEELCUDA_NVCC_LOG for each call they raised.
@@ -61,22 +61,11 @@ def wanted(torch_std: int | None, environ: Mapping[str, str]) -> int | None:
     return int(own) if own.isdecimal() and int(own) > 0 else None
 
 
-#: The C++ standards a ``-std=c++NN`` names (GCC and clang take these).
-STANDARDS = (11, 14, 17, 20, 23, 26)
-
-
 def problems(environ: Mapping[str, str]) -> list[Problem]:
     """WHEELCUDA_CXX_STD set to something that is neither ``keep`` (or ``0``) nor a
-    standard (pure): kept without a word, a typo such as ``c++20`` would turn the raise
-    off silently."""
-    own = (environ.get(VAR) or "").strip()
-    if not own or own.lower() == KEEP or own == "0" or (own.isdecimal()
-                                                         and int(own) in STANDARDS):
-        return []
-    return [Problem(Kind.HOST, f"{VAR}={own!r} is neither {KEEP} nor a C++ standard "
-                    f"({', '.join(map(str, STANDARDS))})",
-                    f"export {VAR}=20   (or {VAR}={KEEP} to keep each build's own -std; "
-                    "unset, torch's headers decide)")]
+    standard, by its row's words (pure)."""
+    return [Problem(Kind.HOST, e.message, e.fix)
+            for e in settings_read.refused((registry.CXX_STD,), environ)]
 
 
 def _is_shim(word: str) -> bool:

@@ -33,10 +33,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from .._data import settings as registry
-from .._standalone._machine import parse_size
+from . import settings_read
 from .checks import Kind, Problem
 
 JOB_GB_VAR = registry.JOB_GB.name
+#: torch's own variable (not wheelcuda's, so not in the registry), read as a row is.
+_MAX_JOBS = registry.Setting("MAX_JOBS", "int", "The most compiles a build starts at once.",
+                             ("_rules/jobs.py",), example="2")
 
 
 def max_jobs(cores: int, files: int = 0) -> int:
@@ -47,33 +50,11 @@ def max_jobs(cores: int, files: int = 0) -> int:
 
 def problems(environ: Mapping[str, str]) -> list[Problem]:
     """MAX_JOBS or WHEELCUDA_SPLIT_COMPILE set to something that is not a count,
-    WHEELCUDA_MEMORY that is not a size, WHEELCUDA_JOB_GB that is not a number of GiB
-    (pure). torch ignores such a MAX_JOBS without a word; some setup.py files crash on
-    it."""
-    out = []
-    for var in ("MAX_JOBS", registry.SPLIT_COMPILE.name):
-        value = environ.get(var) or ""
-        if value and not (value.strip().isdecimal() and int(value) > 0):
-            out.append(Problem(Kind.JOBS, f"{var}={value!r} is not a whole number above 0",
-                               f"export {var}=2   (or unset {var}: wheelcuda picks one)"))
-    memory = environ.get(registry.MEMORY.name) or ""
-    if memory and parse_size(memory) is None:
-        out.append(Problem(Kind.JOBS, f"{registry.MEMORY.name}={memory!r} is not a size",
-                           f"export {registry.MEMORY.name}=64G   (or unset it: the memory "
-                           "the kernel says is available)"))
-    job = environ.get(JOB_GB_VAR) or ""
-    if job and not _gib(job):
-        out.append(Problem(Kind.JOBS, f"{JOB_GB_VAR}={job!r} is not a number of GiB above 0",
-                           f"export {JOB_GB_VAR}=6   (or unset it: the build's last profile "
-                           "or the recipe table says)"))
-    return out
-
-
-def _gib(text: str) -> bool:
-    try:
-        return 0 < float(text) < 1e6
-    except ValueError:
-        return False
+    WHEELCUDA_MEMORY that is not a size, WHEELCUDA_JOB_GB that is not a number of GiB,
+    each checked by its row's kind (pure). torch ignores such a MAX_JOBS without a word;
+    some setup.py files crash on it."""
+    return [Problem(Kind.JOBS, e.message, e.fix) for e in settings_read.refused(
+        (_MAX_JOBS, registry.SPLIT_COMPILE, registry.MEMORY, registry.JOB_GB), environ)]
 
 
 def for_build(environ: Mapping[str, str], cores: int, *,

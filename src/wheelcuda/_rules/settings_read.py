@@ -11,11 +11,12 @@ name and writes no precedence of its own. The callers read the files
 from __future__ import annotations
 
 import urllib.parse
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .._data.settings import Setting
+from .._standalone._machine import parse_size
 from ..errors import ConfigError
 from . import redact
 
@@ -69,7 +70,52 @@ def read(setting: Setting, environ: Mapping[str, str], *,
              or (in_files[0] if in_files else Read()))
     for url in found.many:
         _check_url(setting, url, found.origin)
+    _check_kind(setting, found)
     return _check_word(setting, found)
+
+
+def refused(settings: Sequence[Setting], environ: Mapping[str, str]) -> list[ConfigError]:
+    """What :func:`read` refuses of ``settings`` that only the environment gives, for
+    doctor to list them all at once rather than stop at the first."""
+    out = []
+    for setting in settings:
+        try:
+            read(setting, environ)
+        except ConfigError as error:
+            out.append(error)
+    return out
+
+
+def _count(text: str) -> bool:
+    return text.isdecimal() and int(text) > 0
+
+
+def _positive(text: str) -> bool:
+    try:
+        return 0 < float(text) < float("inf")
+    except ValueError:
+        return False
+
+
+def _size(text: str) -> bool:
+    return parse_size(text) is not None
+
+
+#: How a kind that is checked is checked, and what a bad value is said not to be.
+_KINDS: dict[str, tuple[Callable[[str], bool], str]] = {
+    "int": (_count, "a whole number above 0"),
+    "number": (_positive, "a number above 0"),
+    "size": (_size, "a size (64G, 512M)"),
+}
+
+
+def _check_kind(setting: Setting, found: Read) -> None:
+    if found.text is None or setting.kind not in _KINDS:
+        return
+    check, noun = _KINDS[setting.kind]
+    if not check(found.text):
+        raise ConfigError(f"{found.origin}: {found.text!r} is not {noun}",
+                          _fix(setting, found.origin))
 
 
 def _check_word(setting: Setting, found: Read) -> Read:
@@ -78,7 +124,8 @@ def _check_word(setting: Setting, found: Read) -> Read:
         return found
     word = found.text.lower()
     if word not in setting.words:
-        listed = " or ".join(setting.words)
+        *most, last = setting.words
+        listed = f"{', '.join(most)} or {last}" if most else last
         raise ConfigError(f"{found.origin}: {found.text!r} is not {listed}",
                           _fix(setting, found.origin))
     return Read(word, found.origin)
@@ -151,7 +198,7 @@ def _check_url(setting: Setting, url: str, origin: str) -> None:
 def _fix(setting: Setting, origin: str) -> str:
     """The example value, said the way the place that gave the bad one says it."""
     if origin == setting.name:
-        return f"export {setting.name}={setting.example}"
+        return f"export {setting.name}={setting.example}   (or unset it)"
     if origin == _given_as(setting):
         return f"{origin} {setting.example}"
     return f'{setting.project or setting.user_file} = "{setting.example}"'

@@ -133,8 +133,9 @@ def test_a_word_is_one_of_the_row_s_words_in_any_case() -> None:
 @pytest.mark.parametrize(("row", "good", "bad", "said"), [
     (registry.SPLIT_COMPILE, "4", "2.5", "is not a whole number above 0"),
     (registry.SPLIT_COMPILE, "4", "0", "is not a whole number above 0"),
-    (registry.JOB_GB, "5.5", "-1", "is not a number above 0"),
-    (registry.JOB_GB, "5.5", "nan", "is not a number above 0"),
+    (registry.JOB_GB, "5.5", "-1", "is not a number above 0 and below a million"),
+    (registry.JOB_GB, "5.5", "nan", "is not a number above 0 and below a million"),
+    (registry.JOB_GB, "5.5", "1e6", "is not a number above 0 and below a million"),
     (registry.MEMORY, "512M", "half", "is not a size (64G, 512M)"),
     (registry.CXX_STD, "KEEP", "c++20", "is not keep, 0, 11, 14, 17, 20, 23 or 26"),
 ])

@@ -86,13 +86,18 @@ def refused(settings: Sequence[Setting], environ: Mapping[str, str]) -> list[Con
     return out
 
 
+_TOO_LARGE = 1e6
+
+
 def _count(text: str) -> bool:
     return text.isdecimal() and int(text) > 0
 
 
 def _positive(text: str) -> bool:
+    """Above 0 and below a million: nothing a setting measures is that large (a GiB
+    figure of a million is a typo), and ``inf`` or ``nan`` is no figure."""
     try:
-        return 0 < float(text) < float("inf")
+        return 0 < float(text) < _TOO_LARGE
     except ValueError:
         return False
 
@@ -104,7 +109,7 @@ def _size(text: str) -> bool:
 #: How a kind that is checked is checked, and what a bad value is said not to be.
 _KINDS: dict[str, tuple[Callable[[str], bool], str]] = {
     "int": (_count, "a whole number above 0"),
-    "number": (_positive, "a number above 0"),
+    "number": (_positive, "a number above 0 and below a million"),
     "size": (_size, "a size (64G, 512M)"),
 }
 
